@@ -1,0 +1,210 @@
+//===- DmOps.cpp - verifiers of dm ops -------------------------------------===//
+//
+// Size agreement of every dimension name is checked once for all ops by the
+// iteration-space interface (verifyConsistentDims); these verifiers check the
+// structure each op needs on top of that.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/DmDialect.h"
+
+using namespace mlir;
+
+namespace dmc::dm {
+namespace {
+
+TensorType tensorOf(Value v) { return llvm::cast<TensorType>(v.getType()); }
+StringRef namesOf(Value v) { return tensorOf(v).getNames(); }
+
+/// The first letter of `sub` missing from `super`, or 0.
+char firstMissing(StringRef sub, StringRef super) {
+  for (char c : sub)
+    if (super.find(c) == StringRef::npos)
+      return c;
+  return 0;
+}
+
+bool samePermutation(StringRef a, StringRef b) {
+  return a.size() == b.size() && !firstMissing(a, b);
+}
+
+/// `dims` is a non-empty string of letters of `x`.
+LogicalResult verifyDimsOf(Operation *op, StringRef attr, StringRef dims, Value x) {
+  if (dims.empty())
+    return op->emitOpError() << "'" << attr << "' names no dimension";
+  if (char c = firstMissing(dims, namesOf(x)))
+    return op->emitOpError() << "'" << attr << "' names dimension '" << c
+                             << "', which the input " << x.getType() << " lacks";
+  return success();
+}
+
+LogicalResult verifyActivationKind(Operation *op, StringRef kind) {
+  if (kind == "gelu" || kind == "gelu_tanh" || kind == "relu")
+    return success();
+  return op->emitOpError() << "unknown activation '" << kind
+                           << "'; expected gelu, gelu_tanh or relu";
+}
+
+bool isFloatTensor(Value v) { return llvm::isa<FloatType>(tensorOf(v).getElementType()); }
+
+} // namespace
+
+LogicalResult ContractOp::verify() {
+  StringRef a = namesOf(getLhs()), b = namesOf(getRhs()), r = namesOf(getResult());
+  for (auto [n, mine, other] : {std::make_tuple(0, a, b), std::make_tuple(1, b, a)})
+    for (char c : mine)
+      if (other.find(c) == StringRef::npos && r.find(c) == StringRef::npos)
+        return emitOpError() << "dimension '" << c << "' of operand " << n
+                             << " appears in neither the other operand nor the result";
+  for (char c : r)
+    if (a.find(c) == StringRef::npos && b.find(c) == StringRef::npos)
+      return emitOpError() << "result dimension '" << c << "' appears in no operand";
+  if (!isFloatTensor(getLhs()) || !isFloatTensor(getRhs()) || !isFloatTensor(getResult()))
+    return emitOpError() << "contracts float tensors only";
+  return success();
+}
+
+LogicalResult BiasAddOp::verify() {
+  if (char c = firstMissing(namesOf(getBias()), namesOf(getX())))
+    return emitOpError() << "bias dimension '" << c << "' is not a dimension of the input";
+  return success();
+}
+
+LogicalResult ActivationOp::verify() { return verifyActivationKind(*this, getKind()); }
+LogicalResult ActivationGradOp::verify() { return verifyActivationKind(*this, getKind()); }
+
+LogicalResult DropoutOp::verify() {
+  double p = getP().convertToDouble();
+  if (!(p >= 0.0 && p < 1.0))
+    return emitOpError() << "probability " << p << " is outside [0, 1)";
+  if (getId() < 0 || getId() > 0xFFFFFFFFll)
+    return emitOpError() << "id " << getId() << " does not fit in 32 bits";
+  return success();
+}
+
+LogicalResult CausalMaskOp::verify() {
+  if (getQuery().size() != 1 || getKey().size() != 1 || getQuery() == getKey())
+    return emitOpError() << "query and key must be two different single dimensions";
+  if (failed(verifyDimsOf(*this, "query", getQuery(), getX())) ||
+      failed(verifyDimsOf(*this, "key", getKey(), getX())))
+    return failure();
+  if (tensorOf(getX()).getSize(getQuery()[0]) != tensorOf(getX()).getSize(getKey()[0]))
+    return emitOpError() << "query and key dimensions differ in size";
+  return success();
+}
+
+LogicalResult KeyPaddingMaskOp::verify() {
+  TensorType lengths = tensorOf(getLengths());
+  if (lengths.getRank() != 1 || !lengths.getElementType().isInteger(32))
+    return emitOpError() << "lengths must be a 1-d i32 tensor, got " << lengths;
+  if (failed(verifyDimsOf(*this, "lengths", lengths.getNames(), getX())))
+    return failure();
+  if (getKey().size() != 1 || getKey() == lengths.getNames())
+    return emitOpError() << "key must be one dimension other than the lengths' one";
+  return verifyDimsOf(*this, "key", getKey(), getX());
+}
+
+LogicalResult SoftmaxOp::verify() { return verifyDimsOf(*this, "dim", getDim(), getX()); }
+LogicalResult SoftmaxGradOp::verify() { return verifyDimsOf(*this, "dim", getDim(), getY()); }
+
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifyDimsOf(*this, "dims", getDims(), getX())))
+    return failure();
+  for (auto [what, v] : {std::make_pair("gamma", getGamma()), std::make_pair("beta", getBeta())})
+    if (!samePermutation(namesOf(v), getDims()))
+      return emitOpError() << what << " must have exactly the normalized dimensions '"
+                           << getDims() << "', got " << v.getType();
+  std::string kept;
+  for (char c : namesOf(getX()))
+    if (getDims().find(c) == StringRef::npos)
+      kept.push_back(c);
+  if (!samePermutation(namesOf(getMean()), kept))
+    return emitOpError() << "mean and rstd must have the dimensions '" << kept
+                         << "' of the input that are not normalized";
+  return success();
+}
+
+LogicalResult LayerNormGradParamsOp::verify() {
+  if (char c = firstMissing(namesOf(getDgamma()), namesOf(getX())))
+    return emitOpError() << "dgamma dimension '" << c << "' is not an input dimension";
+  return success();
+}
+
+LogicalResult ReduceSumOp::verify() {
+  if (char c = firstMissing(namesOf(getResult()), namesOf(getX())))
+    return emitOpError() << "result dimension '" << c << "' is not an input dimension";
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  if (char c = firstMissing(namesOf(getX()), namesOf(getResult())))
+    return emitOpError() << "input dimension '" << c << "' is not a result dimension";
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  if (!samePermutation(namesOf(getX()), namesOf(getResult())))
+    return emitOpError() << "result " << getResult().getType()
+                         << " is not a permutation of the input " << getX().getType();
+  return success();
+}
+
+LogicalResult RenameOp::verify() {
+  StringRef from = getFrom(), to = getTo(), in = namesOf(getX()), out = namesOf(getResult());
+  if (from.size() != to.size() || from.empty())
+    return emitOpError() << "'from' and 'to' must be non-empty and of equal length";
+  if (failed(verifyDimsOf(*this, "from", from, getX())))
+    return failure();
+  if (in.size() != out.size())
+    return emitOpError() << "renaming cannot change the rank";
+  for (size_t n = 0; n < in.size(); ++n) {
+    size_t pos = from.find(in[n]);
+    char expected = pos == StringRef::npos ? in[n] : to[pos];
+    if (out[n] != expected)
+      return emitOpError() << "result dimension " << n << " is '" << out[n]
+                           << "', expected '" << expected << "'";
+    if (tensorOf(getX()).getShape()[n] != tensorOf(getResult()).getShape()[n])
+      return emitOpError() << "renaming cannot change sizes";
+  }
+  if (tensorOf(getX()).getElementType() != tensorOf(getResult()).getElementType())
+    return emitOpError() << "renaming cannot change the element type";
+  return success();
+}
+
+/// Stacked type = element type as `part`, dims of `part` plus `dim` of size `count`.
+static LogicalResult verifyStacked(Operation *op, TensorType part, TensorType whole,
+                                   StringRef dim, size_t count) {
+  if (dim.size() != 1 || part.hasDim(dim[0]))
+    return op->emitOpError() << "'dim' must be one new dimension, got '" << dim << "'";
+  if (!whole.hasDim(dim[0]) || whole.getSize(dim[0]) != static_cast<int64_t>(count))
+    return op->emitOpError() << "the stacked tensor needs dimension '" << dim
+                             << "' of size " << count;
+  std::string rest;
+  for (char c : whole.getNames())
+    if (c != dim[0])
+      rest.push_back(c);
+  if (rest != part.getNames() || part.getElementType() != whole.getElementType())
+    return op->emitOpError() << "stacked tensor " << whole << " does not extend " << part;
+  return success();
+}
+
+LogicalResult StackOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input";
+  for (Value v : getInputs())
+    if (v.getType() != getInputs()[0].getType())
+      return emitOpError() << "inputs must all have one type";
+  return verifyStacked(*this, tensorOf(getInputs()[0]), tensorOf(getResult()), getDim(),
+                       getInputs().size());
+}
+
+LogicalResult UnstackOp::verify() {
+  if (getOutputs().empty())
+    return emitOpError() << "needs at least one output";
+  for (Value v : getOutputs())
+    if (v.getType() != getOutputs()[0].getType())
+      return emitOpError() << "outputs must all have one type";
+  return verifyStacked(*this, tensorOf(getOutputs()[0]), tensorOf(getX()), getDim(),
+                       getOutputs().size());
+}
+
+} // namespace dmc::dm

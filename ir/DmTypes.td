@@ -1,0 +1,36 @@
+//===- DmTypes.td - named-dimension tensor type -------------*- tablegen -*-===//
+#ifndef DM_TYPES_TD
+#define DM_TYPES_TD
+
+include "ir/DmDialect.td"
+
+def Dm_TensorType : TypeDef<Dm_Dialect, "Tensor"> {
+  let mnemonic = "tensor";
+  let summary = "a tensor whose dimensions are named by letters";
+  let description = [{
+    `!dm.tensor<[b=8, j=512, i=1024], bf16>`: dimension `b` of size 8 is the
+    outermost, `i` the innermost (contiguous) one. A name appears at most once.
+  }];
+  let parameters = (ins StringRefParameter<"one letter per dimension">:$names,
+                        ArrayRefParameter<"int64_t">:$shape,
+                        "::mlir::Type":$elementType);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    unsigned getRank() const { return getNames().size(); }
+    bool hasDim(char name) const { return getNames().find(name) != llvm::StringRef::npos; }
+    /// Position of `name` in the layout, or -1.
+    int indexOf(char name) const;
+    /// Size of dimension `name`; the dimension must exist.
+    int64_t getSize(char name) const;
+    int64_t getNumElements() const;
+    /// The same element type with other dimensions.
+    TensorType withDims(llvm::StringRef names, llvm::ArrayRef<int64_t> shape) const;
+    /// The dimensions of this type restricted (and ordered) to `names`.
+    TensorType restrictedTo(llvm::StringRef names) const;
+    /// The dimensions of this type, reordered as `names` (a permutation).
+    TensorType permutedTo(llvm::StringRef names) const { return restrictedTo(names); }
+  }];
+}
+
+#endif // DM_TYPES_TD

@@ -1,0 +1,153 @@
+//===- IterationSpace.cpp - iteration spaces of dm ops --------------------===//
+#include "ir/IterationSpace.h"
+
+using namespace mlir;
+
+namespace dmc::dm {
+
+namespace {
+/// Appends the names of `t` not yet in `names`.
+void addNames(std::string &names, Type t) {
+  if (auto tt = llvm::dyn_cast<TensorType>(t))
+    for (char c : tt.getNames())
+      if (names.find(c) == std::string::npos)
+        names.push_back(c);
+}
+} // namespace
+
+std::string iterationDims(Operation *op) {
+  std::string names;
+  for (Type t : op->getResultTypes())
+    addNames(names, t);
+  for (Type t : op->getOperandTypes())
+    addNames(names, t);
+  return names;
+}
+
+int64_t dimSize(Operation *op, char name) {
+  for (auto range : {TypeRange(op->getResultTypes()), TypeRange(op->getOperandTypes())})
+    for (Type t : range)
+      if (auto tt = llvm::dyn_cast<TensorType>(t))
+        if (tt.hasDim(name))
+          return tt.getSize(name);
+  return 0;
+}
+
+std::string privateDims(Operation *op, unsigned index) {
+  auto mine = llvm::cast<TensorType>(op->getOperand(index).getType());
+  std::string result;
+  for (char c : mine.getNames()) {
+    bool shared = false;
+    for (auto [n, v] : llvm::enumerate(op->getOperands()))
+      if (n != index)
+        if (auto tt = llvm::dyn_cast<TensorType>(v.getType()))
+          shared |= tt.hasDim(c);
+    if (!shared)
+      result.push_back(c);
+  }
+  return result;
+}
+
+int64_t iterationPoints(Operation *op) {
+  int64_t points = 1;
+  for (char c : iterationDims(op))
+    points *= dimSize(op, c);
+  return points;
+}
+
+double analyticFlop(IterationSpaceOpInterface op) {
+  return static_cast<double>(iterationPoints(op)) * op.getFlopPerPoint();
+}
+
+const char *opClassName(OpClass c) {
+  switch (c) {
+  case OpClass::Contraction:
+    return "contraction";
+  case OpClass::Normalization:
+    return "normalization";
+  case OpClass::Elementwise:
+    return "elementwise";
+  }
+  return "?";
+}
+
+OpClass classify(IterationSpaceOpInterface op) {
+  std::string reduced = op.getReductionDims();
+  if (reduced.empty())
+    return OpClass::Elementwise;
+  Operation *o = op.getOperation();
+  unsigned withPrivate = 0;
+  for (unsigned n = 0; n < o->getNumOperands(); ++n)
+    if (llvm::isa<TensorType>(o->getOperand(n).getType()) && !privateDims(o, n).empty())
+      ++withPrivate;
+  // A reduction dim shared by two operands is contracted.
+  bool contracted = false;
+  for (char c : reduced) {
+    unsigned holders = 0;
+    for (Type t : o->getOperandTypes())
+      if (auto tt = llvm::dyn_cast<TensorType>(t))
+        holders += tt.hasDim(c);
+    contracted |= holders >= 2;
+  }
+  return withPrivate >= 2 && contracted ? OpClass::Contraction : OpClass::Normalization;
+}
+
+std::string defaultReductionDims(Operation *op) {
+  if (op->getNumResults() == 0)
+    return {};
+  auto result = llvm::dyn_cast<TensorType>(op->getResult(0).getType());
+  std::string reduced;
+  for (Type t : op->getOperandTypes())
+    if (auto tt = llvm::dyn_cast<TensorType>(t))
+      for (char c : tt.getNames())
+        if ((!result || !result.hasDim(c)) && reduced.find(c) == std::string::npos)
+          reduced.push_back(c);
+  return reduced;
+}
+
+LogicalResult verifyConsistentDims(Operation *op) {
+  llvm::SmallDenseMap<char, std::pair<int64_t, std::string>> seen;
+  auto check = [&](Type t, const std::string &where) -> LogicalResult {
+    auto tt = llvm::dyn_cast<TensorType>(t);
+    if (!tt)
+      return success();
+    for (unsigned n = 0; n < tt.getRank(); ++n) {
+      char c = tt.getNames()[n];
+      auto [it, inserted] = seen.try_emplace(c, tt.getShape()[n], where);
+      if (!inserted && it->second.first != tt.getShape()[n])
+        return op->emitOpError() << "dimension '" << c << "' has size "
+                                 << it->second.first << " in " << it->second.second
+                                 << " but " << tt.getShape()[n] << " in " << where;
+    }
+    return success();
+  };
+  for (auto [n, t] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(t, "operand " + std::to_string(n))))
+      return failure();
+  for (auto [n, t] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(t, "result " + std::to_string(n))))
+      return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Per-op overrides: reductions that the result type does not show, and flop.
+//===----------------------------------------------------------------------===//
+
+double ContractOp::getFlopPerPoint() { return 2.0; } // multiply + add
+
+double ActivationOp::getFlopPerPoint() { return getKind() == "relu" ? 1.0 : 8.0; }
+double ActivationGradOp::getFlopPerPoint() { return getKind() == "relu" ? 1.0 : 12.0; }
+
+std::string SoftmaxOp::getReductionDims() { return getDim().str(); }
+double SoftmaxOp::getFlopPerPoint() { return 5.0; } // max, sub, exp, sum, div
+std::string SoftmaxGradOp::getReductionDims() { return getDim().str(); }
+double SoftmaxGradOp::getFlopPerPoint() { return 4.0; }
+
+std::string LayerNormOp::getReductionDims() { return getDims().str(); }
+double LayerNormOp::getFlopPerPoint() { return 8.0; }
+std::string LayerNormGradInputOp::getReductionDims() { return getDims().str(); }
+double LayerNormGradInputOp::getFlopPerPoint() { return 10.0; }
+double LayerNormGradParamsOp::getFlopPerPoint() { return 4.0; }
+
+} // namespace dmc::dm

@@ -1,0 +1,36 @@
+//===- IterationSpace.h - reading an op's loop nest -----------------------===//
+//
+// Helpers over IterationSpaceOpInterface: the dims of the space, the dims
+// private to an operand, the number of points and flop, and the operator class
+// derived from the space alone (never from an op's name).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMC_IR_ITERATIONSPACE_H
+#define DMC_IR_ITERATIONSPACE_H
+
+#include "ir/DmDialect.h"
+
+#include <string>
+
+namespace dmc::dm {
+
+/// All dimension names of the op's tensors: results first, then operands.
+std::string iterationDims(mlir::Operation *op);
+/// Size of dimension `name` in any tensor of `op` (they agree once verified).
+int64_t dimSize(mlir::Operation *op, char name);
+/// Dims of tensor operand `index` that no other tensor operand has.
+std::string privateDims(mlir::Operation *op, unsigned index);
+/// Product of the sizes of all iteration dims.
+int64_t iterationPoints(mlir::Operation *op);
+/// Analytic flop: points of the iteration space times flop per point.
+double analyticFlop(IterationSpaceOpInterface op);
+
+enum class OpClass { Contraction, Normalization, Elementwise };
+const char *opClassName(OpClass c);
+/// Contraction: two operands each with private dims and a reduction dim they
+/// share. Normalization: any other reduction. Elementwise: no reduction.
+OpClass classify(IterationSpaceOpInterface op);
+
+} // namespace dmc::dm
+
+#endif // DMC_IR_ITERATIONSPACE_H

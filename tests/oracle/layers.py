@@ -1,0 +1,224 @@
+"""Independent PyTorch reference for dmc transformer layers, forward and backward.
+
+Written from the `dmc eval` model contract only, not from dmc's code. Dimension letters:
+b batch, j query position, k self-attention key position, m memory position, i hidden,
+h heads, p head dim, u FFN.
+"""
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from safetensors_io import to_torch
+
+_KINDS = ("encoder", "decoder", "gpt")
+# kind -> (default activation, default norm placement)
+_DEFAULTS = {"encoder": ("gelu", "post"), "decoder": ("relu", "post"), "gpt": ("gelu_tanh", "pre")}
+_ACTIVATIONS = {
+    "gelu": lambda t: F.gelu(t),
+    "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"),
+    "relu": F.relu,
+}
+
+
+def _dropout_rates(dropout):
+    """Returns the dropout probabilities named by a model's `dropout` field."""
+    if isinstance(dropout, (int, float)):
+        return {"dropout": float(dropout)}
+    if isinstance(dropout, dict):
+        return {f"dropout.{key}": float(value) for key, value in dropout.items()}
+    raise ValueError(f"dropout must be a number or an object, got {dropout!r}")
+
+
+@dataclass(frozen=True)
+class LayerConfig:
+    """The fields of a dmc model JSON that determine the layer's math."""
+
+    kind: str
+    batch: int
+    seq: int
+    memory_seq: int
+    hidden: int
+    heads: int
+    head_dim: int
+    ffn: int
+    activation: str
+    norm: str
+    eps: float
+    bias: bool
+    key_padding: bool
+
+    @classmethod
+    def from_json(cls, model):
+        """Builds a config from a parsed model JSON, applying the documented defaults.
+
+        Raises ValueError for models the oracle cannot reproduce (nonzero dropout: dmc's
+        masks are not in its output) or whose fields are invalid.
+        """
+        kind = model.get("kind")
+        if kind not in _KINDS:
+            raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
+        activation, norm = _DEFAULTS[kind]
+        activation = model.get("activation", activation)
+        norm = model.get("norm", norm)
+        if activation not in _ACTIVATIONS:
+            raise ValueError(f"unknown activation {activation!r}")
+        if norm not in ("pre", "post"):
+            raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
+        nonzero = {k: v for k, v in _dropout_rates(model.get("dropout", 0.0)).items() if v != 0.0}
+        if nonzero:
+            raise ValueError(f"the oracle needs dropout 0, model has {nonzero}")
+        hidden, heads = int(model["hidden"]), int(model["heads"])
+        if "head_dim" not in model and hidden % heads:
+            raise ValueError(f"hidden {hidden} is not divisible by heads {heads}")
+        config = cls(
+            kind=kind,
+            batch=int(model["batch"]),
+            seq=int(model["seq"]),
+            memory_seq=int(model["memory_seq"]) if kind == "decoder" else 0,
+            hidden=hidden,
+            heads=heads,
+            head_dim=int(model.get("head_dim", hidden // heads)),
+            ffn=int(model["ffn"]),
+            activation=activation,
+            norm=norm,
+            eps=float(model.get("layernorm_eps", 1e-5)),
+            bias=bool(model.get("bias", True)),
+            key_padding=bool(model.get("key_padding", False)),
+        )
+        if min(config.sizes().values()) <= 0:
+            raise ValueError(f"all sizes must be positive: {config.sizes()}")
+        return config
+
+    def sizes(self):
+        """Maps each dimension letter to its extent."""
+        sizes = {"b": self.batch, "j": self.seq, "k": self.seq, "i": self.hidden,
+                 "h": self.heads, "p": self.head_dim, "u": self.ffn}
+        if self.kind == "decoder":
+            sizes["m"] = self.memory_seq
+        return sizes
+
+    def shape(self, dims):
+        """The shape of a tensor stored with dimension letters `dims`."""
+        sizes = self.sizes()
+        return tuple(sizes[letter] for letter in dims)
+
+
+def _attention_parameters(prefix, bias):
+    names = {f"{prefix}.wq": "hpi", f"{prefix}.bq": "hp", f"{prefix}.wk": "hpi",
+             f"{prefix}.bk": "hp", f"{prefix}.wv": "hpi", f"{prefix}.bv": "hp",
+             f"{prefix}.wo": "ihp", f"{prefix}.bo": "i"}
+    return {name: dims for name, dims in names.items() if bias or not _is_bias(name)}
+
+
+def _is_bias(name):
+    """True for the linear biases that `bias: false` removes (LayerNorm beta stays)."""
+    return name.rsplit(".", 1)[-1] in ("bq", "bk", "bv", "bo", "b1", "b2")
+
+
+def float_input_dims(config):
+    """Float inputs that receive gradients: name -> dims."""
+    dims = {"x": "bji"}
+    if config.kind == "decoder":
+        dims["memory"] = "bmi"
+    return dims
+
+
+def length_input_dims(config):
+    """I32 key-padding length inputs: name -> dims (empty without key padding)."""
+    if not config.key_padding:
+        return {}
+    return {"memory_lengths": "b"} if config.kind == "decoder" else {"lengths": "b"}
+
+
+def parameter_dims(config):
+    """All parameters of the layer, in a fixed order: name -> dims."""
+    dims = dict(_attention_parameters("attn", config.bias))
+    if config.kind == "decoder":
+        dims.update(_attention_parameters("cross", config.bias))
+    ffn = {"ffn.w1": "ui", "ffn.b1": "u", "ffn.w2": "iu", "ffn.b2": "i"}
+    dims.update({name: d for name, d in ffn.items() if config.bias or not _is_bias(name)})
+    for index in range(1, 4 if config.kind == "decoder" else 3):
+        dims[f"ln{index}.gamma"] = "i"
+        dims[f"ln{index}.beta"] = "i"
+    return dims
+
+
+def _attention(params, prefix, xq, xkv, config, causal, lengths):
+    """Multi-head attention of queries from xq [b,j,i] over keys/values from xkv [b,n,i]."""
+
+    def project(x, name):
+        out = torch.einsum("bni,hpi->bnhp", x, params[f"{prefix}.w{name}"])
+        return out + params[f"{prefix}.b{name}"] if config.bias else out
+
+    q, k, v = project(xq, "q"), project(xkv, "k"), project(xkv, "v")
+    scores = torch.einsum("bjhp,bnhp->bhjn", q, k) / math.sqrt(config.head_dim)
+    queries, keys = scores.shape[-2], scores.shape[-1]
+    key_index = torch.arange(keys)
+    masked = torch.zeros(scores.shape[0], 1, queries, keys, dtype=torch.bool)
+    if causal:
+        masked |= (key_index[None, :] > torch.arange(queries)[:, None])[None, None]
+    if lengths is not None:
+        masked |= (key_index[None, :] >= lengths[:, None].long())[:, None, None, :]
+    weights = torch.softmax(scores.masked_fill(masked, float("-inf")), dim=-1)
+    heads = torch.einsum("bhjn,bnhp->bjhp", weights, v)
+    out = torch.einsum("bjhp,ihp->bji", heads, params[f"{prefix}.wo"])
+    return out + params[f"{prefix}.bo"] if config.bias else out
+
+
+def _ffn(params, x, config):
+    hidden = torch.einsum("bji,ui->bju", x, params["ffn.w1"])
+    if config.bias:
+        hidden = hidden + params["ffn.b1"]
+    out = torch.einsum("bju,iu->bji", _ACTIVATIONS[config.activation](hidden), params["ffn.w2"])
+    return out + params["ffn.b2"] if config.bias else out
+
+
+def _layer_norm(params, index, x, config):
+    gamma, beta = params[f"ln{index}.gamma"], params[f"ln{index}.beta"]
+    return F.layer_norm(x, (config.hidden,), gamma, beta, config.eps)
+
+
+def forward(config, tensors):
+    """The layer's output y [b,j,i] from a dict of torch inputs and parameters."""
+    p = tensors
+    causal = config.kind != "encoder"
+    self_lengths = tensors.get("lengths")
+    memory, cross_lengths = tensors.get("memory"), tensors.get("memory_lengths")
+
+    def self_attention(t):
+        return _attention(p, "attn", t, t, config, causal, self_lengths)
+
+    def cross_attention(t):
+        return _attention(p, "cross", t, memory, config, False, cross_lengths)
+
+    blocks = [self_attention] + ([cross_attention] if config.kind == "decoder" else [])
+    blocks.append(lambda t: _ffn(p, t, config))
+    h = tensors["x"]
+    for index, block in enumerate(blocks, start=1):
+        if config.norm == "post":
+            h = _layer_norm(p, index, h + block(h), config)
+        else:
+            h = h + block(_layer_norm(p, index, h, config))
+    return h
+
+
+def reference(config, arrays):
+    """Computes y and the gradient of sum(y * dy) in float64 from numpy inputs.
+
+    `arrays` holds every float input, length input, parameter and `dy`. Returns numpy
+    float64 arrays: "y" and "<name>.grad" for every float input and parameter.
+    """
+    differentiable = list(float_input_dims(config)) + list(parameter_dims(config))
+    tensors = {name: to_torch(arrays[name]).double().requires_grad_()
+               for name in differentiable}
+    for name in length_input_dims(config):
+        tensors[name] = to_torch(arrays[name]).long()
+    y = forward(config, tensors)
+    y.backward(to_torch(arrays["dy"]).double())
+    results = {"y": y.detach().numpy()}
+    for name in differentiable:
+        results[f"{name}.grad"] = tensors[name].grad.numpy()
+    return results
