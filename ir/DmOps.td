@@ -188,7 +188,7 @@ def Dm_ReduceSumOp : Dm_ForwardOp<"reduce_sum"> {
   let hasVerifier = 1;
 }
 
-def Dm_BroadcastOp : Dm_ForwardOp<"broadcast"> {
+def Dm_BroadcastOp : Dm_ForwardOp<"broadcast", [], ["getFlopPerPoint"]> {
   let summary = "repeats x over the dimensions the result adds";
   let arguments = (ins Dm_TensorType:$x);
   let results = (outs Dm_TensorType:$result);
@@ -200,7 +200,7 @@ def Dm_BroadcastOp : Dm_ForwardOp<"broadcast"> {
 // Data layout and structure
 //===----------------------------------------------------------------------===//
 
-def Dm_TransposeOp : Dm_ForwardOp<"transpose"> {
+def Dm_TransposeOp : Dm_ForwardOp<"transpose", [], ["getFlopPerPoint"]> {
   let summary = "changes the layout (order of dimension names)";
   let arguments = (ins Dm_TensorType:$x);
   let results = (outs Dm_TensorType:$result);
@@ -208,7 +208,7 @@ def Dm_TransposeOp : Dm_ForwardOp<"transpose"> {
   let hasVerifier = 1;
 }
 
-def Dm_RenameOp : Dm_ForwardOp<"rename"> {
+def Dm_RenameOp : Dm_ForwardOp<"rename", [], ["getReductionDims", "getFlopPerPoint"]> {
   let summary = "renames dimensions (a view: no data moves)";
   let description = [{
     `from` and `to` are strings of equal length: `from[n]` becomes `to[n]`.
@@ -221,7 +221,7 @@ def Dm_RenameOp : Dm_ForwardOp<"rename"> {
   let hasVerifier = 1;
 }
 
-def Dm_StackOp : Dm_ForwardOp<"stack"> {
+def Dm_StackOp : Dm_ForwardOp<"stack", [], ["getFlopPerPoint"]> {
   let summary = "stacks equal-typed tensors along a new dimension `dim`";
   let arguments = (ins Variadic<Dm_TensorType>:$inputs, StrAttr:$dim);
   let results = (outs Dm_TensorType:$result);
@@ -229,7 +229,7 @@ def Dm_StackOp : Dm_ForwardOp<"stack"> {
   let hasVerifier = 1;
 }
 
-def Dm_UnstackOp : Dm_ForwardOp<"unstack"> {
+def Dm_UnstackOp : Dm_ForwardOp<"unstack", [], ["getReductionDims", "getFlopPerPoint"]> {
   let summary = "splits a tensor along dimension `dim` into its slices";
   let arguments = (ins Dm_TensorType:$x, StrAttr:$dim);
   let results = (outs Variadic<Dm_TensorType>:$outputs);
@@ -237,7 +237,7 @@ def Dm_UnstackOp : Dm_ForwardOp<"unstack"> {
   let hasVerifier = 1;
 }
 
-def Dm_SaveOp : Dm_SpaceOp<"save", [AllTypesMatch<["x", "result"]>]> {
+def Dm_SaveOp : Dm_SpaceOp<"save", [AllTypesMatch<["x", "result"]>], ["getFlopPerPoint"]> {
   let summary = "a forward value kept for the backward (a saved activation)";
   let description = [{
     Inserted by dm-autodiff: backward ops read forward results only through

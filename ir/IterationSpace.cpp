@@ -150,4 +150,14 @@ std::string LayerNormGradInputOp::getReductionDims() { return getDims().str(); }
 double LayerNormGradInputOp::getFlopPerPoint() { return 10.0; }
 double LayerNormGradParamsOp::getFlopPerPoint() { return 4.0; }
 
+// Data movement only: no arithmetic, and renaming or slicing reduces nothing.
+double TransposeOp::getFlopPerPoint() { return 0.0; }
+double BroadcastOp::getFlopPerPoint() { return 0.0; }
+double SaveOp::getFlopPerPoint() { return 0.0; }
+double StackOp::getFlopPerPoint() { return 0.0; }
+std::string RenameOp::getReductionDims() { return {}; }
+double RenameOp::getFlopPerPoint() { return 0.0; }
+std::string UnstackOp::getReductionDims() { return {}; }
+double UnstackOp::getFlopPerPoint() { return 0.0; }
+
 } // namespace dmc::dm

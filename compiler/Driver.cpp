@@ -1,0 +1,50 @@
+//===- Driver.cpp - model description -> forward or training graph --------===//
+#include "compiler/Driver.h"
+
+#include "compiler/LayerBuilder.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+
+namespace dmc {
+
+void loadDmcDialects(MLIRContext &ctx) { ctx.loadDialect<dm::DmDialect, func::FuncDialect>(); }
+
+func::FuncOp layerFunction(ModuleOp module) {
+  auto funcs = module.getOps<func::FuncOp>();
+  return funcs.empty() ? func::FuncOp() : *funcs.begin();
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>> buildGraph(MLIRContext &ctx, llvm::StringRef modelPath,
+                                                 bool train) {
+  llvm::Expected<ModelConfig> config = loadModelConfig(modelPath);
+  if (!config)
+    return config.takeError();
+  loadDmcDialects(ctx);
+  OwningOpRef<ModuleOp> module = buildForwardGraph(ctx, *config);
+
+  // Collect diagnostics into the error instead of printing them.
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    diagnostics += d.str() + "\n";
+    return success();
+  });
+  if (failed(mlir::verify(*module)))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   modelPath + ": internal error, the built graph does not "
+                                               "verify:\n" + diagnostics);
+  if (train) {
+    PassManager pm(&ctx);
+    pm.addNestedPass<func::FuncOp>(createDmAutodiff());
+    if (failed(pm.run(*module)))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     modelPath + ": dm-autodiff failed:\n" + diagnostics);
+  }
+  return std::move(module);
+}
+
+} // namespace dmc

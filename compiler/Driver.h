@@ -1,0 +1,25 @@
+//===- Driver.h - model description -> forward or training graph ----------===//
+#ifndef DMC_COMPILER_DRIVER_H
+#define DMC_COMPILER_DRIVER_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
+
+namespace dmc {
+
+/// Loads the dialects dmc uses into `ctx`.
+void loadDmcDialects(mlir::MLIRContext &ctx);
+
+/// Reads a model description and builds its forward graph, and with `train`
+/// the training graph (dm-autodiff). Errors name the file and the problem.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+buildGraph(mlir::MLIRContext &ctx, llvm::StringRef modelPath, bool train);
+
+/// The one layer function of a module built by buildGraph.
+mlir::func::FuncOp layerFunction(mlir::ModuleOp module);
+
+} // namespace dmc
+
+#endif // DMC_COMPILER_DRIVER_H

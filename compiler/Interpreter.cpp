@@ -1,0 +1,189 @@
+//===- Interpreter.cpp - reference evaluation of dm functions -------------===//
+#include "compiler/Interpreter.h"
+
+#include "compiler/HostKernels.h"
+#include "ir/DmDialect.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <unordered_map>
+
+using namespace mlir;
+
+namespace dmc {
+
+HostTensor allocateFor(Type type) {
+  auto t = cast<dm::TensorType>(type);
+  return HostTensor(t.getNames().str(), std::vector<int64_t>(t.getShape().begin(),
+                                                             t.getShape().end()));
+}
+
+namespace {
+
+llvm::Error failure(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+template <typename T> class Evaluator {
+  using K = HostKernels<T>;
+
+public:
+  Evaluator(const InterpreterOptions &options) : options(options) {}
+
+  llvm::Expected<std::vector<HostTensor>> run(func::FuncOp f,
+                                              const std::vector<HostTensor> &args) {
+    if (args.size() != f.getNumArguments())
+      return failure(llvm::formatv("@{0} takes {1} arguments, got {2}", f.getSymName(),
+                                   f.getNumArguments(), args.size()));
+    for (auto [n, arg] : llvm::enumerate(f.getArguments())) {
+      HostTensor expected = allocateFor(arg.getType());
+      if (args[n].dims != expected.dims || args[n].shape != expected.shape)
+        return failure(llvm::formatv("argument {0} of @{1} must have dims '{2}' and type "
+                                     "{3}, got dims '{4}'",
+                                     n, f.getSymName(), expected.dims, arg.getType(),
+                                     args[n].dims));
+      values[key(arg)] = args[n];
+    }
+    for (Operation &op : f.getBody().front()) {
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        std::vector<HostTensor> results;
+        for (Value v : ret.getOperands())
+          results.push_back(values[key(v)]);
+        return results;
+      }
+      if (llvm::Error e = evaluate(op))
+        return std::move(e);
+    }
+    return failure("function has no return");
+  }
+
+private:
+  static const void *key(Value v) { return v.getAsOpaquePointer(); }
+  const HostTensor &get(Value v) { return values[key(v)]; }
+  HostTensor &result(Operation *op, unsigned n = 0) {
+    HostTensor &t = values[key(op->getResult(n))];
+    t = allocateFor(op->getResult(n).getType());
+    return t;
+  }
+
+  llvm::Error evaluate(Operation &op) {
+    bool handled =
+        llvm::TypeSwitch<Operation *, bool>(&op)
+            .Case([&](dm::ContractOp o) {
+              K::contract(get(o.getLhs()), get(o.getRhs()), o.getScale().convertToDouble(),
+                          result(o));
+              return true;
+            })
+            .Case([&](dm::BiasAddOp o) {
+              K::biasAdd(get(o.getX()), get(o.getBias()), result(o));
+              return true;
+            })
+            .Case([&](dm::AddOp o) {
+              K::add(get(o.getLhs()), get(o.getRhs()), result(o));
+              return true;
+            })
+            .Case([&](dm::ScaleOp o) {
+              K::scale(get(o.getX()), o.getFactor().convertToDouble(), result(o));
+              return true;
+            })
+            .Case([&](dm::ActivationOp o) {
+              K::activation(get(o.getX()), o.getKind(), result(o));
+              return true;
+            })
+            .Case([&](dm::ActivationGradOp o) {
+              K::activationGrad(get(o.getDy()), get(o.getX()), o.getKind(), result(o));
+              return true;
+            })
+            .Case([&](dm::DropoutOp o) {
+              K::dropout(get(o.getX()), o.getP().convertToDouble(),
+                         static_cast<uint32_t>(o.getId()), options.seed, result(o));
+              return true;
+            })
+            .Case([&](dm::CausalMaskOp o) {
+              K::causalMask(get(o.getX()), o.getQuery()[0], o.getKey()[0],
+                            o.getFill().convertToDouble(), result(o));
+              return true;
+            })
+            .Case([&](dm::KeyPaddingMaskOp o) {
+              K::keyPaddingMask(get(o.getX()), get(o.getLengths()), o.getKey()[0],
+                                o.getFill().convertToDouble(), result(o));
+              return true;
+            })
+            .Case([&](dm::SoftmaxOp o) {
+              K::softmax(get(o.getX()), o.getDim(), result(o));
+              return true;
+            })
+            .Case([&](dm::SoftmaxGradOp o) {
+              K::softmaxGrad(get(o.getY()), get(o.getDy()), o.getDim(), result(o));
+              return true;
+            })
+            .Case([&](dm::LayerNormOp o) {
+              HostTensor &y = result(o, 0), &mean = result(o, 1), &rstd = result(o, 2);
+              K::layernorm(get(o.getX()), get(o.getGamma()), get(o.getBeta()), o.getDims(),
+                           o.getEps().convertToDouble(), y, mean, rstd);
+              return true;
+            })
+            .Case([&](dm::LayerNormGradInputOp o) {
+              K::layernormGradInput(get(o.getDy()), get(o.getX()), get(o.getMean()),
+                                    get(o.getRstd()), get(o.getGamma()), o.getDims(),
+                                    result(o));
+              return true;
+            })
+            .Case([&](dm::LayerNormGradParamsOp o) {
+              HostTensor &dg = result(o, 0), &db = result(o, 1);
+              K::layernormGradParams(get(o.getDy()), get(o.getX()), get(o.getMean()),
+                                     get(o.getRstd()), dg, db);
+              return true;
+            })
+            .Case([&](dm::ReduceSumOp o) {
+              K::reduceSum(get(o.getX()), result(o));
+              return true;
+            })
+            .template Case<dm::BroadcastOp, dm::TransposeOp>([&](auto o) {
+              K::copyInto(get(o.getX()), result(o));
+              return true;
+            })
+            .template Case<dm::RenameOp, dm::SaveOp>([&](auto o) {
+              // Same elements in the same order; only the names may change.
+              HostTensor &out = result(o);
+              out.data = get(o.getX()).data;
+              return true;
+            })
+            .Case([&](dm::StackOp o) {
+              std::vector<const HostTensor *> parts;
+              for (Value v : o.getInputs())
+                parts.push_back(&get(v));
+              K::stack(parts, o.getDim()[0], result(o));
+              return true;
+            })
+            .Case([&](dm::UnstackOp o) {
+              std::vector<HostTensor *> parts;
+              for (unsigned n = 0; n < o.getNumResults(); ++n)
+                parts.push_back(&result(o, n));
+              K::unstack(get(o.getX()), o.getDim()[0], parts);
+              return true;
+            })
+            .Default([](Operation *) { return false; });
+    if (!handled)
+      return failure(llvm::formatv("the interpreter cannot evaluate '{0}'",
+                                   op.getName().getStringRef()));
+    return llvm::Error::success();
+  }
+
+  const InterpreterOptions &options;
+  /// Node-based: references to tensors stay valid while results are added.
+  std::unordered_map<const void *, HostTensor> values;
+};
+
+} // namespace
+
+llvm::Expected<std::vector<HostTensor>> interpret(func::FuncOp f,
+                                                  const std::vector<HostTensor> &args,
+                                                  const InterpreterOptions &options) {
+  if (options.precision == Precision::F32)
+    return Evaluator<float>(options).run(f, args);
+  return Evaluator<double>(options).run(f, args);
+}
+
+} // namespace dmc

@@ -1,0 +1,32 @@
+//===- TensorIO.h - layer arguments from seeds and safetensors files ------===//
+#ifndef DMC_COMPILER_TENSORIO_H
+#define DMC_COMPILER_TENSORIO_H
+
+#include "compiler/Interpreter.h"
+
+#include "runtime/Safetensors.h"
+
+namespace dmc {
+
+/// Argument `index` of `f` drawn from `seed` as its dm.init_* attributes say:
+/// element e of tensor NAME is Philox(counter = {lo32(e), hi32(e),
+/// fnv1a32(NAME), "init"}, key = seed) word 0, mapped to mean + range * (2u-1)
+/// with u = (word >> 8) / 2^24 for floats, or 1 + word % max for integers.
+HostTensor generateArgument(mlir::func::FuncOp f, unsigned index, uint64_t seed,
+                            Precision precision);
+
+/// Reads the named arguments present in `path` into `args` (by position) and
+/// marks them in `provided`. Rejects unknown names and wrong shapes or dims.
+llvm::Error readArguments(mlir::func::FuncOp f, llvm::StringRef path, Precision precision,
+                          std::vector<HostTensor> &args, std::vector<bool> &provided);
+
+/// Writes every argument and result of `f`, named as in its signature, with
+/// metadata `dims.<name>` (dimension letters in storage order).
+llvm::Error writeValues(mlir::func::FuncOp f, llvm::StringRef path,
+                        const std::vector<HostTensor> &args,
+                        const std::vector<HostTensor> &results, Precision precision,
+                        const std::map<std::string, std::string> &metadata);
+
+} // namespace dmc
+
+#endif // DMC_COMPILER_TENSORIO_H

@@ -1,0 +1,118 @@
+//===- dmc.cpp - the dmc command line -------------------------------------===//
+//
+//   dmc graph MODEL.json [--train] [--emit=mlir|summary]
+//   dmc eval  MODEL.json [--train] [--inputs IN.safetensors] --out OUT.safetensors
+//             [--seed N] [--precision fp32|fp64]
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Driver.h"
+#include "compiler/GraphSummary.h"
+#include "compiler/TensorIO.h"
+
+#include "ir/Signature.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace llvm;
+
+namespace {
+
+cl::OptionCategory dmcCategory("dmc options");
+cl::SubCommand graphCmd("graph", "Build a layer's dataflow graph and print it as MLIR or a "
+                                 "summary (ops by kind and class, parameters, flop)");
+cl::SubCommand evalCmd("eval", "Run a layer on the CPU with the reference interpreter; "
+                               "tensors missing from --inputs are generated from --seed "
+                               "and written to --out");
+
+cl::opt<std::string> modelPath(cl::Positional, cl::desc("MODEL.json"), cl::Required,
+                               cl::sub(graphCmd), cl::sub(evalCmd), cl::cat(dmcCategory));
+cl::opt<bool> train("train", cl::desc("Training graph: forward + backward (dm-autodiff)"),
+                    cl::sub(graphCmd), cl::sub(evalCmd), cl::cat(dmcCategory));
+
+enum class Emit { Mlir, Summary };
+cl::opt<Emit> emit("emit", cl::desc("What to print"), cl::init(Emit::Summary),
+                   cl::values(clEnumValN(Emit::Mlir, "mlir", "the dm dialect IR"),
+                              clEnumValN(Emit::Summary, "summary",
+                                         "op counts by kind and class, parameters, flop")),
+                   cl::sub(graphCmd), cl::cat(dmcCategory));
+
+cl::opt<std::string> inputsPath("inputs", cl::desc("safetensors file with inputs, "
+                                                   "parameters and upstream gradients"),
+                                cl::value_desc("IN.safetensors"), cl::sub(evalCmd),
+                                cl::cat(dmcCategory));
+cl::opt<std::string> outPath("out", cl::desc("where to write every argument and result"),
+                             cl::value_desc("OUT.safetensors"), cl::Required,
+                             cl::sub(evalCmd), cl::cat(dmcCategory));
+cl::opt<uint64_t> seed("seed", cl::desc("seed of generated tensors and of dropout"),
+                       cl::init(0), cl::sub(evalCmd), cl::cat(dmcCategory));
+cl::opt<dmc::Precision> precision(
+    "precision", cl::desc("arithmetic of the interpreter"), cl::init(dmc::Precision::F32),
+    cl::values(clEnumValN(dmc::Precision::F32, "fp32", "float"),
+               clEnumValN(dmc::Precision::F64, "fp64", "double")),
+    cl::sub(evalCmd), cl::cat(dmcCategory));
+
+int report(Error err) {
+  WithColor::error(errs(), "dmc") << toString(std::move(err)) << "\n";
+  return 1;
+}
+
+int runGraph(mlir::MLIRContext &ctx) {
+  auto module = dmc::buildGraph(ctx, modelPath, train);
+  if (!module)
+    return report(module.takeError());
+  if (emit == Emit::Mlir)
+    (*module)->print(outs());
+  else
+    dmc::printSummary(dmc::layerFunction(**module), outs());
+  return 0;
+}
+
+int runEval(mlir::MLIRContext &ctx) {
+  auto module = dmc::buildGraph(ctx, modelPath, train);
+  if (!module)
+    return report(module.takeError());
+  mlir::func::FuncOp f = dmc::layerFunction(**module);
+  std::vector<dmc::HostTensor> args(f.getNumArguments());
+  std::vector<bool> provided(f.getNumArguments(), false);
+  if (!inputsPath.empty())
+    if (Error e = dmc::readArguments(f, inputsPath, precision, args, provided))
+      return report(std::move(e));
+  for (unsigned n = 0; n < f.getNumArguments(); ++n)
+    if (!provided[n])
+      args[n] = dmc::generateArgument(f, n, seed, precision);
+  auto results = dmc::interpret(f, args, {precision, seed});
+  if (!results)
+    return report(results.takeError());
+  std::map<std::string, std::string> metadata = {
+      {"model", modelPath},
+      {"seed", std::to_string(seed)},
+      {"precision", precision == dmc::Precision::F32 ? "fp32" : "fp64"},
+      {"graph", train ? "training" : "forward"}};
+  if (Error e = dmc::writeValues(f, outPath, args, *results, precision, metadata))
+    return report(std::move(e));
+  errs() << "dmc eval: wrote " << args.size() + results->size() << " tensors to " << outPath
+         << "\n";
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(dmcCategory, graphCmd);
+  cl::HideUnrelatedOptions(dmcCategory, evalCmd);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "dmc: dataflow-graph compiler and autotuner for transformer "
+                              "layers\n\n  dmc graph MODEL.json [--train] [--emit=...]\n"
+                              "  dmc eval MODEL.json [--train] --out OUT.safetensors ...\n\n"
+                              "Run 'dmc <command> --help' for a command's options.\n");
+  mlir::MLIRContext ctx;
+  if (graphCmd)
+    return runGraph(ctx);
+  if (evalCmd)
+    return runEval(ctx);
+  errs() << "dmc: no command given; expected 'graph' or 'eval' (see dmc --help)\n";
+  return 1;
+}
