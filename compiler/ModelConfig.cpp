@@ -8,6 +8,7 @@
 #include "llvm/Support/Regex.h"
 
 #include <cmath>
+#include <cstdio>
 
 using llvm::StringRef;
 namespace json = llvm::json;
@@ -34,6 +35,13 @@ constexpr StringRef kTopKeys[] = {"name",     "description", "kind",          "b
                                   "dropout",  "layernorm_eps", "bias",        "key_padding",
                                   "dtype"};
 constexpr StringRef kDropoutKeys[] = {"attention", "hidden", "activation"};
+
+/// A number as people write it: 0.1, 1, 1e-12.
+std::string shortNumber(double d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", d);
+  return buf;
+}
 
 /// Collects the first error; every message names the file and field.
 class Reader {
@@ -125,8 +133,9 @@ public:
   double number(const json::Value &v, StringRef key, double lo, double hi, bool openLow) {
     std::optional<double> d = v.getAsNumber();
     if (!d || std::isnan(*d) || *d < lo || (openLow && *d == lo) || *d >= hi) {
-      fail(llvm::formatv("field '{0}' is {1}; it must be a number in {2}{3}, {4})", key, v,
-                         openLow ? "(" : "[", lo, hi));
+      std::string value = d ? shortNumber(*d) : llvm::formatv("{0}", v).str();
+      fail(llvm::formatv("field '{0}' is {1}; it must be a number in {2}{3}, {4})", key, value,
+                         openLow ? "(" : "[", shortNumber(lo), shortNumber(hi)));
       return lo;
     }
     return *d;
