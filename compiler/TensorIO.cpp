@@ -82,6 +82,11 @@ llvm::Error readArguments(func::FuncOp f, llvm::StringRef path, Precision precis
     for (unsigned n = 0; n < f.getNumArguments(); ++n)
       if (dm::argName(f, n) == tensor.name)
         found = static_cast<int>(n);
+    bool isResult = false;
+    for (unsigned n = 0; n < f.getNumResults(); ++n)
+      isResult |= dm::resultName(f, n) == tensor.name;
+    if (found < 0 && isResult)
+      continue; // an earlier run's output: its results are recomputed
     if (found < 0) {
       std::string names;
       for (unsigned n = 0; n < f.getNumArguments(); ++n)

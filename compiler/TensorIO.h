@@ -16,7 +16,8 @@ HostTensor generateArgument(mlir::func::FuncOp f, unsigned index, uint64_t seed,
                             Precision precision);
 
 /// Reads the named arguments present in `path` into `args` (by position) and
-/// marks them in `provided`. Rejects unknown names and wrong shapes or dims.
+/// marks them in `provided`. Tensors named like a result (an earlier run's
+/// output) are skipped; other unknown names and wrong shapes or dims are errors.
 llvm::Error readArguments(mlir::func::FuncOp f, llvm::StringRef path, Precision precision,
                           std::vector<HostTensor> &args, std::vector<bool> &provided);
 

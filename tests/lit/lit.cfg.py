@@ -15,3 +15,5 @@ config.environment["PATH"] = os.pathsep.join(
 )
 config.substitutions.append(("%examples", os.path.join(config.dmc_source_dir, "examples")))
 config.substitutions.append(("%python", config.python))
+# Python helpers (a safetensors reader) shared with the PyTorch oracle.
+config.substitutions.append(("%oracle_dir", os.path.join(config.dmc_source_dir, "tests", "oracle")))

@@ -1,0 +1,39 @@
+"""Tiny CLI over tests/oracle/safetensors_io.py for lit tests.
+
+  st.py list FILE                 one line per tensor: name dtype shape dims
+  st.py maxdiff A B NAME          max |A[NAME] - B[NAME]|
+  st.py write FILE NAME:DIMS:SHAPE[,..] ...   zeros of float32 (DIMS into metadata; '-' for none)
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.environ["ORACLE_DIR"])
+from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
+
+
+def main(argv):
+    cmd = argv[0]
+    if cmd == "list":
+        f = read_safetensors(argv[1])
+        for name, array in f.tensors.items():
+            print(name, f.dtypes[name], list(array.shape), f.metadata.get("dims." + name, "-"))
+    elif cmd == "maxdiff":
+        a = read_safetensors(argv[1]).tensors
+        b = read_safetensors(argv[2]).tensors
+        print("maxdiff %.3g" % float(np.max(np.abs(a[argv[3]] - b[argv[3]]))))
+    elif cmd == "write":
+        tensors, meta = {}, {}
+        for spec in argv[2:]:
+            name, dims, shape = spec.split(":")
+            tensors[name] = np.zeros([int(s) for s in shape.split(",")], dtype=np.float32)
+            if dims != "-":
+                meta["dims." + name] = dims
+        write_safetensors(argv[1], tensors, meta)
+    else:
+        raise SystemExit("unknown command " + cmd)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
