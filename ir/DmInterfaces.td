@@ -21,6 +21,9 @@ def Dm_IterationSpaceOpInterface : OpInterface<"IterationSpaceOpInterface"> {
       }]>,
     InterfaceMethod<"Floating-point operations per point of the iteration space.",
       "double", "getFlopPerPoint", (ins), [{}], [{ return 1.0; }]>,
+    InterfaceMethod<[{Whether a letter names the same dimension in the operands
+      and the results (false for ops that rename dimensions).}],
+      "bool", "sharesDimNames", (ins), [{}], [{ return true; }]>,
   ];
   let verify = [{ return ::dmc::dm::verifyConsistentDims($_op); }];
 }

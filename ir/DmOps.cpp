@@ -27,10 +27,14 @@ bool samePermutation(StringRef a, StringRef b) {
   return a.size() == b.size() && !firstMissing(a, b);
 }
 
-/// `dims` is a non-empty string of letters of `x`.
+/// `dims` is a non-empty string of distinct letters of `x`.
 LogicalResult verifyDimsOf(Operation *op, StringRef attr, StringRef dims, Value x) {
   if (dims.empty())
     return op->emitOpError() << "'" << attr << "' names no dimension";
+  for (size_t n = 0; n < dims.size(); ++n)
+    if (dims.find(dims[n], n + 1) != StringRef::npos)
+      return op->emitOpError() << "'" << attr << "' names dimension '" << dims[n]
+                               << "' twice";
   if (char c = firstMissing(dims, namesOf(x)))
     return op->emitOpError() << "'" << attr << "' names dimension '" << c
                              << "', which the input " << x.getType() << " lacks";
@@ -44,7 +48,32 @@ LogicalResult verifyActivationKind(Operation *op, StringRef kind) {
                            << "'; expected gelu, gelu_tanh or relu";
 }
 
-bool isFloatTensor(Value v) { return llvm::isa<FloatType>(tensorOf(v).getElementType()); }
+/// `a` and `b` hold the same element type.
+LogicalResult verifySameElementType(Operation *op, Value a, Value b) {
+  Type ea = tensorOf(a).getElementType(), eb = tensorOf(b).getElementType();
+  if (ea != eb)
+    return op->emitOpError() << "mixes element types " << ea << " and " << eb;
+  return success();
+}
+
+/// x's dims are `dims` (the normalized ones, as `gamma`'s) plus those of `stats`.
+LogicalResult verifyNormalized(Operation *op, Value x, StringRef dims, Value gamma,
+                               Value stats) {
+  if (failed(verifyDimsOf(op, "dims", dims, x)))
+    return failure();
+  if (!samePermutation(namesOf(gamma), dims))
+    return op->emitOpError() << "gamma and beta must have exactly the normalized dimensions '"
+                             << dims << "', got " << gamma.getType();
+  std::string kept;
+  for (char c : namesOf(x))
+    if (dims.find(c) == StringRef::npos)
+      kept.push_back(c);
+  if (!samePermutation(namesOf(stats), kept))
+    return op->emitOpError() << "mean and rstd must have the dimensions '" << kept
+                             << "' of the input that are not normalized, got "
+                             << stats.getType();
+  return verifySameElementType(op, x, gamma);
+}
 
 } // namespace
 
@@ -58,15 +87,15 @@ LogicalResult ContractOp::verify() {
   for (char c : r)
     if (a.find(c) == StringRef::npos && b.find(c) == StringRef::npos)
       return emitOpError() << "result dimension '" << c << "' appears in no operand";
-  if (!isFloatTensor(getLhs()) || !isFloatTensor(getRhs()) || !isFloatTensor(getResult()))
-    return emitOpError() << "contracts float tensors only";
-  return success();
+  if (failed(verifySameElementType(*this, getLhs(), getRhs())))
+    return failure();
+  return verifySameElementType(*this, getLhs(), getResult());
 }
 
 LogicalResult BiasAddOp::verify() {
   if (char c = firstMissing(namesOf(getBias()), namesOf(getX())))
     return emitOpError() << "bias dimension '" << c << "' is not a dimension of the input";
-  return success();
+  return verifySameElementType(*this, getX(), getBias());
 }
 
 LogicalResult ActivationOp::verify() { return verifyActivationKind(*this, getKind()); }
@@ -76,8 +105,9 @@ LogicalResult DropoutOp::verify() {
   double p = getP().convertToDouble();
   if (!(p >= 0.0 && p < 1.0))
     return emitOpError() << "probability " << p << " is outside [0, 1)";
-  if (getId() < 0 || getId() > 0xFFFFFFFFll)
-    return emitOpError() << "id " << getId() << " does not fit in 32 bits";
+  int64_t id = getIdAttr().getValue().getSExtValue();
+  if (id < 0 || id > 0xFFFFFFFFll)
+    return emitOpError() << "id " << id << " is outside [0, 2^32)";
   return success();
 }
 
@@ -107,45 +137,42 @@ LogicalResult SoftmaxOp::verify() { return verifyDimsOf(*this, "dim", getDim(), 
 LogicalResult SoftmaxGradOp::verify() { return verifyDimsOf(*this, "dim", getDim(), getY()); }
 
 LogicalResult LayerNormOp::verify() {
-  if (failed(verifyDimsOf(*this, "dims", getDims(), getX())))
-    return failure();
-  for (auto [what, v] : {std::make_pair("gamma", getGamma()), std::make_pair("beta", getBeta())})
-    if (!samePermutation(namesOf(v), getDims()))
-      return emitOpError() << what << " must have exactly the normalized dimensions '"
-                           << getDims() << "', got " << v.getType();
-  std::string kept;
-  for (char c : namesOf(getX()))
-    if (getDims().find(c) == StringRef::npos)
-      kept.push_back(c);
-  if (!samePermutation(namesOf(getMean()), kept))
-    return emitOpError() << "mean and rstd must have the dimensions '" << kept
-                         << "' of the input that are not normalized";
-  return success();
+  if (!(getEps().convertToDouble() > 0))
+    return emitOpError() << "eps must be positive, got " << getEps().convertToDouble();
+  return verifyNormalized(*this, getX(), getDims(), getGamma(), getMean());
+}
+
+LogicalResult LayerNormGradInputOp::verify() {
+  return verifyNormalized(*this, getX(), getDims(), getGamma(), getMean());
 }
 
 LogicalResult LayerNormGradParamsOp::verify() {
-  if (char c = firstMissing(namesOf(getDgamma()), namesOf(getX())))
-    return emitOpError() << "dgamma dimension '" << c << "' is not an input dimension";
-  return success();
+  std::string dims;
+  for (char c : namesOf(getX()))
+    if (!tensorOf(getMean()).hasDim(c))
+      dims.push_back(c);
+  if (char c = firstMissing(namesOf(getMean()), namesOf(getX())))
+    return emitOpError() << "mean dimension '" << c << "' is not an input dimension";
+  return verifyNormalized(*this, getX(), dims, getDgamma(), getMean());
 }
 
 LogicalResult ReduceSumOp::verify() {
   if (char c = firstMissing(namesOf(getResult()), namesOf(getX())))
     return emitOpError() << "result dimension '" << c << "' is not an input dimension";
-  return success();
+  return verifySameElementType(*this, getX(), getResult());
 }
 
 LogicalResult BroadcastOp::verify() {
   if (char c = firstMissing(namesOf(getX()), namesOf(getResult())))
     return emitOpError() << "input dimension '" << c << "' is not a result dimension";
-  return success();
+  return verifySameElementType(*this, getX(), getResult());
 }
 
 LogicalResult TransposeOp::verify() {
   if (!samePermutation(namesOf(getX()), namesOf(getResult())))
     return emitOpError() << "result " << getResult().getType()
                          << " is not a permutation of the input " << getX().getType();
-  return success();
+  return verifySameElementType(*this, getX(), getResult());
 }
 
 LogicalResult RenameOp::verify() {
@@ -165,16 +192,15 @@ LogicalResult RenameOp::verify() {
     if (tensorOf(getX()).getShape()[n] != tensorOf(getResult()).getShape()[n])
       return emitOpError() << "renaming cannot change sizes";
   }
-  if (tensorOf(getX()).getElementType() != tensorOf(getResult()).getElementType())
-    return emitOpError() << "renaming cannot change the element type";
-  return success();
+  return verifySameElementType(*this, getX(), getResult());
 }
 
 /// Stacked type = element type as `part`, dims of `part` plus `dim` of size `count`.
 static LogicalResult verifyStacked(Operation *op, TensorType part, TensorType whole,
                                    StringRef dim, size_t count) {
   if (dim.size() != 1 || part.hasDim(dim[0]))
-    return op->emitOpError() << "'dim' must be one new dimension, got '" << dim << "'";
+    return op->emitOpError() << "'dim' must be one dimension that the slices lack, got '"
+                             << dim << "'";
   if (!whole.hasDim(dim[0]) || whole.getSize(dim[0]) != static_cast<int64_t>(count))
     return op->emitOpError() << "the stacked tensor needs dimension '" << dim
                              << "' of size " << count;

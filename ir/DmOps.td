@@ -24,7 +24,7 @@ class Dm_ForwardOp<string mnemonic, list<Trait> traits = [], list<string> space 
 /// An op whose single result has the type of operand `x`.
 class Dm_UnaryOp<string mnemonic, list<Trait> traits = [], list<string> space = []>
     : Dm_ForwardOp<mnemonic, !listconcat(traits, [AllTypesMatch<["x", "result"]>]), space> {
-  let results = (outs Dm_TensorType:$result);
+  let results = (outs Dm_FloatTensor:$result);
 }
 
 //===----------------------------------------------------------------------===//
@@ -39,9 +39,9 @@ def Dm_ContractOp : Dm_ForwardOp<"contract",
     R are the names of the operand and result types. Every name of an operand
     appears in the other operand or in the result.
   }];
-  let arguments = (ins Dm_TensorType:$lhs, Dm_TensorType:$rhs,
+  let arguments = (ins Dm_FloatTensor:$lhs, Dm_FloatTensor:$rhs,
                        DefaultValuedAttr<F64Attr, "1.0">:$scale);
-  let results = (outs Dm_TensorType:$result);
+  let results = (outs Dm_FloatTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
   let hasVerifier = 1;
 }
@@ -52,29 +52,29 @@ def Dm_ContractOp : Dm_ForwardOp<"contract",
 
 def Dm_BiasAddOp : Dm_ForwardOp<"bias_add", [AllTypesMatch<["x", "result"]>]> {
   let summary = "adds a bias broadcast over the dimensions it lacks";
-  let arguments = (ins Dm_TensorType:$x, Dm_TensorType:$bias);
-  let results = (outs Dm_TensorType:$result);
+  let arguments = (ins Dm_FloatTensor:$x, Dm_FloatTensor:$bias);
+  let results = (outs Dm_FloatTensor:$result);
   let assemblyFormat = "$x `,` $bias attr-dict `:` type($x) `,` type($bias)";
   let hasVerifier = 1;
 }
 
 def Dm_AddOp : Dm_ForwardOp<"add", [AllTypesMatch<["lhs", "rhs", "result"]>]> {
   let summary = "elementwise sum (residual connections, gradient accumulation)";
-  let arguments = (ins Dm_TensorType:$lhs, Dm_TensorType:$rhs);
-  let results = (outs Dm_TensorType:$result);
+  let arguments = (ins Dm_FloatTensor:$lhs, Dm_FloatTensor:$rhs);
+  let results = (outs Dm_FloatTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
 def Dm_ScaleOp : Dm_UnaryOp<"scale"> {
   let summary = "multiplies by a constant";
-  let arguments = (ins Dm_TensorType:$x, F64Attr:$factor);
+  let arguments = (ins Dm_FloatTensor:$x, F64Attr:$factor);
   let assemblyFormat = "$x attr-dict `:` type($result)";
 }
 
 def Dm_ActivationOp : Dm_UnaryOp<"activation",
     [], ["getFlopPerPoint"]> {
   let summary = "gelu (erf form), gelu_tanh (tanh approximation) or relu";
-  let arguments = (ins Dm_TensorType:$x, StrAttr:$kind);
+  let arguments = (ins Dm_FloatTensor:$x, StrAttr:$kind);
   let assemblyFormat = "$x attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -82,8 +82,8 @@ def Dm_ActivationOp : Dm_UnaryOp<"activation",
 def Dm_ActivationGradOp : Dm_SpaceOp<"activation_grad",
     [AllTypesMatch<["dy", "x", "result"]>], ["getFlopPerPoint"]> {
   let summary = "dy * act'(x)";
-  let arguments = (ins Dm_TensorType:$dy, Dm_TensorType:$x, StrAttr:$kind);
-  let results = (outs Dm_TensorType:$result);
+  let arguments = (ins Dm_FloatTensor:$dy, Dm_FloatTensor:$x, StrAttr:$kind);
+  let results = (outs Dm_FloatTensor:$result);
   let assemblyFormat = "$dy `,` $x attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -97,7 +97,7 @@ def Dm_DropoutOp : Dm_UnaryOp<"dropout"> {
     1/(1-p); see runtime/Philox.h for the exact counter layout. The backward
     is the same op, same `id`, applied to the gradient.
   }];
-  let arguments = (ins Dm_TensorType:$x, F64Attr:$p, I64Attr:$id);
+  let arguments = (ins Dm_FloatTensor:$x, F64Attr:$p, I64Attr:$id);
   let assemblyFormat = "$x attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -108,7 +108,7 @@ def Dm_CausalMaskOp : Dm_UnaryOp<"causal_mask"> {
     Forward masks use fill = -inf (before softmax), their gradient the same
     op with fill = 0.
   }];
-  let arguments = (ins Dm_TensorType:$x, StrAttr:$query, StrAttr:$key, F64Attr:$fill);
+  let arguments = (ins Dm_FloatTensor:$x, StrAttr:$query, StrAttr:$key, F64Attr:$fill);
   let assemblyFormat = "$x attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -116,9 +116,9 @@ def Dm_CausalMaskOp : Dm_UnaryOp<"causal_mask"> {
 def Dm_KeyPaddingMaskOp : Dm_ForwardOp<"key_padding_mask",
     [AllTypesMatch<["x", "result"]>]> {
   let summary = "sets x to `fill` where the key index is >= lengths[batch]";
-  let arguments = (ins Dm_TensorType:$x, Dm_TensorType:$lengths, StrAttr:$key,
+  let arguments = (ins Dm_FloatTensor:$x, Dm_I32Tensor:$lengths, StrAttr:$key,
                        F64Attr:$fill);
-  let results = (outs Dm_TensorType:$result);
+  let results = (outs Dm_FloatTensor:$result);
   let assemblyFormat = "$x `,` $lengths attr-dict `:` type($x) `,` type($lengths)";
   let hasVerifier = 1;
 }
@@ -129,8 +129,8 @@ def Dm_KeyPaddingMaskOp : Dm_ForwardOp<"key_padding_mask",
 
 def Dm_SoftmaxOp : Dm_UnaryOp<"softmax",
     [], ["getReductionDims", "getFlopPerPoint"]> {
-  let summary = "softmax over dimension `dim`";
-  let arguments = (ins Dm_TensorType:$x, StrAttr:$dim);
+  let summary = "softmax over the dimensions named in `dim`";
+  let arguments = (ins Dm_FloatTensor:$x, StrAttr:$dim);
   let assemblyFormat = "$x attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -138,8 +138,8 @@ def Dm_SoftmaxOp : Dm_UnaryOp<"softmax",
 def Dm_SoftmaxGradOp : Dm_SpaceOp<"softmax_grad",
     [AllTypesMatch<["y", "dy", "result"]>], ["getReductionDims", "getFlopPerPoint"]> {
   let summary = "y * (dy - sum_dim(dy * y))";
-  let arguments = (ins Dm_TensorType:$y, Dm_TensorType:$dy, StrAttr:$dim);
-  let results = (outs Dm_TensorType:$result);
+  let arguments = (ins Dm_FloatTensor:$y, Dm_FloatTensor:$dy, StrAttr:$dim);
+  let results = (outs Dm_FloatTensor:$result);
   let assemblyFormat = "$y `,` $dy attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -147,9 +147,9 @@ def Dm_SoftmaxGradOp : Dm_SpaceOp<"softmax_grad",
 def Dm_LayerNormOp : Dm_ForwardOp<"layernorm",
     [AllTypesMatch<["x", "y"]>, AllTypesMatch<["mean", "rstd"]>, AllTypesMatch<["gamma", "beta"]>], ["getReductionDims", "getFlopPerPoint"]> {
   let summary = "layer normalization over `dims`; also returns mean and 1/stddev";
-  let arguments = (ins Dm_TensorType:$x, Dm_TensorType:$gamma, Dm_TensorType:$beta,
+  let arguments = (ins Dm_FloatTensor:$x, Dm_FloatTensor:$gamma, Dm_FloatTensor:$beta,
                        StrAttr:$dims, F64Attr:$eps);
-  let results = (outs Dm_TensorType:$y, Dm_TensorType:$mean, Dm_TensorType:$rstd);
+  let results = (outs Dm_FloatTensor:$y, Dm_FloatTensor:$mean, Dm_FloatTensor:$rstd);
   let assemblyFormat = [{
     $x `,` $gamma `,` $beta attr-dict `:` type($x) `,` type($gamma) `->` type($mean)
   }];
@@ -159,21 +159,22 @@ def Dm_LayerNormOp : Dm_ForwardOp<"layernorm",
 def Dm_LayerNormGradInputOp : Dm_SpaceOp<"layernorm_grad_input",
     [AllTypesMatch<["dy", "x", "result"]>, AllTypesMatch<["mean", "rstd"]>], ["getReductionDims", "getFlopPerPoint"]> {
   let summary = "gradient of layernorm with respect to its input";
-  let arguments = (ins Dm_TensorType:$dy, Dm_TensorType:$x, Dm_TensorType:$mean,
-                       Dm_TensorType:$rstd, Dm_TensorType:$gamma, StrAttr:$dims);
-  let results = (outs Dm_TensorType:$result);
+  let arguments = (ins Dm_FloatTensor:$dy, Dm_FloatTensor:$x, Dm_FloatTensor:$mean,
+                       Dm_FloatTensor:$rstd, Dm_FloatTensor:$gamma, StrAttr:$dims);
+  let results = (outs Dm_FloatTensor:$result);
   let assemblyFormat = [{
     $dy `,` $x `,` $mean `,` $rstd `,` $gamma attr-dict `:` type($x) `,` type($mean) `,` type($gamma)
   }];
+  let hasVerifier = 1;
 }
 
 def Dm_LayerNormGradParamsOp : Dm_SpaceOp<"layernorm_grad_params",
     [AllTypesMatch<["dy", "x"]>, AllTypesMatch<["mean", "rstd"]>,
      AllTypesMatch<["dgamma", "dbeta"]>], ["getFlopPerPoint"]> {
   let summary = "gradients of layernorm's scale and shift (sums over the other dims)";
-  let arguments = (ins Dm_TensorType:$dy, Dm_TensorType:$x, Dm_TensorType:$mean,
-                       Dm_TensorType:$rstd);
-  let results = (outs Dm_TensorType:$dgamma, Dm_TensorType:$dbeta);
+  let arguments = (ins Dm_FloatTensor:$dy, Dm_FloatTensor:$x, Dm_FloatTensor:$mean,
+                       Dm_FloatTensor:$rstd);
+  let results = (outs Dm_FloatTensor:$dgamma, Dm_FloatTensor:$dbeta);
   let assemblyFormat = [{
     $dy `,` $x `,` $mean `,` $rstd attr-dict `:` type($x) `,` type($mean) `->` type($dgamma)
   }];
@@ -182,16 +183,16 @@ def Dm_LayerNormGradParamsOp : Dm_SpaceOp<"layernorm_grad_params",
 
 def Dm_ReduceSumOp : Dm_ForwardOp<"reduce_sum"> {
   let summary = "sums over the dimensions the result lacks (bias gradients)";
-  let arguments = (ins Dm_TensorType:$x);
-  let results = (outs Dm_TensorType:$result);
+  let arguments = (ins Dm_FloatTensor:$x);
+  let results = (outs Dm_FloatTensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
   let hasVerifier = 1;
 }
 
 def Dm_BroadcastOp : Dm_ForwardOp<"broadcast", [], ["getFlopPerPoint"]> {
   let summary = "repeats x over the dimensions the result adds";
-  let arguments = (ins Dm_TensorType:$x);
-  let results = (outs Dm_TensorType:$result);
+  let arguments = (ins Dm_FloatTensor:$x);
+  let results = (outs Dm_FloatTensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
   let hasVerifier = 1;
 }
@@ -202,37 +203,38 @@ def Dm_BroadcastOp : Dm_ForwardOp<"broadcast", [], ["getFlopPerPoint"]> {
 
 def Dm_TransposeOp : Dm_ForwardOp<"transpose", [], ["getFlopPerPoint"]> {
   let summary = "changes the layout (order of dimension names)";
-  let arguments = (ins Dm_TensorType:$x);
-  let results = (outs Dm_TensorType:$result);
+  let arguments = (ins Dm_FloatTensor:$x);
+  let results = (outs Dm_FloatTensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
   let hasVerifier = 1;
 }
 
-def Dm_RenameOp : Dm_ForwardOp<"rename", [], ["getReductionDims", "getFlopPerPoint"]> {
+def Dm_RenameOp : Dm_ForwardOp<"rename", [],
+    ["getReductionDims", "getFlopPerPoint", "sharesDimNames"]> {
   let summary = "renames dimensions (a view: no data moves)";
   let description = [{
     `from` and `to` are strings of equal length: `from[n]` becomes `to[n]`.
     Used where one tensor plays two roles, e.g. the layer input as queries
     (position `j`) and as keys (position `k`).
   }];
-  let arguments = (ins Dm_TensorType:$x, StrAttr:$from, StrAttr:$to);
-  let results = (outs Dm_TensorType:$result);
+  let arguments = (ins Dm_FloatTensor:$x, StrAttr:$from, StrAttr:$to);
+  let results = (outs Dm_FloatTensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
   let hasVerifier = 1;
 }
 
 def Dm_StackOp : Dm_ForwardOp<"stack", [], ["getFlopPerPoint"]> {
   let summary = "stacks equal-typed tensors along a new dimension `dim`";
-  let arguments = (ins Variadic<Dm_TensorType>:$inputs, StrAttr:$dim);
-  let results = (outs Dm_TensorType:$result);
+  let arguments = (ins Variadic<Dm_FloatTensor>:$inputs, StrAttr:$dim);
+  let results = (outs Dm_FloatTensor:$result);
   let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
   let hasVerifier = 1;
 }
 
 def Dm_UnstackOp : Dm_ForwardOp<"unstack", [], ["getReductionDims", "getFlopPerPoint"]> {
   let summary = "splits a tensor along dimension `dim` into its slices";
-  let arguments = (ins Dm_TensorType:$x, StrAttr:$dim);
-  let results = (outs Variadic<Dm_TensorType>:$outputs);
+  let arguments = (ins Dm_FloatTensor:$x, StrAttr:$dim);
+  let results = (outs Variadic<Dm_FloatTensor>:$outputs);
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($outputs)";
   let hasVerifier = 1;
 }
@@ -244,8 +246,8 @@ def Dm_SaveOp : Dm_SpaceOp<"save", [AllTypesMatch<["x", "result"]>], ["getFlopPe
     `dm.save`, so the activations a training step keeps alive are explicit.
     Semantically the identity.
   }];
-  let arguments = (ins Dm_TensorType:$x);
-  let results = (outs Dm_TensorType:$result);
+  let arguments = (ins Dm_FloatTensor:$x);
+  let results = (outs Dm_FloatTensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($result)";
 }
 

@@ -70,8 +70,8 @@ Type TensorType::parse(AsmParser &parser) {
     StringRef name;
     int64_t size;
     llvm::SMLoc loc = parser.getCurrentLocation();
-    if (parser.parseKeyword(&name))
-      return failure();
+    if (parser.parseOptionalKeyword(&name))
+      return parser.emitError(loc, "expected a dimension name (one letter)");
     if (name.size() != 1)
       return parser.emitError(loc, "dimension names are single letters, got '")
              << name << "'";

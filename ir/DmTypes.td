@@ -33,4 +33,16 @@ def Dm_TensorType : TypeDef<Dm_Dialect, "Tensor"> {
   }];
 }
 
+/// A dm tensor of floats: every op's data operands and results.
+def Dm_FloatTensor : Type<
+    And<[Dm_TensorType.predicate,
+         CPred<"::llvm::isa<::mlir::FloatType>(::llvm::cast<::dmc::dm::TensorType>($_self).getElementType())">]>,
+    "dm tensor of floats", "::dmc::dm::TensorType">;
+
+/// A dm tensor of 32-bit integers (sequence lengths).
+def Dm_I32Tensor : Type<
+    And<[Dm_TensorType.predicate,
+         CPred<"::llvm::cast<::dmc::dm::TensorType>($_self).getElementType().isInteger(32)">]>,
+    "dm tensor of i32", "::dmc::dm::TensorType">;
+
 #endif // DM_TYPES_TD

@@ -106,6 +106,8 @@ std::string defaultReductionDims(Operation *op) {
 }
 
 LogicalResult verifyConsistentDims(Operation *op) {
+  // Ops that rename dimensions relate operand and result letters themselves.
+  bool shared = cast<IterationSpaceOpInterface>(op).sharesDimNames();
   llvm::SmallDenseMap<char, std::pair<int64_t, std::string>> seen;
   auto check = [&](Type t, const std::string &where) -> LogicalResult {
     auto tt = llvm::dyn_cast<TensorType>(t);
@@ -124,6 +126,8 @@ LogicalResult verifyConsistentDims(Operation *op) {
   for (auto [n, t] : llvm::enumerate(op->getOperandTypes()))
     if (failed(check(t, "operand " + std::to_string(n))))
       return failure();
+  if (!shared)
+    seen.clear();
   for (auto [n, t] : llvm::enumerate(op->getResultTypes()))
     if (failed(check(t, "result " + std::to_string(n))))
       return failure();
@@ -156,6 +160,7 @@ double BroadcastOp::getFlopPerPoint() { return 0.0; }
 double SaveOp::getFlopPerPoint() { return 0.0; }
 double StackOp::getFlopPerPoint() { return 0.0; }
 std::string RenameOp::getReductionDims() { return {}; }
+bool RenameOp::sharesDimNames() { return false; }
 double RenameOp::getFlopPerPoint() { return 0.0; }
 std::string UnstackOp::getReductionDims() { return {}; }
 double UnstackOp::getFlopPerPoint() { return 0.0; }

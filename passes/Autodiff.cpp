@@ -113,12 +113,14 @@ struct DmAutodiffPass : impl::DmAutodiffBase<DmAutodiffPass> {
       auto type = dyn_cast<dm::TensorType>(arg.getType());
       if (!type || !isa<FloatType>(type.getElementType()))
         continue;
+      std::string name = dm::argName(f, n).str();
+      if (name.empty())
+        name = "arg" + std::to_string(n);
       Value g = grads.get(arg);
       if (!g)
-        return f.emitError() << "argument '" << dm::argName(f, n)
-                             << "' receives no gradient (is it used?)";
+        return f.emitError() << "argument '" << name << "' receives no gradient (is it used?)";
       results.push_back(g);
-      names.push_back(dm::argName(f, n).str() + ".grad");
+      names.push_back(name + ".grad");
       roles.push_back("grad");
     }
     dm::setResults(f, results, names, roles);

@@ -131,3 +131,11 @@ func.func @stack_unstack(%a: !dm.tensor<[h=2, p=4], f32>, %b: !dm.tensor<[h=2, p
   %1:3 = dm.unstack %0 {dim = "s"} : !dm.tensor<[s=3, h=2, p=4], f32> -> !dm.tensor<[h=2, p=4], f32>, !dm.tensor<[h=2, p=4], f32>, !dm.tensor<[h=2, p=4], f32>
   return
 }
+
+// Renaming may swap names: j of size 3 becomes k and k of size 5 becomes j.
+// CHECK-LABEL: func.func @rename_swap
+// CHECK: dm.rename %{{.*}} {from = "jk", to = "kj"} : <[j=3, k=5], f32> -> <[k=3, j=5], f32>
+func.func @rename_swap(%x: !dm.tensor<[j=3, k=5], f32>) -> !dm.tensor<[k=3, j=5], f32> {
+  %0 = dm.rename %x {from = "jk", to = "kj"} : !dm.tensor<[j=3, k=5], f32> -> !dm.tensor<[k=3, j=5], f32>
+  return %0 : !dm.tensor<[k=3, j=5], f32>
+}

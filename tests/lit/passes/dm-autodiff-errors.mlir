@@ -47,3 +47,12 @@ func.func @gradient_through_mean(%x: !dm.tensor<[b=2, i=8], f32> {dm.name = "x",
   %y, %mean, %rstd = dm.layernorm %x, %g, %g {dims = "i", eps = 1.0e-5 : f64} : !dm.tensor<[b=2, i=8], f32>, !dm.tensor<[i=8], f32> -> !dm.tensor<[b=2], f32>
   return %mean : !dm.tensor<[b=2], f32>
 }
+
+// -----
+
+// An argument without dm.name is called arg<N>.
+// expected-error @+1 {{argument 'arg1' receives no gradient (is it used?)}}
+func.func @unnamed_unused(%x: !dm.tensor<[i=8], f32>, %w: !dm.tensor<[i=8], f32>) -> !dm.tensor<[i=8], f32> {
+  %0 = dm.scale %x {factor = 2.0 : f64} : !dm.tensor<[i=8], f32>
+  return %0 : !dm.tensor<[i=8], f32>
+}
