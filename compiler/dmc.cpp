@@ -101,6 +101,7 @@ int runEval(mlir::MLIRContext &ctx) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(dmcCategory);
   cl::HideUnrelatedOptions(dmcCategory, graphCmd);
   cl::HideUnrelatedOptions(dmcCategory, evalCmd);
   cl::ParseCommandLineOptions(argc, argv,
