@@ -35,8 +35,15 @@ public:
     auto ret = b.create<func::ReturnOp>(loc);
     b.setInsertionPoint(ret);
 
-    Value x = input("x", "bji", 1.0);
-    Value y = c.kind == LayerKind::Decoder ? decoder(x) : encoder(x);
+    Value y = input("x", "bji", 1.0);
+    Value memory = c.kind == LayerKind::Decoder ? input("memory", "bmi", 1.0) : Value();
+    char keyDim = c.kind == LayerKind::Decoder ? 'm' : 'k';
+    const char *lengthsName = c.kind == LayerKind::Decoder ? "memory_lengths" : "lengths";
+    Value lens = c.keyPadding ? lengths(lengthsName, keyDim) : Value();
+    for (int64_t n = 0; n < c.layers; ++n) {
+      prefix = c.layers == 1 ? "" : "layer" + std::to_string(n) + ".";
+      y = c.kind == LayerKind::Decoder ? decoder(y, memory, lens) : encoder(y, lens);
+    }
     dm::setResults(f, y, {"y"}, {"output"});
     return module;
   }
@@ -84,7 +91,7 @@ private:
   }
   /// A parameter initialised uniformly in mean +- range.
   Value param(StringRef name, StringRef dims, double mean, double range) {
-    BlockArgument a = argument(name, dims, "param");
+    BlockArgument a = argument(prefix + name.str(), dims, "param");
     if (mean != 0)
       setInit(a, dm::kInitMeanAttr, b.getF64FloatAttr(mean));
     setInit(a, dm::kInitRangeAttr, b.getF64FloatAttr(range));
@@ -133,15 +140,23 @@ private:
     return ln.getY();
   }
 
-  /// Multi-head attention of queries `xq` [b,j,i] over keys/values `xkv`
-  /// [b,n,i], with n = `key` ('k' self-attention, 'm' cross-attention).
+  /// Multi-head attention of queries `xq` [b,j,i] over keys/values from
+  /// `xkv` [b,n,i] (n = 'j' for self-attention, 'm' for cross-attention);
+  /// keys are indexed by `key` ('k' for self-attention: the projections of x
+  /// are renamed, a view, so Q, K and V all read x itself).
   Value attention(StringRef prefix, Value xq, Value xkv, char key, bool causal, Value lens) {
     std::string p = prefix.str() + ".";
-    std::string keyed = std::string("b") + key + "hp";
+    char source = cast<dm::TensorType>(xkv.getType()).getNames()[1];
+    std::string projected = std::string("b") + source + "hp";
     int64_t hidden = c.hidden, inner = c.heads * c.headDim;
+    auto keyed = [&](Value t) {
+      return source == key ? t : rename(t, StringRef(&source, 1), StringRef(&key, 1));
+    };
     Value q = biasAdd(contract(xq, weight(p + "wq", "hpi", hidden), "bjhp"), p + "bq", "hp");
-    Value k = biasAdd(contract(xkv, weight(p + "wk", "hpi", hidden), keyed), p + "bk", "hp");
-    Value v = biasAdd(contract(xkv, weight(p + "wv", "hpi", hidden), keyed), p + "bv", "hp");
+    Value k = keyed(
+        biasAdd(contract(xkv, weight(p + "wk", "hpi", hidden), projected), p + "bk", "hp"));
+    Value v = keyed(
+        biasAdd(contract(xkv, weight(p + "wv", "hpi", hidden), projected), p + "bv", "hp"));
     std::string scoreDims = std::string("bhj") + key;
     Value s = contract(q, k, scoreDims, 1.0 / std::sqrt(double(c.headDim)));
     double minusInf = -std::numeric_limits<double>::infinity();
@@ -178,19 +193,16 @@ private:
   }
 
   Value selfAttention(Value x, bool causal, Value lens) {
-    return attention("attn", x, rename(x, "j", "k"), 'k', causal, lens);
+    return attention("attn", x, x, 'k', causal, lens);
   }
 
-  Value encoder(Value x) {
-    Value lens = c.keyPadding ? lengths("lengths", 'k') : Value();
+  Value encoder(Value x, Value lens) {
     bool causal = c.kind == LayerKind::Gpt;
     Value h = block(x, "ln1", [&](Value in) { return selfAttention(in, causal, lens); });
     return block(h, "ln2", [&](Value in) { return ffn(in); });
   }
 
-  Value decoder(Value x) {
-    Value memory = input("memory", "bmi", 1.0);
-    Value lens = c.keyPadding ? lengths("memory_lengths", 'm') : Value();
+  Value decoder(Value x, Value memory, Value lens) {
     Value h = block(x, "ln1", [&](Value in) { return selfAttention(in, true, Value()); });
     h = block(h, "ln2",
               [&](Value in) { return attention("cross", in, memory, 'm', false, lens); });
@@ -203,6 +215,8 @@ private:
   Type element;
   func::FuncOp f;
   int64_t nextDropoutId = 0;
+  /// "layer<n>." before parameter names when there are several layers.
+  std::string prefix;
 };
 
 } // namespace

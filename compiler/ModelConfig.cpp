@@ -33,7 +33,7 @@ constexpr StringRef kTopKeys[] = {"name",     "description", "kind",          "b
                                   "seq",      "memory_seq",  "hidden",        "heads",
                                   "head_dim", "ffn",         "activation",    "norm",
                                   "dropout",  "layernorm_eps", "bias",        "key_padding",
-                                  "dtype"};
+                                  "dtype",    "layers"};
 constexpr StringRef kDropoutKeys[] = {"attention", "hidden", "activation"};
 
 /// A number as people write it: 0.1, 1, 1e-12.
@@ -191,6 +191,8 @@ llvm::Expected<ModelConfig> parseModelConfig(StringRef text, StringRef fileName)
   c.ffn = r.positive(*obj, "ffn", kMaxWidth, true);
   c.headDim = r.positive(*obj, "head_dim", kMaxWidth, false);
   c.memorySeq = r.positive(*obj, "memory_seq", kMaxSeq, false);
+  if (obj->get("layers"))
+    c.layers = r.positive(*obj, "layers", 1024, false);
   if (!r.failed()) {
     if (c.kind == LayerKind::Decoder && !c.memorySeq)
       r.fail("a decoder needs field 'memory_seq' (the encoder memory length)");

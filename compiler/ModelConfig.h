@@ -23,6 +23,8 @@ struct ModelConfig {
   LayerKind kind = LayerKind::Encoder;
   int64_t batch = 0, seq = 0, memorySeq = 0;
   int64_t hidden = 0, heads = 0, headDim = 0, ffn = 0;
+  /// Identical layers applied in sequence (a decoder stack shares its memory).
+  int64_t layers = 1;
   std::string activation; ///< gelu | gelu_tanh | relu
   bool preNorm = false;   ///< norm: "pre" (GPT/ViT) or "post" (BERT)
   double dropoutAttention = 0, dropoutHidden = 0, dropoutActivation = 0;

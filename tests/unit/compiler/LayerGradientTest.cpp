@@ -39,6 +39,8 @@ const LayerCase kLayers[] = {
      "\"memory_seq\": 5, \"norm\": \"pre\", \"key_padding\": true}"},
     {"gpt_pre", "{\"kind\": \"gpt\", " SIZES DROPOUT "\"norm\": \"pre\"}"},
     {"gpt_head_dim", "{\"kind\": \"gpt\", " SIZES DROPOUT "\"head_dim\": 3}"},
+    {"decoder_stack_of_two",
+     "{\"kind\": \"decoder\", " SIZES DROPOUT "\"memory_seq\": 4, \"layers\": 2}"},
 };
 
 class LayerGradient : public ::testing::TestWithParam<LayerCase> {};

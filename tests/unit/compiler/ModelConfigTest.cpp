@@ -106,6 +106,7 @@ std::vector<BadCase> badCases() {
        "field 'dropout.hidden' is -0.1; it must be a number in [0, 1)"},
       {"eps_zero", with(R"(, "layernorm_eps": 0)"), "field 'layernorm_eps' is 0; it must be a number in (0, 1)"},
       {"bias_not_bool", with(R"(, "bias": "yes")"), "field 'bias' must be true or false"},
+      {"zero_layers", with(R"(, "layers": 0)"), "field 'layers' is 0; it must be between 1 and 1024"},
       {"empty_name", with(R"(, "name": "")"), "field 'name' must be a non-empty string"},
   };
 }
