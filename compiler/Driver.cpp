@@ -20,7 +20,7 @@ func::FuncOp layerFunction(ModuleOp module) {
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>> buildGraph(MLIRContext &ctx, llvm::StringRef modelPath,
-                                                 bool train) {
+                                                 bool train, Stage last) {
   llvm::Expected<ModelConfig> config = loadModelConfig(modelPath);
   if (!config)
     return config.takeError();
@@ -37,13 +37,11 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildGraph(MLIRContext &ctx, llvm::StringR
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    modelPath + ": internal error, the built graph does not "
                                                "verify:\n" + diagnostics);
-  if (train) {
-    PassManager pm(&ctx);
-    pm.addNestedPass<func::FuncOp>(createDmAutodiff());
-    if (failed(pm.run(*module)))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     modelPath + ": dm-autodiff failed:\n" + diagnostics);
-  }
+  PassManager pm(&ctx);
+  buildPipeline(pm, last, train);
+  if (failed(pm.run(*module)))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   modelPath + ": compilation failed:\n" + diagnostics);
   return std::move(module);
 }
 

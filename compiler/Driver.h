@@ -2,6 +2,8 @@
 #ifndef DMC_COMPILER_DRIVER_H
 #define DMC_COMPILER_DRIVER_H
 
+#include "passes/Pipeline.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -12,10 +14,12 @@ namespace dmc {
 /// Loads the dialects dmc uses into `ctx`.
 void loadDmcDialects(mlir::MLIRContext &ctx);
 
-/// Reads a model description and builds its forward graph, and with `train`
-/// the training graph (dm-autodiff). Errors name the file and the problem.
+/// Reads a model description, builds its forward graph and runs the passes
+/// up to `last` (dm-autodiff only with `train`). Errors name the file and the
+/// problem.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-buildGraph(mlir::MLIRContext &ctx, llvm::StringRef modelPath, bool train);
+buildGraph(mlir::MLIRContext &ctx, llvm::StringRef modelPath, bool train,
+           Stage last = Stage::Autodiff);
 
 /// The one layer function of a module built by buildGraph.
 mlir::func::FuncOp layerFunction(mlir::ModuleOp module);

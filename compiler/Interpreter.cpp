@@ -45,20 +45,38 @@ public:
                                      args[n].dims));
       values[key(arg)] = args[n];
     }
-    for (Operation &op : f.getBody().front()) {
-      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    return runBlock(f.getBody().front());
+  }
+
+private:
+  /// Evaluates the ops of `block` (arguments already bound) up to its
+  /// terminator, whose operands are returned.
+  llvm::Expected<std::vector<HostTensor>> runBlock(Block &block) {
+    for (Operation &op : block) {
+      if (op.hasTrait<OpTrait::IsTerminator>()) {
         std::vector<HostTensor> results;
-        for (Value v : ret.getOperands())
+        for (Value v : op.getOperands())
           results.push_back(values[key(v)]);
         return results;
       }
       if (llvm::Error e = evaluate(op))
         return std::move(e);
     }
-    return failure("function has no return");
+    return failure("block has no terminator");
   }
 
-private:
+  llvm::Error evaluateKernel(dm::KernelOp kernel) {
+    Block &body = kernel.getBody().front();
+    for (auto [in, arg] : llvm::zip(kernel.getInputs(), body.getArguments()))
+      values[key(arg)] = get(in);
+    auto outs = runBlock(body);
+    if (!outs)
+      return outs.takeError();
+    for (auto [n, t] : llvm::enumerate(*outs))
+      values[key(kernel.getResult(n))] = std::move(t);
+    return llvm::Error::success();
+  }
+
   static const void *key(Value v) { return v.getAsOpaquePointer(); }
   const HostTensor &get(Value v) { return values[key(v)]; }
   HostTensor &result(Operation *op, unsigned n = 0) {
@@ -68,6 +86,8 @@ private:
   }
 
   llvm::Error evaluate(Operation &op) {
+    if (auto kernel = dyn_cast<dm::KernelOp>(op))
+      return evaluateKernel(kernel);
     bool handled =
         llvm::TypeSwitch<Operation *, bool>(&op)
             .Case([&](dm::ContractOp o) {

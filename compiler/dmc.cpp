@@ -31,6 +31,12 @@ cl::opt<std::string> modelPath(cl::Positional, cl::desc("MODEL.json"), cl::Requi
 cl::opt<bool> train("train", cl::desc("Training graph: forward + backward (dm-autodiff)"),
                     cl::sub(graphCmd), cl::sub(evalCmd), cl::cat(dmcCategory));
 
+cl::opt<std::string> stageOpt("stage",
+                              cl::desc("Stop after this stage: frontend, stack, autodiff, "
+                                       "classify, fuse"),
+                              cl::init("autodiff"), cl::value_desc("NAME"), cl::sub(graphCmd),
+                              cl::sub(evalCmd), cl::cat(dmcCategory));
+
 enum class Emit { Mlir, Summary };
 cl::opt<Emit> emit("emit", cl::desc("What to print"), cl::init(Emit::Summary),
                    cl::values(clEnumValN(Emit::Mlir, "mlir", "the dm dialect IR"),
@@ -58,8 +64,24 @@ int report(Error err) {
   return 1;
 }
 
+/// The stage named by --stage, or an error listing the valid ones.
+Expected<dmc::Stage> stage() {
+  if (auto s = dmc::parseStage(stageOpt))
+    return *s;
+  return createStringError(inconvertibleErrorCode(), "unknown stage '" + stageOpt +
+                                                         "'; expected one of " +
+                                                         dmc::stageNames());
+}
+
+Expected<mlir::OwningOpRef<mlir::ModuleOp>> build(mlir::MLIRContext &ctx) {
+  Expected<dmc::Stage> last = stage();
+  if (!last)
+    return last.takeError();
+  return dmc::buildGraph(ctx, modelPath, train, *last);
+}
+
 int runGraph(mlir::MLIRContext &ctx) {
-  auto module = dmc::buildGraph(ctx, modelPath, train);
+  auto module = build(ctx);
   if (!module)
     return report(module.takeError());
   if (emit == Emit::Mlir)
@@ -70,7 +92,7 @@ int runGraph(mlir::MLIRContext &ctx) {
 }
 
 int runEval(mlir::MLIRContext &ctx) {
-  auto module = dmc::buildGraph(ctx, modelPath, train);
+  auto module = build(ctx);
   if (!module)
     return report(module.takeError());
   mlir::func::FuncOp f = dmc::layerFunction(**module);

@@ -24,6 +24,17 @@ def Dm_IterationSpaceOpInterface : OpInterface<"IterationSpaceOpInterface"> {
     InterfaceMethod<[{Whether a letter names the same dimension in the operands
       and the results (false for ops that rename dimensions).}],
       "bool", "sharesDimNames", (ins), [{}], [{ return true; }]>,
+    InterfaceMethod<[{Whether the op only reinterprets memory (renames, slices
+      of an outer dimension, saved activations): it moves no data and belongs
+      to no kernel.}],
+      "bool", "isView", (ins), [{}], [{ return false; }]>,
+    InterfaceMethod<[{Whether results depend on the logical index of each
+      element (dropout): such ops cannot be rewritten over a stacked tensor.}],
+      "bool", "readsElementIndex", (ins), [{}], [{ return false; }]>,
+    InterfaceMethod<"A short name for kernel names and reports.",
+      "std::string", "getShortName", (ins), [{}], [{
+        return $_op->getName().stripDialect().str();
+      }]>,
   ];
   let verify = [{ return ::dmc::dm::verifyConsistentDims($_op); }];
 }

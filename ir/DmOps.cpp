@@ -233,4 +233,22 @@ LogicalResult UnstackOp::verify() {
                        getOutputs().size());
 }
 
+LogicalResult KernelOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError() << "has " << getInputs().size() << " inputs but its body takes "
+                         << body.getNumArguments() << " arguments";
+  for (auto [n, in, arg] : llvm::enumerate(getInputs(), body.getArguments()))
+    if (in.getType() != arg.getType())
+      return emitOpError() << "input " << n << " has type " << in.getType()
+                           << " but body argument " << n << " has type " << arg.getType();
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError() << "body must end in dm.yield";
+  if (yield.getValues().getTypes() != getOutputs().getTypes())
+    return emitOpError() << "yields " << yield.getValues().size()
+                         << " values whose types differ from the kernel's outputs";
+  return success();
+}
+
 } // namespace dmc::dm

@@ -50,7 +50,7 @@ def Dm_ContractOp : Dm_ForwardOp<"contract",
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-def Dm_BiasAddOp : Dm_ForwardOp<"bias_add", [AllTypesMatch<["x", "result"]>]> {
+def Dm_BiasAddOp : Dm_ForwardOp<"bias_add", [AllTypesMatch<["x", "result"]>], ["getShortName"]> {
   let summary = "adds a bias broadcast over the dimensions it lacks";
   let arguments = (ins Dm_FloatTensor:$x, Dm_FloatTensor:$bias);
   let results = (outs Dm_FloatTensor:$result);
@@ -72,7 +72,7 @@ def Dm_ScaleOp : Dm_UnaryOp<"scale"> {
 }
 
 def Dm_ActivationOp : Dm_UnaryOp<"activation",
-    [], ["getFlopPerPoint"]> {
+    [], ["getFlopPerPoint", "getShortName"]> {
   let summary = "gelu (erf form), gelu_tanh (tanh approximation) or relu";
   let arguments = (ins Dm_FloatTensor:$x, StrAttr:$kind);
   let assemblyFormat = "$x attr-dict `:` type($result)";
@@ -80,7 +80,7 @@ def Dm_ActivationOp : Dm_UnaryOp<"activation",
 }
 
 def Dm_ActivationGradOp : Dm_SpaceOp<"activation_grad",
-    [AllTypesMatch<["dy", "x", "result"]>], ["getFlopPerPoint"]> {
+    [AllTypesMatch<["dy", "x", "result"]>], ["getFlopPerPoint", "getShortName"]> {
   let summary = "dy * act'(x)";
   let arguments = (ins Dm_FloatTensor:$dy, Dm_FloatTensor:$x, StrAttr:$kind);
   let results = (outs Dm_FloatTensor:$result);
@@ -88,7 +88,7 @@ def Dm_ActivationGradOp : Dm_SpaceOp<"activation_grad",
   let hasVerifier = 1;
 }
 
-def Dm_DropoutOp : Dm_UnaryOp<"dropout"> {
+def Dm_DropoutOp : Dm_UnaryOp<"dropout", [], ["readsElementIndex"]> {
   let summary = "Philox dropout; its own backward (the mask is regenerated)";
   let description = [{
     Keeps element n (its row-major index over the dimension names sorted
@@ -136,7 +136,7 @@ def Dm_SoftmaxOp : Dm_UnaryOp<"softmax",
 }
 
 def Dm_SoftmaxGradOp : Dm_SpaceOp<"softmax_grad",
-    [AllTypesMatch<["y", "dy", "result"]>], ["getReductionDims", "getFlopPerPoint"]> {
+    [AllTypesMatch<["y", "dy", "result"]>], ["getReductionDims", "getFlopPerPoint", "getShortName"]> {
   let summary = "y * (dy - sum_dim(dy * y))";
   let arguments = (ins Dm_FloatTensor:$y, Dm_FloatTensor:$dy, StrAttr:$dim);
   let results = (outs Dm_FloatTensor:$result);
@@ -157,7 +157,7 @@ def Dm_LayerNormOp : Dm_ForwardOp<"layernorm",
 }
 
 def Dm_LayerNormGradInputOp : Dm_SpaceOp<"layernorm_grad_input",
-    [AllTypesMatch<["dy", "x", "result"]>, AllTypesMatch<["mean", "rstd"]>], ["getReductionDims", "getFlopPerPoint"]> {
+    [AllTypesMatch<["dy", "x", "result"]>, AllTypesMatch<["mean", "rstd"]>], ["getReductionDims", "getFlopPerPoint", "getShortName"]> {
   let summary = "gradient of layernorm with respect to its input";
   let arguments = (ins Dm_FloatTensor:$dy, Dm_FloatTensor:$x, Dm_FloatTensor:$mean,
                        Dm_FloatTensor:$rstd, Dm_FloatTensor:$gamma, StrAttr:$dims);
@@ -170,7 +170,7 @@ def Dm_LayerNormGradInputOp : Dm_SpaceOp<"layernorm_grad_input",
 
 def Dm_LayerNormGradParamsOp : Dm_SpaceOp<"layernorm_grad_params",
     [AllTypesMatch<["dy", "x"]>, AllTypesMatch<["mean", "rstd"]>,
-     AllTypesMatch<["dgamma", "dbeta"]>], ["getFlopPerPoint"]> {
+     AllTypesMatch<["dgamma", "dbeta"]>], ["getFlopPerPoint", "getShortName"]> {
   let summary = "gradients of layernorm's scale and shift (sums over the other dims)";
   let arguments = (ins Dm_FloatTensor:$dy, Dm_FloatTensor:$x, Dm_FloatTensor:$mean,
                        Dm_FloatTensor:$rstd);
@@ -210,7 +210,7 @@ def Dm_TransposeOp : Dm_ForwardOp<"transpose", [], ["getFlopPerPoint"]> {
 }
 
 def Dm_RenameOp : Dm_ForwardOp<"rename", [],
-    ["getReductionDims", "getFlopPerPoint", "sharesDimNames"]> {
+    ["getReductionDims", "getFlopPerPoint", "sharesDimNames", "isView"]> {
   let summary = "renames dimensions (a view: no data moves)";
   let description = [{
     `from` and `to` are strings of equal length: `from[n]` becomes `to[n]`.
@@ -223,7 +223,7 @@ def Dm_RenameOp : Dm_ForwardOp<"rename", [],
   let hasVerifier = 1;
 }
 
-def Dm_StackOp : Dm_ForwardOp<"stack", [], ["getFlopPerPoint"]> {
+def Dm_StackOp : Dm_ForwardOp<"stack", [], ["getFlopPerPoint", "isView"]> {
   let summary = "stacks equal-typed tensors along a new dimension `dim`";
   let arguments = (ins Variadic<Dm_FloatTensor>:$inputs, StrAttr:$dim);
   let results = (outs Dm_FloatTensor:$result);
@@ -231,7 +231,7 @@ def Dm_StackOp : Dm_ForwardOp<"stack", [], ["getFlopPerPoint"]> {
   let hasVerifier = 1;
 }
 
-def Dm_UnstackOp : Dm_ForwardOp<"unstack", [], ["getReductionDims", "getFlopPerPoint"]> {
+def Dm_UnstackOp : Dm_ForwardOp<"unstack", [], ["getReductionDims", "getFlopPerPoint", "isView"]> {
   let summary = "splits a tensor along dimension `dim` into its slices";
   let arguments = (ins Dm_FloatTensor:$x, StrAttr:$dim);
   let results = (outs Variadic<Dm_FloatTensor>:$outputs);
@@ -239,7 +239,7 @@ def Dm_UnstackOp : Dm_ForwardOp<"unstack", [], ["getReductionDims", "getFlopPerP
   let hasVerifier = 1;
 }
 
-def Dm_SaveOp : Dm_SpaceOp<"save", [AllTypesMatch<["x", "result"]>], ["getFlopPerPoint"]> {
+def Dm_SaveOp : Dm_SpaceOp<"save", [AllTypesMatch<["x", "result"]>], ["getFlopPerPoint", "isView"]> {
   let summary = "a forward value kept for the backward (a saved activation)";
   let description = [{
     Inserted by dm-autodiff: backward ops read forward results only through
@@ -249,6 +249,35 @@ def Dm_SaveOp : Dm_SpaceOp<"save", [AllTypesMatch<["x", "result"]>], ["getFlopPe
   let arguments = (ins Dm_FloatTensor:$x);
   let results = (outs Dm_FloatTensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Fused kernels
+//===----------------------------------------------------------------------===//
+
+def Dm_KernelOp : Dm_Op<"kernel", [IsolatedFromAbove, SingleBlock,
+                                   RecursiveMemoryEffects]> {
+  let summary = "a fused kernel: the ops of its region run as one GPU kernel";
+  let description = [{
+    Built by dm-fuse from ops whose iteration spaces allow one loop nest. The
+    block arguments are the kernel's inputs (each read from memory once), the
+    values yielded its outputs (each written once); everything else stays in
+    registers or shared memory. `name` says what it holds, e.g.
+    "bias_dropout_add_layernorm". The interpreter runs the region.
+  }];
+  let arguments = (ins Variadic<Dm_TensorType>:$inputs, StrAttr:$name);
+  let results = (outs Variadic<Dm_TensorType>:$outputs);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $name `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs) $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Dm_YieldOp : Dm_Op<"yield", [Pure, Terminator, HasParent<"KernelOp">]> {
+  let summary = "the outputs of a fused kernel";
+  let arguments = (ins Variadic<Dm_TensorType>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
 }
 
 #endif // DM_OPS_TD

@@ -154,6 +154,22 @@ std::string LayerNormGradInputOp::getReductionDims() { return getDims().str(); }
 double LayerNormGradInputOp::getFlopPerPoint() { return 10.0; }
 double LayerNormGradParamsOp::getFlopPerPoint() { return 4.0; }
 
+std::string ActivationOp::getShortName() { return getKind().str(); }
+std::string ActivationGradOp::getShortName() { return "d" + getKind().str(); }
+std::string BiasAddOp::getShortName() { return "bias"; }
+std::string SoftmaxGradOp::getShortName() { return "softmax_dx"; }
+std::string LayerNormGradInputOp::getShortName() { return "layernorm_dx"; }
+std::string LayerNormGradParamsOp::getShortName() { return "layernorm_dparams"; }
+bool DropoutOp::readsElementIndex() { return true; }
+bool RenameOp::isView() { return true; }
+bool SaveOp::isView() { return true; }
+bool UnstackOp::isView() { return true; }
+/// Stacked parameters are allocated as one buffer by the runtime (the bundle
+/// records which), so stacking function arguments copies nothing.
+bool StackOp::isView() {
+  return llvm::all_of(getInputs(), [](Value v) { return llvm::isa<BlockArgument>(v); });
+}
+
 // Data movement only: no arithmetic, and renaming or slicing reduces nothing.
 double TransposeOp::getFlopPerPoint() { return 0.0; }
 double BroadcastOp::getFlopPerPoint() { return 0.0; }

@@ -26,6 +26,8 @@ int64_t iterationPoints(mlir::Operation *op);
 double analyticFlop(IterationSpaceOpInterface op);
 
 enum class OpClass { Contraction, Normalization, Elementwise };
+/// The attribute dm-classify sets: "contraction", "normalization" or "elementwise".
+inline constexpr llvm::StringLiteral kClassAttr = "dm.class";
 const char *opClassName(OpClass c);
 /// Contraction: two operands each with private dims and a reduction dim they
 /// share. Normalization: any other reduction. Elementwise: no reduction.

@@ -19,4 +19,46 @@ def DmAutodiff : Pass<"dm-autodiff", "mlir::func::FuncOp"> {
   let dependentDialects = ["::dmc::dm::DmDialect"];
 }
 
+def DmStackContractions : Pass<"dm-stack-contractions", "mlir::func::FuncOp"> {
+  let summary = "Algebraic fusion: contractions sharing an operand become one";
+  let description = [{
+    Contractions that read the same tensor at the same position, with
+    other operands of one type and equal result types and scales, become one
+    contraction over a new stack dimension: `contract(x, stack(w1..wn))`
+    followed by a `dm.unstack` (a view). Q, K and V projections of
+    self-attention, K and V of cross-attention, and the cross-attention K/V of
+    every layer of a decoder stack (they all read the encoder memory) each
+    become one GEMM. Ops that then apply to every slice of the unstack alike
+    (e.g. the Q, K, V bias adds) are rewritten over the stacked tensor.
+    Run on the forward graph, dm-autodiff then yields the stacked backward:
+    one dX contraction reducing over the stack dimension and one dW.
+  }];
+  let dependentDialects = ["::dmc::dm::DmDialect"];
+}
+
+def DmClassify : Pass<"dm-classify", "mlir::func::FuncOp"> {
+  let summary = "Tags every op contraction | normalization | elementwise";
+  let description = [{
+    Sets `dm.class` on each op from its iteration space alone: a contraction
+    has two operands with private dims and a reduction dim they share; a
+    normalization has any other reduction; the rest is elementwise.
+  }];
+}
+
+def DmFuse : Pass<"dm-fuse", "mlir::func::FuncOp"> {
+  let summary = "Maximal fusion of non-contraction ops into dm.kernel ops";
+  let description = [{
+    Groups ops that can share one loop nest: all members iterate over the same
+    dimensions (names and sizes) and every member with a reduction has the
+    same independent (outer) dimensions; producer->consumer pairs and
+    siblings reading one tensor are merged greedily unless that would create a
+    cycle through an op outside the group. Each group becomes a `dm.kernel`
+    named after its contents. Contractions stay separate; where cuBLASLt could
+    run a neighbour as an epilogue (bias, GELU/ReLU with aux, dGELU/dReLU,
+    bias gradient) the contraction gets `dm.epilogue` listing the candidates.
+    Views (renames, unstack slices, saves) move no data and join no kernel.
+  }];
+  let dependentDialects = ["::dmc::dm::DmDialect"];
+}
+
 #endif // DMC_PASSES_TD

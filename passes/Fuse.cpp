@@ -1,0 +1,268 @@
+//===- Fuse.cpp - dm-fuse: maximal fusion into dm.kernel ops --------------===//
+//
+// Groups are grown greedily by union-find over producer->consumer edges, then
+// over siblings reading one tensor. A merge is legal when the merged group
+// still has one iteration space (same dim names and sizes for all members),
+// all reducing members share their outer (independent) dims, and no path
+// leaves the group and comes back (which would make the kernel depend on
+// itself). Legality reads only the iteration-space interface.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "ir/IterationSpace.h"
+
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#define DEBUG_TYPE "dm-fuse"
+
+namespace dmc {
+#define GEN_PASS_DEF_DMFUSE
+#include "passes/Passes.h.inc"
+} // namespace dmc
+
+using namespace mlir;
+
+namespace dmc {
+namespace {
+
+/// Dims with sizes, sorted by name: "b8,i1024,j512".
+std::string spaceKey(Operation *op, llvm::StringRef dims) {
+  std::string sorted = dims.str();
+  llvm::sort(sorted);
+  std::string key;
+  for (char c : sorted)
+    key += std::string(1, c) + std::to_string(dm::dimSize(op, c)) + ",";
+  return key;
+}
+
+class FusionPlanner {
+public:
+  explicit FusionPlanner(Block &block) {
+    for (Operation &op : block.without_terminator()) {
+      index[&op] = ops.size();
+      ops.push_back(&op);
+      parent.push_back(parent.size());
+      auto space = dyn_cast<dm::IterationSpaceOpInterface>(op);
+      bool ok = space && !space.isView() && op.getNumRegions() == 0 &&
+                dm::classify(space) != dm::OpClass::Contraction;
+      fusible.push_back(ok);
+      std::string reduced = ok ? space.getReductionDims() : "";
+      std::string outer;
+      for (char c : ok ? dm::iterationDims(&op) : "")
+        if (reduced.find(c) == std::string::npos)
+          outer.push_back(c);
+      spaces.push_back(ok ? spaceKey(&op, dm::iterationDims(&op)) : "");
+      outers.push_back(reduced.empty() ? "" : spaceKey(&op, outer));
+    }
+  }
+
+  /// Merges producer->consumer pairs, then siblings.
+  void plan() {
+    for (Operation *op : ops)
+      for (Value v : op->getOperands())
+        if (Operation *def = v.getDefiningOp(); def && index.count(def))
+          tryMerge(index[def], index[op]);
+    for (Operation *op : ops)
+      for (Value v : op->getResults())
+        tryMergeUsers(v);
+    for (BlockArgument arg : ops.empty() ? Block::BlockArgListType()
+                                         : ops.front()->getBlock()->getArguments())
+      tryMergeUsers(arg);
+  }
+
+  /// Fusible ops grouped, groups in order of their first member.
+  std::vector<std::vector<Operation *>> groups() {
+    std::map<int, std::vector<Operation *>> byRoot;
+    std::vector<int> order;
+    for (size_t n = 0; n < ops.size(); ++n) {
+      if (!fusible[n])
+        continue;
+      int r = find(n);
+      if (!byRoot.count(r))
+        order.push_back(r);
+      byRoot[r].push_back(ops[n]);
+    }
+    std::vector<std::vector<Operation *>> result;
+    for (int r : order)
+      result.push_back(byRoot[r]);
+    return result;
+  }
+
+private:
+  int find(int n) { return parent[n] == n ? n : parent[n] = find(parent[n]); }
+
+  void tryMergeUsers(Value v) {
+    SmallVector<int> users;
+    for (Operation *u : v.getUsers())
+      if (index.count(u) && fusible[index[u]])
+        users.push_back(index[u]);
+    for (size_t a = 0; a < users.size(); ++a)
+      for (size_t b = a + 1; b < users.size(); ++b)
+        tryMerge(users[a], users[b]);
+  }
+
+  void tryMerge(int a, int b) {
+    if (!fusible[a] || !fusible[b])
+      return;
+    int ra = find(a), rb = find(b);
+    if (ra == rb || spaces[ra] != spaces[rb])
+      return;
+    if (!outers[ra].empty() && !outers[rb].empty() && outers[ra] != outers[rb])
+      return;
+    if (createsCycle(ra, rb))
+      return;
+    parent[rb] = ra;
+    if (outers[ra].empty())
+      outers[ra] = outers[rb];
+  }
+
+  /// Whether some path leaves groups `ra` u `rb` and comes back into them.
+  bool createsCycle(int ra, int rb) {
+    auto inside = [&](Operation *op) {
+      auto it = index.find(op);
+      if (it == index.end())
+        return false;
+      int r = find(it->second);
+      return r == ra || r == rb;
+    };
+    SmallVector<Operation *> work;
+    llvm::DenseSet<Operation *> seen;
+    for (Operation *op : ops)
+      if (inside(op))
+        for (Operation *u : op->getUsers())
+          if (!inside(u) && seen.insert(u).second)
+            work.push_back(u);
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      for (Operation *u : op->getUsers()) {
+        if (inside(u))
+          return true;
+        if (seen.insert(u).second)
+          work.push_back(u);
+      }
+    }
+    return false;
+  }
+
+  std::vector<Operation *> ops;
+  llvm::DenseMap<Operation *, int> index;
+  std::vector<int> parent;
+  std::vector<bool> fusible;
+  std::vector<std::string> spaces, outers;
+};
+
+/// "bias_dropout_add_layernorm": member short names, repeats collapsed.
+std::string kernelName(ArrayRef<Operation *> members) {
+  std::string name;
+  std::string last;
+  for (Operation *op : members) {
+    std::string part = cast<dm::IterationSpaceOpInterface>(op).getShortName();
+    if (part == last)
+      continue;
+    name += (name.empty() ? "" : "_") + part;
+    last = part;
+  }
+  return name;
+}
+
+/// Replaces `members` (in block order) by one dm.kernel.
+void materialize(ArrayRef<Operation *> members) {
+  llvm::DenseSet<Operation *> in(members.begin(), members.end());
+  SmallVector<Value> inputs, outputs;
+  for (Operation *op : members) {
+    for (Value v : op->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if ((!def || !in.contains(def)) && !llvm::is_contained(inputs, v))
+        inputs.push_back(v);
+    }
+    for (Value r : op->getResults())
+      if (llvm::any_of(r.getUsers(), [&](Operation *u) { return !in.contains(u); }))
+        outputs.push_back(r);
+  }
+  OpBuilder b(members.front());
+  auto kernel = b.create<dm::KernelOp>(members.front()->getLoc(), ValueRange(outputs).getTypes(),
+                                       inputs, b.getStringAttr(kernelName(members)));
+  Block *body = new Block();
+  kernel.getBody().push_back(body);
+  IRMapping map;
+  for (Value v : inputs)
+    map.map(v, body->addArgument(v.getType(), v.getLoc()));
+  OpBuilder inner = OpBuilder::atBlockEnd(body);
+  for (Operation *op : members)
+    inner.clone(*op, map);
+  SmallVector<Value> yielded;
+  for (Value v : outputs)
+    yielded.push_back(map.lookup(v));
+  inner.create<dm::YieldOp>(kernel.getLoc(), yielded);
+  for (auto [v, k] : llvm::zip(outputs, kernel.getResults()))
+    v.replaceUsesWithIf(k, [&](OpOperand &use) { return !in.contains(use.getOwner()); });
+  for (Operation *op : llvm::reverse(members))
+    op->erase();
+}
+
+bool privateToOneOperand(dm::ContractOp c, llvm::StringRef dims) {
+  for (unsigned n = 0; n < 2; ++n) {
+    std::string mine = dm::privateDims(c, n);
+    if (llvm::all_of(dims, [&](char d) { return mine.find(d) != std::string::npos; }))
+      return true;
+  }
+  return false;
+}
+
+/// What cuBLASLt could run as this contraction's epilogue (the tuner decides).
+void markEpilogues(dm::ContractOp c) {
+  SmallVector<StringRef> found;
+  Value out = c.getResult();
+  auto single = [](Value v) { return v.hasOneUse() ? *v.getUsers().begin() : nullptr; };
+  auto activation = [&](Operation *op) {
+    if (auto act = dyn_cast_or_null<dm::ActivationOp>(op)) {
+      // cuBLASLt's GELU is the tanh approximation.
+      if (act.getKind() == "relu")
+        found.push_back("relu_aux");
+      else if (act.getKind() == "gelu_tanh")
+        found.push_back("gelu_aux");
+    }
+  };
+  Operation *next = single(out);
+  if (auto bias = dyn_cast_or_null<dm::BiasAddOp>(next);
+      bias && privateToOneOperand(c, cast<dm::TensorType>(bias.getBias().getType()).getNames())) {
+    found.push_back("bias");
+    activation(single(bias.getResult()));
+  } else {
+    activation(next);
+  }
+  for (Operation *user : out.getUsers())
+    if (auto grad = dyn_cast<dm::ActivationGradOp>(user);
+        grad && grad.getDy() == out && grad.getKind() != "gelu")
+      found.push_back(grad.getKind() == "relu" ? "drelu" : "dgelu");
+  // Bias gradient: an operand also summed down to its dims the other lacks.
+  for (unsigned n = 0; n < 2; ++n)
+    for (Operation *u : c->getOperand(n).getUsers())
+      if (auto sum = dyn_cast<dm::ReduceSumOp>(u);
+          sum && sum.getType().getRank() == dm::privateDims(c, n).size() &&
+          privateToOneOperand(c, sum.getType().getNames()) &&
+          !llvm::is_contained(found, "bgrad"))
+        found.push_back("bgrad");
+  if (!found.empty())
+    c->setAttr("dm.epilogue", Builder(c).getStrArrayAttr(found));
+}
+
+struct DmFusePass : impl::DmFuseBase<DmFusePass> {
+  void runOnOperation() override {
+    Block &block = getOperation().getBody().front();
+    for (auto c : block.getOps<dm::ContractOp>())
+      markEpilogues(c);
+    FusionPlanner planner(block);
+    planner.plan();
+    for (const auto &members : planner.groups())
+      materialize(members);
+    if (!sortTopologically(&block))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace dmc

@@ -1,0 +1,47 @@
+//===- Pipeline.cpp - the order of dmc's passes ----------------------------===//
+#include "passes/Pipeline.h"
+
+#include "passes/Passes.h"
+
+namespace dmc {
+
+namespace {
+constexpr std::pair<Stage, const char *> kStages[] = {
+    {Stage::Frontend, "frontend"}, {Stage::Stack, "stack"},  {Stage::Autodiff, "autodiff"},
+    {Stage::Classify, "classify"}, {Stage::Fuse, "fuse"}};
+} // namespace
+
+const char *stageName(Stage stage) {
+  for (auto [s, name] : kStages)
+    if (s == stage)
+      return name;
+  return "?";
+}
+
+std::optional<Stage> parseStage(llvm::StringRef name) {
+  for (auto [s, n] : kStages)
+    if (name == n)
+      return s;
+  return std::nullopt;
+}
+
+std::string stageNames() {
+  std::string names;
+  for (auto [s, n] : kStages)
+    names += (names.empty() ? "" : ", ") + std::string(n);
+  return names;
+}
+
+void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train) {
+  mlir::OpPassManager &f = pm.nest<mlir::func::FuncOp>();
+  if (last >= Stage::Stack)
+    f.addPass(createDmStackContractions());
+  if (last >= Stage::Autodiff && train)
+    f.addPass(createDmAutodiff());
+  if (last >= Stage::Classify)
+    f.addPass(createDmClassify());
+  if (last >= Stage::Fuse)
+    f.addPass(createDmFuse());
+}
+
+} // namespace dmc

@@ -1,0 +1,27 @@
+//===- Pipeline.h - the order of dmc's passes ------------------------------===//
+#ifndef DMC_PASSES_PIPELINE_H
+#define DMC_PASSES_PIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+
+#include <optional>
+
+namespace dmc {
+
+/// Where compilation may stop, in pipeline order. Stacking runs on the
+/// forward graph so that dm-autodiff derives the stacked backward from it.
+enum class Stage { Frontend, Stack, Autodiff, Classify, Fuse };
+
+/// Stage names as the command line spells them: frontend, stack, autodiff,
+/// classify, fuse.
+const char *stageName(Stage stage);
+std::optional<Stage> parseStage(llvm::StringRef name);
+/// "frontend, stack, autodiff, classify, fuse"
+std::string stageNames();
+
+/// Adds the passes up to and including `last` (dm-autodiff only with `train`).
+void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train);
+
+} // namespace dmc
+
+#endif // DMC_PASSES_PIPELINE_H
