@@ -8,6 +8,7 @@
 #include "compiler/Driver.h"
 #include "compiler/GraphSummary.h"
 #include "compiler/TensorIO.h"
+#include "compiler/report/Report.h"
 
 #include "ir/Signature.h"
 
@@ -22,12 +23,15 @@ namespace {
 cl::OptionCategory dmcCategory("dmc options");
 cl::SubCommand graphCmd("graph", "Build a layer's dataflow graph and print it as MLIR or a "
                                  "summary (ops by kind and class, parameters, flop)");
+cl::SubCommand reportCmd("report", "Operator classes, fusion groups, flop and bytes moved "
+                                   "per kernel, and the data movement fusion saves");
 cl::SubCommand evalCmd("eval", "Run a layer on the CPU with the reference interpreter; "
                                "tensors missing from --inputs are generated from --seed "
                                "and written to --out");
 
 cl::opt<std::string> modelPath(cl::Positional, cl::desc("MODEL.json"), cl::Required,
-                               cl::sub(graphCmd), cl::sub(evalCmd), cl::cat(dmcCategory));
+                               cl::sub(graphCmd), cl::sub(evalCmd), cl::sub(reportCmd),
+                               cl::cat(dmcCategory));
 cl::opt<bool> train("train", cl::desc("Training graph: forward + backward (dm-autodiff)"),
                     cl::sub(graphCmd), cl::sub(evalCmd), cl::cat(dmcCategory));
 
@@ -36,6 +40,23 @@ cl::opt<std::string> stageOpt("stage",
                                        "classify, fuse"),
                               cl::init("autodiff"), cl::value_desc("NAME"), cl::sub(graphCmd),
                               cl::sub(evalCmd), cl::cat(dmcCategory));
+
+enum class Format { Text, Json, Html };
+cl::opt<Format> format("format", cl::desc("Report format"), cl::init(Format::Text),
+                       cl::values(clEnumValN(Format::Text, "text", "tables for people"),
+                                  clEnumValN(Format::Json, "json",
+                                             "for tools (docs/report-schema.md)"),
+                                  clEnumValN(Format::Html, "html",
+                                             "one self-contained page with the dataflow "
+                                             "graph")),
+                       cl::sub(reportCmd), cl::cat(dmcCategory));
+cl::opt<std::string> reportOut("o", cl::desc("Write the report to FILE (default: stdout)"),
+                               cl::value_desc("FILE"), cl::init("-"), cl::sub(reportCmd),
+                               cl::cat(dmcCategory));
+cl::opt<std::string> reportStage("stage", cl::desc("Stop after this stage: frontend, stack, "
+                                                   "autodiff, classify, fuse"),
+                                 cl::init("fuse"), cl::value_desc("NAME"), cl::sub(reportCmd),
+                                 cl::cat(dmcCategory));
 
 enum class Emit { Mlir, Summary };
 cl::opt<Emit> emit("emit", cl::desc("What to print"), cl::init(Emit::Summary),
@@ -64,11 +85,11 @@ int report(Error err) {
   return 1;
 }
 
-/// The stage named by --stage, or an error listing the valid ones.
-Expected<dmc::Stage> stage() {
-  if (auto s = dmc::parseStage(stageOpt))
+/// The stage named by `name`, or an error listing the valid ones.
+Expected<dmc::Stage> stage(StringRef name = stageOpt) {
+  if (auto s = dmc::parseStage(name))
     return *s;
-  return createStringError(inconvertibleErrorCode(), "unknown stage '" + stageOpt +
+  return createStringError(inconvertibleErrorCode(), "unknown stage '" + name +
                                                          "'; expected one of " +
                                                          dmc::stageNames());
 }
@@ -119,6 +140,26 @@ int runEval(mlir::MLIRContext &ctx) {
   return 0;
 }
 
+int runReport(mlir::MLIRContext &ctx) {
+  Expected<dmc::Stage> last = stage(reportStage);
+  if (!last)
+    return report(last.takeError());
+  auto analysis = dmc::report::analyzeModel(ctx, modelPath, *last);
+  if (!analysis)
+    return report(analysis.takeError());
+  std::error_code ec;
+  raw_fd_ostream os(reportOut, ec);
+  if (ec)
+    return report(createStringError(ec, reportOut + ": cannot write: " + ec.message()));
+  if (format == Format::Text)
+    dmc::report::printText(*analysis, os);
+  else if (format == Format::Json)
+    dmc::report::printJson(*analysis, os);
+  else
+    dmc::report::printHtml(*analysis, os);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -126,6 +167,7 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(dmcCategory);
   cl::HideUnrelatedOptions(dmcCategory, graphCmd);
   cl::HideUnrelatedOptions(dmcCategory, evalCmd);
+  cl::HideUnrelatedOptions(dmcCategory, reportCmd);
   cl::ParseCommandLineOptions(argc, argv,
                               "dmc: dataflow-graph compiler and autotuner for transformer "
                               "layers\n\n  dmc graph MODEL.json [--train] [--emit=...]\n"
@@ -136,6 +178,8 @@ int main(int argc, char **argv) {
     return runGraph(ctx);
   if (evalCmd)
     return runEval(ctx);
-  errs() << "dmc: no command given; expected 'graph' or 'eval' (see dmc --help)\n";
+  if (reportCmd)
+    return runReport(ctx);
+  errs() << "dmc: no command given; expected 'graph', 'eval' or 'report' (see dmc --help)\n";
   return 1;
 }

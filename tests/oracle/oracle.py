@@ -123,9 +123,10 @@ def print_report(result, extra_names=()):
           f"{'PASS' if result.passed else 'FAIL'}")
 
 
-def run_dmc(dmc, model_path, out_path):
-    """Runs `dmc eval`; returns None on success or a description of the failure."""
-    command = [dmc, "eval", model_path, "--train", "--seed", str(SEED), "--out", out_path]
+def run_dmc(dmc, model_path, out_path, stage="autodiff"):
+    """Runs `dmc eval` on the graph after `stage`; returns None or a description of the failure."""
+    command = [dmc, "eval", model_path, "--train", "--stage", stage, "--seed", str(SEED),
+               "--out", out_path]
     print("running:", " ".join(command))
     try:
         proc = subprocess.run(command, capture_output=True, text=True, timeout=600)
@@ -138,12 +139,12 @@ def run_dmc(dmc, model_path, out_path):
     return None
 
 
-def check_model(dmc, model_path, tol, workdir):
+def check_model(dmc, model_path, tol, workdir, stage="autodiff"):
     """Runs dmc on one model and compares; returns True if it passes. Prints the report."""
     with open(model_path) as f:
         config = LayerConfig.from_json(json.load(f))
     out_path = os.path.join(workdir, "out.safetensors")
-    failure = run_dmc(dmc, model_path, out_path)
+    failure = run_dmc(dmc, model_path, out_path, stage)
     if failure:
         print(f"FAIL {failure}")
         return False
@@ -161,11 +162,13 @@ def main(argv=None):
     parser.add_argument("--tol", type=float, default=1e-4, help="max absolute error allowed")
     parser.add_argument("--workdir", help="where dmc writes out.safetensors (default: temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep out.safetensors afterwards")
+    parser.add_argument("--stage", default="autodiff",
+                        help="the pipeline stage whose graph dmc evaluates (e.g. fuse)")
     args = parser.parse_args(argv)
     workdir = args.workdir or tempfile.mkdtemp(prefix="dmc-oracle-")
     os.makedirs(workdir, exist_ok=True)
     try:
-        passed = check_model(args.dmc, args.model, args.tol, workdir)
+        passed = check_model(args.dmc, args.model, args.tol, workdir, args.stage)
     except (ValueError, KeyError, OSError) as error:
         print(f"FAIL {type(error).__name__}: {error}")
         passed = False

@@ -9,7 +9,7 @@ random weights and the oracle's own reference, then checks that:
     1e-3, a missing gradient, wrong dims metadata, NaN in y;
   - the oracle CLI passes end to end against a fake dmc executable, and fails when dmc fails.
 
-The fake dmc is this script run as `selftest.py --fake-dmc eval MODEL --train --seed 7
+The fake dmc is this script run as `selftest.py --fake-dmc eval MODEL --train [--stage S] --seed 7
 --out OUT`; it exits with status 3 if FAKE_DMC_FAIL is set in its environment.
 """
 
@@ -160,6 +160,7 @@ def fake_dmc(argv):
     parser.add_argument("--train", action="store_true", required=True)
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--stage", default="autodiff")
     args = parser.parse_args(argv)
     if os.environ.get("FAKE_DMC_FAIL"):
         print("fake-dmc: error: failing on purpose", file=sys.stderr)

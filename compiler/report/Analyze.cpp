@@ -1,0 +1,42 @@
+//===- Analyze.cpp - build the three graphs of a report and cost them -----===//
+#include "compiler/report/Report.h"
+
+#include "compiler/Driver.h"
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+
+namespace dmc::report {
+
+llvm::Expected<DataMovementReport> analyzeModel(MLIRContext &ctx, llvm::StringRef modelPath,
+                                                Stage last) {
+  DataMovementReport report;
+  report.model = modelPath.str();
+  report.stage = stageName(last);
+  // As built: autodiff straight on the frontend's graph, each op one kernel.
+  auto plain = buildGraph(ctx, modelPath, /*train=*/false, Stage::Frontend);
+  if (!plain)
+    return plain.takeError();
+  PassManager pm(&ctx);
+  pm.addNestedPass<func::FuncOp>(createDmAutodiff());
+  if (failed(pm.run(**plain)))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   modelPath + ": dm-autodiff failed");
+  report.unfused = costOf(layerFunction(**plain));
+
+  auto stacked = buildGraph(ctx, modelPath, /*train=*/true,
+                            last < Stage::Classify ? last : Stage::Classify);
+  if (!stacked)
+    return stacked.takeError();
+  report.stacked = costOf(layerFunction(**stacked));
+
+  auto fused = buildGraph(ctx, modelPath, /*train=*/true, last);
+  if (!fused)
+    return fused.takeError();
+  report.fused = costOf(layerFunction(**fused));
+  return report;
+}
+
+} // namespace dmc::report

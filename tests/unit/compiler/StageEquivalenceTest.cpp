@@ -1,0 +1,122 @@
+//===- StageEquivalenceTest.cpp - every pass preserves the layer's values -===//
+//
+// For every model in examples/ (at small sizes, dropout on): the interpreter
+// gives the same outputs and gradients for the training graph as built and
+// after each pass of the pipeline.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Driver.h"
+#include "compiler/Interpreter.h"
+#include "compiler/LayerBuilder.h"
+#include "compiler/TensorIO.h"
+#include "ir/Signature.h"
+#include "passes/Passes.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+
+namespace {
+
+std::vector<std::string> exampleModels() {
+  std::vector<std::string> paths;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(DMC_EXAMPLES_DIR, ec), end; it != end && !ec;
+       it.increment(ec))
+    if (llvm::sys::path::extension(it->path()) == ".json")
+      paths.push_back(it->path());
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+/// The example with the same kind, options and dropout but small odd sizes.
+dmc::ModelConfig shrunk(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  EXPECT_TRUE(static_cast<bool>(buffer)) << path;
+  auto json = llvm::json::parse((*buffer)->getBuffer());
+  EXPECT_TRUE(static_cast<bool>(json)) << path;
+  llvm::json::Object &o = *json->getAsObject();
+  o["batch"] = 2;
+  o["seq"] = 5;
+  o["hidden"] = 12;
+  o["heads"] = 2;
+  o["ffn"] = 14;
+  o.erase("head_dim");
+  if (o.get("memory_seq"))
+    o["memory_seq"] = 3;
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::json::Value(std::move(o));
+  auto config = dmc::parseModelConfig(text, path);
+  EXPECT_TRUE(static_cast<bool>(config)) << llvm::toString(config.takeError());
+  return *config;
+}
+
+class StageEquivalence : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(StageEquivalence, EveryPassKeepsOutputsAndGradients) {
+  dmc::ModelConfig config = shrunk(GetParam());
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> forward = dmc::buildForwardGraph(ctx, config);
+
+  using PassFactory = std::unique_ptr<Pass> (*)();
+  auto pipeline = [&](std::vector<PassFactory> passes) {
+    OwningOpRef<ModuleOp> m = forward->clone();
+    PassManager pm(&ctx);
+    for (PassFactory make : passes)
+      pm.addNestedPass<func::FuncOp>(make());
+    EXPECT_TRUE(succeeded(pm.run(*m)));
+    return m;
+  };
+  OwningOpRef<ModuleOp> reference = pipeline({dmc::createDmAutodiff});
+  func::FuncOp ref = dmc::layerFunction(*reference);
+  std::vector<dmc::HostTensor> args;
+  for (unsigned n = 0; n < ref.getNumArguments(); ++n)
+    args.push_back(dmc::generateArgument(ref, n, /*seed=*/11, dmc::Precision::F32));
+  dmc::InterpreterOptions options{dmc::Precision::F32, /*seed=*/11};
+  auto expected = dmc::interpret(ref, args, options);
+  ASSERT_TRUE(static_cast<bool>(expected)) << llvm::toString(expected.takeError());
+
+  std::vector<std::pair<const char *, std::vector<PassFactory>>> stages = {
+      {"stack", {dmc::createDmStackContractions, dmc::createDmAutodiff}},
+      {"classify",
+       {dmc::createDmStackContractions, dmc::createDmAutodiff, dmc::createDmClassify}},
+      {"fuse",
+       {dmc::createDmStackContractions, dmc::createDmAutodiff, dmc::createDmClassify,
+        dmc::createDmFuse}},
+  };
+  for (auto &[stage, passes] : stages) {
+    OwningOpRef<ModuleOp> m = pipeline(passes);
+    func::FuncOp f = dmc::layerFunction(*m);
+    ASSERT_EQ(f.getNumResults(), ref.getNumResults()) << stage;
+    auto got = dmc::interpret(f, args, options);
+    ASSERT_TRUE(static_cast<bool>(got)) << stage << ": " << llvm::toString(got.takeError());
+    for (unsigned r = 0; r < ref.getNumResults(); ++r) {
+      const auto &a = (*expected)[r].data, &b = (*got)[r].data;
+      ASSERT_EQ(a.size(), b.size());
+      double worst = 0, scale = 0;
+      for (size_t e = 0; e < a.size(); ++e) {
+        worst = std::max(worst, std::abs(a[e] - b[e]));
+        scale = std::max(scale, std::abs(a[e]));
+      }
+      EXPECT_LE(worst, 1e-5 * std::max(1.0, scale))
+          << stage << ": result " << dmc::dm::resultName(f, r).str() << " differs by " << worst;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, StageEquivalence, ::testing::ValuesIn(exampleModels()),
+                         [](const auto &info) {
+                           std::string name = llvm::sys::path::stem(info.param).str();
+                           for (char &c : name)
+                             if (!isalnum(static_cast<unsigned char>(c)))
+                               c = '_';
+                           return name;
+                         });
+
+} // namespace
