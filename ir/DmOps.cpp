@@ -242,7 +242,7 @@ LogicalResult KernelOp::verify() {
     if (in.getType() != arg.getType())
       return emitOpError() << "input " << n << " has type " << in.getType()
                            << " but body argument " << n << " has type " << arg.getType();
-  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
   if (!yield)
     return emitOpError() << "body must end in dm.yield";
   if (yield.getValues().getTypes() != getOutputs().getTypes())

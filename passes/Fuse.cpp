@@ -40,7 +40,7 @@ std::string spaceKey(Operation *op, llvm::StringRef dims) {
 
 class FusionPlanner {
 public:
-  explicit FusionPlanner(Block &block) {
+  explicit FusionPlanner(Block &block) : block(block) {
     for (Operation &op : block.without_terminator()) {
       index[&op] = ops.size();
       ops.push_back(&op);
@@ -68,8 +68,7 @@ public:
     for (Operation *op : ops)
       for (Value v : op->getResults())
         tryMergeUsers(v);
-    for (BlockArgument arg : ops.empty() ? Block::BlockArgListType()
-                                         : ops.front()->getBlock()->getArguments())
+    for (BlockArgument arg : block.getArguments())
       tryMergeUsers(arg);
   }
 
@@ -120,33 +119,48 @@ private:
   }
 
   /// Whether some path leaves groups `ra` u `rb` and comes back into them.
+  /// Other groups count as single nodes (a kernel waits for all its inputs
+  /// and delivers all its outputs at once).
   bool createsCycle(int ra, int rb) {
-    auto inside = [&](Operation *op) {
+    std::map<int, SmallVector<Operation *>> members;
+    for (Operation *op : ops)
+      members[find(index[op])].push_back(op);
+    auto groupOf = [&](Operation *op) {
       auto it = index.find(op);
-      if (it == index.end())
-        return false;
-      int r = find(it->second);
+      return it == index.end() ? -1 : find(it->second);
+    };
+    auto inside = [&](Operation *op) {
+      int r = groupOf(op);
       return r == ra || r == rb;
     };
     SmallVector<Operation *> work;
     llvm::DenseSet<Operation *> seen;
+    auto visit = [&](Operation *op) {
+      // Entering a group reaches every member's results.
+      int r = groupOf(op);
+      if (r < 0)
+        return void(seen.insert(op).second && (work.push_back(op), true));
+      for (Operation *m : members[r])
+        if (seen.insert(m).second)
+          work.push_back(m);
+    };
     for (Operation *op : ops)
       if (inside(op))
         for (Operation *u : op->getUsers())
-          if (!inside(u) && seen.insert(u).second)
-            work.push_back(u);
+          if (!inside(u))
+            visit(u);
     while (!work.empty()) {
       Operation *op = work.pop_back_val();
       for (Operation *u : op->getUsers()) {
         if (inside(u))
           return true;
-        if (seen.insert(u).second)
-          work.push_back(u);
+        visit(u);
       }
     }
     return false;
   }
 
+  Block &block;
   std::vector<Operation *> ops;
   llvm::DenseMap<Operation *, int> index;
   std::vector<int> parent;
@@ -234,7 +248,9 @@ void markEpilogues(dm::ContractOp c) {
   } else {
     activation(next);
   }
-  for (Operation *user : out.getUsers())
+  SmallVector<Operation *> users(out.getUsers());
+  llvm::sort(users, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  for (Operation *user : users)
     if (auto grad = dyn_cast<dm::ActivationGradOp>(user);
         grad && grad.getDy() == out && grad.getKind() != "gelu")
       found.push_back(grad.getKind() == "relu" ? "drelu" : "dgelu");
@@ -259,8 +275,10 @@ struct DmFusePass : impl::DmFuseBase<DmFusePass> {
     planner.plan();
     for (const auto &members : planner.groups())
       materialize(members);
-    if (!sortTopologically(&block))
+    if (!sortTopologically(&block)) {
+      getOperation().emitError("dm-fuse: the kernels formed depend on each other");
       return signalPassFailure();
+    }
   }
 };
 

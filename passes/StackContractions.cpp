@@ -169,6 +169,11 @@ struct DmStackContractionsPass
     char dim = unstack.getDim()[0];
     size_t at = tensorType(unstack.getX()).indexOf(dim);
     int64_t n = users.size();
+    // The stack dimension must be new to every operand and the result.
+    auto hasDim = [&](Type t) { return cast<dm::TensorType>(t).hasDim(dim); };
+    if (llvm::any_of(proto->getOperandTypes(), hasDim) ||
+        llvm::any_of(proto->getResultTypes(), hasDim))
+      return false;
     for (auto *user : users)
       for (Value v : user->getOperands())
         if (!definedBefore(v, first) && v.getDefiningOp() != unstack)
