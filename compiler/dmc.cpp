@@ -5,6 +5,7 @@
 //             [--seed N] [--precision fp32|fp64]
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/KernelEmitter.h"
 #include "compiler/Driver.h"
 #include "compiler/GraphSummary.h"
 #include "compiler/TensorIO.h"
@@ -58,11 +59,14 @@ cl::opt<std::string> reportStage("stage", cl::desc("Stop after this stage: front
                                  cl::init("fuse"), cl::value_desc("NAME"), cl::sub(reportCmd),
                                  cl::cat(dmcCategory));
 
-enum class Emit { Mlir, Summary };
+enum class Emit { Mlir, Summary, Cuda };
 cl::opt<Emit> emit("emit", cl::desc("What to print"), cl::init(Emit::Summary),
                    cl::values(clEnumValN(Emit::Mlir, "mlir", "the dm dialect IR"),
                               clEnumValN(Emit::Summary, "summary",
-                                         "op counts by kind and class, parameters, flop")),
+                                         "op counts by kind and class, parameters, flop"),
+                              clEnumValN(Emit::Cuda, "cuda",
+                                         "CUDA C++ of every fused kernel (default "
+                                         "configuration; needs --stage fuse)")),
                    cl::sub(graphCmd), cl::cat(dmcCategory));
 
 cl::opt<std::string> inputsPath("inputs", cl::desc("safetensors file with inputs, "
@@ -101,12 +105,33 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> build(mlir::MLIRContext &ctx) {
   return dmc::buildGraph(ctx, modelPath, train, *last);
 }
 
+int printCuda(mlir::func::FuncOp f) {
+  int n = 0;
+  for (auto kernel : f.getOps<dmc::dm::KernelOp>()) {
+    auto space = dmc::codegen::spaceOf(kernel);
+    auto emitted = dmc::codegen::emitKernel(kernel, dmc::codegen::defaultConfig(space),
+                                            "k" + std::to_string(n++) + "_" +
+                                                kernel.getName().str());
+    if (!emitted)
+      return report(emitted.takeError());
+    outs() << "// ---- grid " << emitted->grid << ", block " << emitted->blockX << "x"
+           << emitted->blockY << "\n"
+           << emitted->source << "\n";
+  }
+  if (n == 0)
+    return report(createStringError(inconvertibleErrorCode(),
+                                    "no fused kernels: --emit=cuda needs --stage fuse"));
+  return 0;
+}
+
 int runGraph(mlir::MLIRContext &ctx) {
   auto module = build(ctx);
   if (!module)
     return report(module.takeError());
   if (emit == Emit::Mlir)
     (*module)->print(outs());
+  else if (emit == Emit::Cuda)
+    return printCuda(dmc::layerFunction(**module));
   else
     dmc::printSummary(dmc::layerFunction(**module), outs());
   return 0;

@@ -1,0 +1,82 @@
+//===- CudaPrelude.h - device helpers every generated kernel includes -----===//
+//
+// Shipped inside each kernel's source (NVRTC has no standard headers):
+// fixed-width integers, loads and stores per storage type through the
+// runtime's bit-exact bf16/fp16 conversions, and block reductions.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMC_CODEGEN_CUDAPRELUDE_H
+#define DMC_CODEGEN_CUDAPRELUDE_H
+
+namespace dmc::codegen {
+
+inline constexpr const char *kCudaPrelude = R"cuda(
+#if defined(__CUDACC_RTC__)  // NVRTC has no <stdint.h>
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+typedef int int32_t;
+#endif
+#include "dmrt/Philox.h"
+#include "dmrt/Float16.h"
+
+__device__ __forceinline__ float dmcLoad(const float *p, long long o) { return p[o]; }
+__device__ __forceinline__ float dmcLoadBf16(const uint16_t *p, long long o) {
+  return dmrt::bf16ToFloat(p[o]);
+}
+__device__ __forceinline__ float dmcLoadHalf(const uint16_t *p, long long o) {
+  return dmrt::halfToFloat(p[o]);
+}
+__device__ __forceinline__ void dmcStore(float *p, long long o, float v) { p[o] = v; }
+__device__ __forceinline__ void dmcStoreBf16(uint16_t *p, long long o, float v) {
+  p[o] = dmrt::floatToBf16(v);
+}
+__device__ __forceinline__ void dmcStoreHalf(uint16_t *p, long long o, float v) {
+  p[o] = dmrt::floatToHalf(v);
+}
+
+struct DmcSum {
+  __device__ static float apply(float a, float b) { return a + b; }
+};
+struct DmcMax {
+  __device__ static float apply(float a, float b) { return fmaxf(a, b); }
+};
+
+/// Combines `v` over the TY threads sharing a row (threadIdx.y); every thread
+/// gets the result. `smem` holds TX*TY floats.
+template <typename Op, int TX, int TY>
+__device__ __forceinline__ float dmcBlockReduce(float v, float *smem) {
+  if (TY == 1)
+    return v;
+  if (TX == 1) {
+    // Rows of whole warps: shuffle within each warp, then across warps.
+    for (int offset = 16; offset > 0; offset >>= 1)
+      v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    if (TY <= 32)
+      return v;
+    if (threadIdx.y % 32 == 0)
+      smem[threadIdx.y / 32] = v;
+    __syncthreads();
+    float r = smem[0];
+    for (int w = 1; w < TY / 32; ++w)
+      r = Op::apply(r, smem[w]);
+    __syncthreads();
+    return r;
+  }
+  smem[threadIdx.y * TX + threadIdx.x] = v;
+  __syncthreads();
+  for (int s = TY / 2; s > 0; s >>= 1) {
+    if (threadIdx.y < s)
+      smem[threadIdx.y * TX + threadIdx.x] =
+          Op::apply(smem[threadIdx.y * TX + threadIdx.x], smem[(threadIdx.y + s) * TX + threadIdx.x]);
+    __syncthreads();
+  }
+  float r = smem[threadIdx.x];
+  __syncthreads();
+  return r;
+}
+)cuda";
+
+} // namespace dmc::codegen
+
+#endif // DMC_CODEGEN_CUDAPRELUDE_H

@@ -1,0 +1,210 @@
+//===- KernelEmitter.cpp - CUDA C++ for one fused kernel and config -------===//
+//
+// Threads: blockIdx.x * TX + threadIdx.x enumerates outer points (the lane
+// dim innermost), threadIdx.y strides over the row. The kernel sweeps each
+// row once per pass, recomputing from the inputs what the pass needs (the
+// re-reads of a row hit L1/L2: DRAM sees each input once), combines the
+// pass's reductions across threadIdx.y, and stores each output in the first
+// pass that has it; per-outer-point outputs are stored by threadIdx.y == 0.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/KernelEmitter.h"
+
+#include "codegen/CudaPrelude.h"
+#include "codegen/NodeGraph.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace dmc::codegen {
+namespace {
+
+std::string pointerType(Type t, bool input) {
+  std::string s = storageOf(t);
+  std::string base = s == "f32" ? "float" : s == "i32" ? "int" : "uint16_t";
+  return (input ? "const " : "") + base + " *__restrict__";
+}
+
+std::string storeCall(Type t, const std::string &ptr, const std::string &off,
+                      const std::string &v) {
+  std::string s = storageOf(t);
+  std::string fn = s == "bf16" ? "dmcStoreBf16" : s == "f16" ? "dmcStoreHalf" : "dmcStore";
+  return fn + "(" + ptr + ", " + off + ", " + v + ");";
+}
+
+/// "b=8 j=512 i=1024" for shape comments.
+std::string shapeOf(Type t) {
+  auto tt = cast<dm::TensorType>(t);
+  std::string s;
+  for (unsigned n = 0; n < tt.getRank(); ++n)
+    s += (n ? " " : "") + std::string(1, tt.getNames()[n]) + "=" +
+         std::to_string(tt.getShape()[n]);
+  return s + " " + storageOf(t);
+}
+
+/// `name` = sum of index * stride over `dims` for tensor type `t`.
+std::string offsetExpr(Type t, llvm::StringRef dims) {
+  auto tt = cast<dm::TensorType>(t);
+  std::string e = "0";
+  for (char c : dims)
+    if (tt.hasDim(c)) {
+      int64_t stride = 1;
+      for (unsigned n = tt.indexOf(c) + 1; n < tt.getRank(); ++n)
+        stride *= tt.getShape()[n];
+      e += " + i_" + std::string(1, c) + " * " + std::to_string(stride) + "ll";
+    }
+  return e;
+}
+
+/// Index variables i_<dim> from the linear index `var` over `order` (innermost last).
+void decode(llvm::raw_ostream &os, const std::string &indent, const std::string &var,
+            llvm::StringRef order, const KernelSpace &s) {
+  os << indent << "long long t_" << var << " = " << var << ";\n";
+  for (size_t n = order.size(); n-- > 0;) {
+    int64_t size = s.sizes.at(order[n]);
+    os << indent << "const long long i_" << order[n] << " = t_" << var << " % " << size
+       << "ll;\n";
+    if (n)
+      os << indent << "t_" << var << " /= " << size << "ll;\n";
+  }
+}
+
+} // namespace
+
+llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig &config,
+                                         llvm::StringRef entry) {
+  KernelSpace s = spaceOf(kernel);
+  if (std::string why = whyInfeasible(s, config); !why.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "kernel '" + kernel.getName() + "': configuration " +
+                                       config.describe() + " is infeasible: " + why);
+  NodeGraph g;
+  if (llvm::Error e = lowerKernel(kernel, s, g))
+    return std::move(e);
+
+  // The lane dim goes innermost among the outer dims.
+  std::string outer = s.outer;
+  if (config.laneDim) {
+    outer.erase(outer.find(config.laneDim), 1);
+    outer.push_back(config.laneDim);
+  }
+  int passes = 1;
+  for (const Node &n : g.nodes)
+    passes = std::max(passes, n.pass + 1);
+  bool reduces = llvm::any_of(g.nodes, [](const Node &n) { return n.reduce; });
+
+  std::string src;
+  llvm::raw_string_ostream os(src);
+  os << "// dm.kernel \"" << kernel.getName() << "\": outer " << (outer.empty() ? "-" : outer)
+     << " (" << s.outerPoints << " points), rows " << (s.row.empty() ? "-" : s.row) << " ("
+     << s.rowPoints << " points); " << config.describe() << ", " << passes << " pass(es)\n";
+  os << kCudaPrelude << "\n";
+  os << "extern \"C\" __global__ void __launch_bounds__(" << config.tx * config.ty << ")\n"
+     << entry << "(";
+  unsigned numIn = kernel.getInputs().size();
+  for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
+    os << "\n    " << pointerType(v.getType(), true) << " in" << n << ",  // "
+       << shapeOf(v.getType());
+  for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
+    os << "\n    " << pointerType(t, false) << " out" << n << ",  // " << shapeOf(t);
+  os << "\n    unsigned long long seed) {\n";
+  os << "  constexpr int TX = " << config.tx << ", TY = " << config.ty << ";\n";
+  if (reduces)
+    os << "  __shared__ float dmcSmem[TX * TY];\n";
+  os << "  const long long o = (long long)blockIdx.x * TX + threadIdx.x;\n";
+  os << "  if (o >= " << s.outerPoints << "ll) return;  // never inside a block that reduces\n";
+  decode(os, "  ", "o", outer, s);
+  for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
+    os << "  const long long base_in" << n << " = " << offsetExpr(v.getType(), outer) << ";\n";
+  for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
+    os << "  const long long base_out" << n << " = " << offsetExpr(t, outer) << ";\n";
+
+  // Per pass: outer values, then the sweep over the row, then the reductions.
+  auto isOutputAt = [&](int id, int pass) {
+    return !g.nodes[id].outer && g.nodes[id].pass == pass;
+  };
+  for (int p = 0; p < passes; ++p) {
+    os << "  // pass " << p << "\n";
+    for (size_t id = 0; id < g.nodes.size(); ++id)
+      if (g.nodes[id].outer && !g.nodes[id].reduce && g.nodes[id].pass == p)
+        os << "  const float " << NodeGraph::name(id) << " = " << g.nodes[id].code << ";\n";
+    // What this pass's sweep computes: its reductions' and stores' inputs.
+    std::vector<bool> needed(g.nodes.size(), false);
+    std::vector<int> work;
+    for (size_t id = 0; id < g.nodes.size(); ++id)
+      if (g.nodes[id].reduce && g.nodes[id].pass == p)
+        work.push_back(g.nodes[id].deps[0]);
+    for (int id : g.outputs)
+      if (isOutputAt(id, p))
+        work.push_back(id);
+    while (!work.empty()) {
+      int id = work.back();
+      work.pop_back();
+      if (needed[id] || g.nodes[id].outer)
+        continue;
+      needed[id] = true;
+      work.insert(work.end(), g.nodes[id].deps.begin(), g.nodes[id].deps.end());
+    }
+    if (llvm::none_of(needed, [](bool b) { return b; }))
+      continue;
+    for (size_t id = 0; id < g.nodes.size(); ++id)
+      if (g.nodes[id].reduce && g.nodes[id].pass == p)
+        os << "  float acc" << id << " = " << g.nodes[id].init << ";\n";
+    os << "  for (long long r = threadIdx.y; r < " << s.rowPoints << "ll; r += TY) {\n";
+    if (!s.row.empty())
+      decode(os, "    ", "r", s.row, s);
+    std::string sweep; // this pass's node code, to see which inputs it reads
+    for (size_t id = 0; id < g.nodes.size(); ++id)
+      if (needed[id])
+        sweep += g.nodes[id].code;
+    for (unsigned n = 0; n < numIn; ++n) {
+      std::string off = "off_in" + std::to_string(n);
+      if (sweep.find(off + ")") != std::string::npos || sweep.find(off + "]") != std::string::npos)
+        os << "    const long long " << off << " = base_in" << n << " + "
+           << offsetExpr(kernel.getInputs()[n].getType(), s.row) << ";\n";
+    }
+    for (size_t id = 0; id < g.nodes.size(); ++id)
+      if (needed[id])
+        os << "    const float " << NodeGraph::name(id) << " = " << g.nodes[id].code << ";\n";
+    for (size_t id = 0; id < g.nodes.size(); ++id)
+      if (g.nodes[id].reduce && g.nodes[id].pass == p)
+        os << "    acc" << id << " = " << g.nodes[id].combine << "::apply(acc" << id << ", "
+           << g.nodes[id].code << ");\n";
+    for (auto [n, id] : llvm::enumerate(g.outputs))
+      if (isOutputAt(id, p)) {
+        Type t = kernel.getResultTypes()[n];
+        os << "    " << storeCall(t, "out" + std::to_string(n),
+                                  "base_out" + std::to_string(n) + " + " + offsetExpr(t, s.row),
+                                  NodeGraph::name(id))
+           << "\n";
+      }
+    os << "  }\n";
+    for (size_t id = 0; id < g.nodes.size(); ++id)
+      if (g.nodes[id].reduce && g.nodes[id].pass == p)
+        os << "  const float " << NodeGraph::name(id) << " = dmcBlockReduce<"
+           << g.nodes[id].combine << ", TX, TY>(acc" << id << ", dmcSmem);\n";
+  }
+  // Outer outputs (reductions and values derived from them).
+  for (auto [n, id] : llvm::enumerate(g.outputs))
+    if (g.nodes[id].outer) {
+      os << "  if (threadIdx.y == 0) "
+         << storeCall(kernel.getResultTypes()[n], "out" + std::to_string(n),
+                      "base_out" + std::to_string(n), NodeGraph::name(id))
+         << "\n";
+    }
+  os << "}\n";
+
+  EmittedKernel k;
+  k.entry = entry.str();
+  k.source = std::move(src);
+  k.blockX = config.tx;
+  k.blockY = config.ty;
+  k.grid = (s.outerPoints + config.tx - 1) / config.tx;
+  k.sharedBytes = reduces ? 4 * config.tx * config.ty : 0;
+  k.passes = passes;
+  return k;
+}
+
+} // namespace dmc::codegen

@@ -1,0 +1,30 @@
+//===- KernelEmitter.h - CUDA C++ for one fused kernel and config ---------===//
+#ifndef DMC_CODEGEN_KERNELEMITTER_H
+#define DMC_CODEGEN_KERNELEMITTER_H
+
+#include "codegen/KernelSpace.h"
+
+#include "llvm/Support/Error.h"
+
+namespace dmc::codegen {
+
+/// One kernel ready for NVRTC, and how to launch it. Parameters, in order:
+/// the kernel's inputs, its outputs, then the dropout seed (uint64).
+struct EmittedKernel {
+  std::string entry;  ///< the extern "C" function name
+  std::string source; ///< complete CUDA C++ (includes dmrt/Philox.h, dmrt/Float16.h)
+  int64_t grid = 0;
+  int blockX = 1, blockY = 1;
+  int sharedBytes = 0;
+  int passes = 0;     ///< sweeps over each row (one per reduction level + 1)
+};
+
+/// Emits `kernel` for `config` (which must be feasible for its space). The
+/// arithmetic follows the interpreter's (compiler/HostKernels.cpp) in fp32;
+/// dropout masks are bit-identical.
+llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig &config,
+                                         llvm::StringRef entry);
+
+} // namespace dmc::codegen
+
+#endif // DMC_CODEGEN_KERNELEMITTER_H

@@ -1,0 +1,124 @@
+//===- KernelSpace.cpp - the loop nest of a fused kernel and its configs --===//
+#include "codegen/KernelSpace.h"
+
+#include "ir/IterationSpace.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+
+namespace dmc::codegen {
+
+KernelSpace spaceOf(dm::KernelOp kernel) {
+  KernelSpace s;
+  std::string all, reduced;
+  kernel.getBody().walk([&](dm::IterationSpaceOpInterface op) {
+    for (char c : dm::iterationDims(op))
+      if (all.find(c) == std::string::npos) {
+        all.push_back(c);
+        s.sizes[c] = dm::dimSize(op, c);
+      }
+    for (char c : op.getReductionDims())
+      if (reduced.find(c) == std::string::npos)
+        reduced.push_back(c);
+  });
+  // The largest tensor read or written decides the memory order.
+  int64_t largest = -1;
+  auto consider = [&](Type t) {
+    auto tt = cast<dm::TensorType>(t);
+    if (tt.getNumElements() > largest) {
+      largest = tt.getNumElements();
+      s.mainLayout = tt.getNames().str();
+    }
+  };
+  for (Type t : kernel.getInputs().getTypes())
+    consider(t);
+  for (Type t : kernel.getResultTypes())
+    consider(t);
+  // Dims of S the main tensor lacks go outermost.
+  std::string order;
+  for (char c : all)
+    if (s.mainLayout.find(c) == std::string::npos)
+      order.push_back(c);
+  order += s.mainLayout;
+  for (char c : order) {
+    if (all.find(c) == std::string::npos)
+      continue;
+    bool isRow = reduced.find(c) != std::string::npos;
+    (isRow ? s.row : s.outer).push_back(c);
+    (isRow ? s.rowPoints : s.outerPoints) *= s.sizes[c];
+  }
+  return s;
+}
+
+std::string KernelConfig::describe() const {
+  if (!laneDim)
+    return llvm::formatv("block {0}x{1}", tx, ty);
+  return llvm::formatv("lanes along {0}, block {1}x{2}", laneDim, tx, ty);
+}
+
+std::string whyInfeasible(const KernelSpace &s, const KernelConfig &c) {
+  if (c.tx * c.ty > 1024)
+    return llvm::formatv("{0}x{1} = {2} threads exceed the 1024 of a block", c.tx, c.ty,
+                         c.tx * c.ty);
+  if (c.tx * c.ty % 32 != 0)
+    return llvm::formatv("{0} threads are not a whole number of warps", c.tx * c.ty);
+  if (s.row.empty() && c.ty != 1)
+    return "an elementwise kernel has no row to share between threads (ty must be 1)";
+  if (!s.row.empty() && c.ty > 32 && c.ty > s.rowPoints)
+    return llvm::formatv("{0} threads per row but the row has {1} points", c.ty, s.rowPoints);
+  if (c.laneDim) {
+    if (s.outer.find(c.laneDim) == std::string::npos)
+      return llvm::formatv("lane dim '{0}' is not an outer dim ({1})", c.laneDim, s.outer);
+    if (s.sizes.at(c.laneDim) % c.tx != 0)
+      return llvm::formatv("lane dim '{0}' of size {1} is not a multiple of {2} lanes",
+                           c.laneDim, s.sizes.at(c.laneDim), c.tx);
+  } else if (!s.row.empty() && c.tx != 1) {
+    return "several lanes per block need a lane dim";
+  }
+  return "";
+}
+
+std::vector<KernelConfig> enumerateConfigs(const KernelSpace &s,
+                                           std::vector<std::string> *rejected) {
+  std::vector<KernelConfig> candidates;
+  if (s.row.empty()) {
+    for (int tx : {64, 128, 256, 512, 1024})
+      candidates.push_back({0, tx, 1});
+  } else {
+    for (int ty : {32, 64, 128, 256, 512, 1024})
+      candidates.push_back({0, 1, ty});
+    for (char lane : s.outer)
+      for (int tx : {8, 16, 32})
+        for (int ty : {4, 8, 16, 32})
+          candidates.push_back({lane, tx, ty});
+  }
+  std::vector<KernelConfig> feasible;
+  for (const KernelConfig &c : candidates) {
+    std::string why = whyInfeasible(s, c);
+    if (why.empty())
+      feasible.push_back(c);
+    else if (rejected)
+      rejected->push_back(c.describe() + ": " + why);
+  }
+  return feasible;
+}
+
+KernelConfig defaultConfig(const KernelSpace &s) {
+  if (s.row.empty())
+    return {0, 256, 1};
+  char innermost = s.mainLayout.empty() ? 0 : s.mainLayout.back();
+  if (s.row.find(innermost) != std::string::npos) {
+    int ty = 32;
+    while (ty < 256 && ty < s.rowPoints)
+      ty *= 2;
+    return {0, 1, ty};
+  }
+  // The contiguous dim is an outer one: lanes along it keep loads coalesced.
+  KernelConfig c{innermost, 32, 16};
+  if (!whyInfeasible(s, c).empty())
+    c = {0, 1, 256};
+  return c;
+}
+
+} // namespace dmc::codegen

@@ -1,0 +1,52 @@
+//===- KernelSpace.h - the loop nest of a fused kernel and its configs ----===//
+//
+// A dm.kernel iterates over one space S. Its reducing members share the
+// outer dims O; the row dims R = S \ O are reduced (R is empty for purely
+// elementwise kernels). A configuration maps O to blocks and lanes, R to
+// the threads of a block, and picks the loop orders; the emitter turns a
+// kernel plus one configuration into CUDA.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMC_CODEGEN_KERNELSPACE_H
+#define DMC_CODEGEN_KERNELSPACE_H
+
+#include "ir/DmDialect.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dmc::codegen {
+
+struct KernelSpace {
+  std::string outer, row;   ///< O and R, in the main tensor's memory order
+  std::map<char, int64_t> sizes;
+  std::string mainLayout;   ///< dims of the largest tensor, outermost first
+  int64_t outerPoints = 1, rowPoints = 1;
+};
+
+/// The space of `kernel`, read from its members' iteration spaces.
+KernelSpace spaceOf(dm::KernelOp kernel);
+
+struct KernelConfig {
+  /// An outer dim mapped to threadIdx.x (0: none); consecutive lanes take
+  /// consecutive positions along it.
+  char laneDim = 0;
+  int tx = 1; ///< lanes along laneDim (or along all outer points when R is empty)
+  int ty = 1; ///< threads sharing one row (the reduction)
+  std::string describe() const;
+};
+
+/// Every configuration of `space` worth benchmarking; `rejected` gets one
+/// line per infeasible candidate and why.
+std::vector<KernelConfig> enumerateConfigs(const KernelSpace &space,
+                                           std::vector<std::string> *rejected = nullptr);
+/// The heuristic used until the tuner has measured: reduce over the rows with
+/// a block when the innermost dim is reduced, lanes along it otherwise.
+KernelConfig defaultConfig(const KernelSpace &space);
+/// Empty when `config` is feasible for `space`, else why not.
+std::string whyInfeasible(const KernelSpace &space, const KernelConfig &config);
+
+} // namespace dmc::codegen
+
+#endif // DMC_CODEGEN_KERNELSPACE_H

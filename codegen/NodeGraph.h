@@ -1,0 +1,83 @@
+//===- NodeGraph.h - a fused kernel as loads, maps and row reductions -----===//
+//
+// Between the dm ops of a kernel and its CUDA: each op becomes nodes. A load
+// reads an input at the current point; a map is pointwise math (or, when all
+// its inputs are reductions, one value per outer point); a reduction combines
+// a node over the row. A node's pass is how many reductions it waits for.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMC_CODEGEN_NODEGRAPH_H
+#define DMC_CODEGEN_NODEGRAPH_H
+
+#include "codegen/KernelSpace.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace dmc::codegen {
+
+struct Node {
+  bool outer = false;  ///< one value per outer point
+  bool reduce = false; ///< combined over the row; its value is outer
+  const char *combine = "DmcSum";
+  std::string init = "0.f";
+  std::string code; ///< map/load: the expression; reduce: the node combined
+  std::vector<int> deps;
+  int pass = 0; ///< map/load: computed in; reduce: combined in
+};
+
+class NodeGraph {
+public:
+  std::vector<Node> nodes;
+  std::vector<int> outputs; ///< one node per kernel output
+
+  static std::string name(int id) { return "v" + std::to_string(id); }
+  /// The first pass in which node `id`'s value exists.
+  int avail(int id) const { return nodes[id].reduce ? nodes[id].pass + 1 : nodes[id].pass; }
+
+  int add(Node n) {
+    for (int d : n.deps)
+      n.pass = std::max(n.pass, avail(d));
+    nodes.push_back(std::move(n));
+    return static_cast<int>(nodes.size()) - 1;
+  }
+
+  /// Pointwise `code` over `deps`, written with $0, $1, ... for them.
+  /// `pointwise` marks code that reads the point's indices (masks, dropout).
+  int map(std::string code, std::vector<int> deps, bool pointwise = false) {
+    for (size_t n = deps.size(); n-- > 0;) {
+      std::string key = "$" + std::to_string(n);
+      for (size_t at; (at = code.find(key)) != std::string::npos;)
+        code.replace(at, key.size(), name(deps[n]));
+    }
+    Node node;
+    node.code = "(" + code + ")";
+    node.deps = std::move(deps);
+    node.outer = !pointwise && !node.deps.empty();
+    for (int d : node.deps)
+      node.outer &= nodes[d].outer;
+    return add(std::move(node));
+  }
+
+  int reduce(const char *combine, std::string init, int of) {
+    Node node;
+    node.reduce = node.outer = true;
+    node.combine = combine;
+    node.init = std::move(init);
+    node.code = name(of);
+    node.deps = {of};
+    return add(std::move(node));
+  }
+};
+
+/// Storage of a tensor type's elements: "bf16", "f16", "f32" or "i32".
+std::string storageOf(mlir::Type type);
+
+/// Lowers the ops of `kernel` into `graph` (outputs in yield order).
+llvm::Error lowerKernel(dm::KernelOp kernel, const KernelSpace &space, NodeGraph &graph);
+
+} // namespace dmc::codegen
+
+#endif // DMC_CODEGEN_NODEGRAPH_H

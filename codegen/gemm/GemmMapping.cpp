@@ -1,0 +1,625 @@
+//===- GemmMapping.cpp - einsum contraction -> one cublasLtMatmul -----------===//
+
+#include "codegen/gemm/GemmMapping.h"
+
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <sstream>
+
+namespace dmcgen {
+
+//===----------------------------------------------------------------------===//
+// Epilogue helpers
+//===----------------------------------------------------------------------===//
+
+const char *epilogueName(Epilogue e) {
+  switch (e) {
+  case Epilogue::None: return "DEFAULT";
+  case Epilogue::Bias: return "BIAS";
+  case Epilogue::Relu: return "RELU";
+  case Epilogue::ReluBias: return "RELU_BIAS";
+  case Epilogue::ReluAux: return "RELU_AUX";
+  case Epilogue::ReluAuxBias: return "RELU_AUX_BIAS";
+  case Epilogue::Gelu: return "GELU";
+  case Epilogue::GeluBias: return "GELU_BIAS";
+  case Epilogue::GeluAux: return "GELU_AUX";
+  case Epilogue::GeluAuxBias: return "GELU_AUX_BIAS";
+  case Epilogue::DRelu: return "DRELU";
+  case Epilogue::DReluBGrad: return "DRELU_BGRAD";
+  case Epilogue::DGelu: return "DGELU";
+  case Epilogue::DGeluBGrad: return "DGELU_BGRAD";
+  case Epilogue::BGradA: return "BGRADA";
+  case Epilogue::BGradB: return "BGRADB";
+  }
+  return "?";
+}
+
+cublasLtEpilogue_t toCublasLt(Epilogue e) {
+  switch (e) {
+  case Epilogue::None: return CUBLASLT_EPILOGUE_DEFAULT;
+  case Epilogue::Bias: return CUBLASLT_EPILOGUE_BIAS;
+  case Epilogue::Relu: return CUBLASLT_EPILOGUE_RELU;
+  case Epilogue::ReluBias: return CUBLASLT_EPILOGUE_RELU_BIAS;
+  case Epilogue::ReluAux: return CUBLASLT_EPILOGUE_RELU_AUX;
+  case Epilogue::ReluAuxBias: return CUBLASLT_EPILOGUE_RELU_AUX_BIAS;
+  case Epilogue::Gelu: return CUBLASLT_EPILOGUE_GELU;
+  case Epilogue::GeluBias: return CUBLASLT_EPILOGUE_GELU_BIAS;
+  case Epilogue::GeluAux: return CUBLASLT_EPILOGUE_GELU_AUX;
+  case Epilogue::GeluAuxBias: return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  case Epilogue::DRelu: return CUBLASLT_EPILOGUE_DRELU;
+  case Epilogue::DReluBGrad: return CUBLASLT_EPILOGUE_DRELU_BGRAD;
+  case Epilogue::DGelu: return CUBLASLT_EPILOGUE_DGELU;
+  case Epilogue::DGeluBGrad: return CUBLASLT_EPILOGUE_DGELU_BGRAD;
+  case Epilogue::BGradA: return CUBLASLT_EPILOGUE_BGRADA;
+  case Epilogue::BGradB: return CUBLASLT_EPILOGUE_BGRADB;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+bool epilogueReadsBias(Epilogue e) {
+  return e == Epilogue::Bias || e == Epilogue::ReluBias ||
+         e == Epilogue::ReluAuxBias || e == Epilogue::GeluBias ||
+         e == Epilogue::GeluAuxBias;
+}
+bool epilogueWritesBias(Epilogue e) {
+  return e == Epilogue::DReluBGrad || e == Epilogue::DGeluBGrad ||
+         e == Epilogue::BGradA || e == Epilogue::BGradB;
+}
+bool epilogueWritesAux(Epilogue e) {
+  return e == Epilogue::ReluAux || e == Epilogue::ReluAuxBias ||
+         e == Epilogue::GeluAux || e == Epilogue::GeluAuxBias;
+}
+bool epilogueReadsAux(Epilogue e) {
+  return e == Epilogue::DRelu || e == Epilogue::DReluBGrad ||
+         e == Epilogue::DGelu || e == Epilogue::DGeluBGrad;
+}
+bool epilogueIsRelu(Epilogue e) {
+  return e == Epilogue::Relu || e == Epilogue::ReluBias ||
+         e == Epilogue::ReluAux || e == Epilogue::ReluAuxBias ||
+         e == Epilogue::DRelu || e == Epilogue::DReluBGrad;
+}
+
+//===----------------------------------------------------------------------===//
+// Descriptor helpers
+//===----------------------------------------------------------------------===//
+
+int64_t GemmDescriptor::auxSize() const {
+  if (!epilogueWritesAux(epilogue) && !epilogueReadsAux(epilogue))
+    return 0;
+  return batchCount > 1 ? auxBatchStride * batchCount : auxLd * n;
+}
+
+static const char *opName(cublasOperation_t t) {
+  return t == CUBLAS_OP_N ? "N" : t == CUBLAS_OP_T ? "T" : "?";
+}
+
+static std::string commas(const std::string &letters) {
+  std::string s;
+  for (char ch : letters) {
+    if (!s.empty())
+      s += ',';
+    s += ch;
+  }
+  return s.empty() ? "-" : s;
+}
+
+static std::string layoutStr(const MatrixLayout &l) {
+  std::ostringstream os;
+  os << l.rows << "x" << l.cols << " ld=" << l.ld;
+  if (l.batchCount > 1)
+    os << " bs=" << l.batchStride;
+  return os.str();
+}
+
+std::string GemmDescriptor::describe() const {
+  std::ostringstream os;
+  os << (swapOperands ? "swap (D^T = b^T a^T)" : "no swap") << ": m=" << m
+     << "[" << commas(rowDims) << "] n=" << n << "[" << commas(colDims)
+     << "] k=" << k << "[" << commas(kDims) << "] batch=" << batchCount << "["
+     << commas(batchDims) << "]; A=" << (swapOperands ? "b" : "a") << " op"
+     << opName(transA) << " " << layoutStr(a) << "; B="
+     << (swapOperands ? "a" : "b") << " op" << opName(transB) << " "
+     << layoutStr(b) << "; D " << layoutStr(d) << "; alpha=" << alpha
+     << " beta=" << beta << "; epilogue " << epilogueName(epilogue);
+  if (biasLength)
+    os << " bias[" << biasLength << "] bs=" << biasBatchStride;
+  if (auxLd)
+    os << " aux ld=" << auxLd << " bs=" << auxBatchStride
+       << (epilogueIsRelu(epilogue) ? " (bits)" : "");
+  return os.str();
+}
+
+bool validateDescriptor(const GemmDescriptor &g, std::string &reason) {
+  auto fail = [&](const std::string &s) {
+    reason = s;
+    return false;
+  };
+  if (g.m < 1 || g.n < 1 || g.k < 1 || g.batchCount < 1)
+    return fail("m, n, k and batchCount must be positive");
+  auto checkMat = [&](const char *name, const MatrixLayout &l, int64_t rows,
+                      int64_t cols) -> bool {
+    if (l.rows != rows || l.cols != cols) {
+      reason = std::string("matrix ") + name + " is " + std::to_string(l.rows) +
+               "x" + std::to_string(l.cols) + " but its op needs " +
+               std::to_string(rows) + "x" + std::to_string(cols);
+      return false;
+    }
+    if (l.ld < std::max<int64_t>(1, l.rows)) {
+      reason = std::string("matrix ") + name + ": ld " + std::to_string(l.ld) +
+               " < rows " + std::to_string(l.rows) +
+               " (column-major needs ld >= rows)";
+      return false;
+    }
+    if (l.batchCount != g.batchCount) {
+      reason = std::string("matrix ") + name + ": batch count " +
+               std::to_string(l.batchCount) + " differs from " +
+               std::to_string(g.batchCount);
+      return false;
+    }
+    return true;
+  };
+  if (g.transA != CUBLAS_OP_N && g.transA != CUBLAS_OP_T)
+    return fail("transA must be N or T (real types)");
+  if (g.transB != CUBLAS_OP_N && g.transB != CUBLAS_OP_T)
+    return fail("transB must be N or T (real types)");
+  bool ta = g.transA == CUBLAS_OP_T, tb = g.transB == CUBLAS_OP_T;
+  if (!checkMat("A", g.a, ta ? g.k : g.m, ta ? g.m : g.k) ||
+      !checkMat("B", g.b, tb ? g.n : g.k, tb ? g.k : g.n) ||
+      !checkMat("C", g.c, g.m, g.n) || !checkMat("D", g.d, g.m, g.n))
+    return false;
+  bool bias = epilogueReadsBias(g.epilogue) || epilogueWritesBias(g.epilogue);
+  int64_t wantBias = !bias ? 0 : g.epilogue == Epilogue::BGradB ? g.n : g.m;
+  if (g.biasLength != wantBias)
+    return fail("bias length " + std::to_string(g.biasLength) + " but " +
+                epilogueName(g.epilogue) + " needs " + std::to_string(wantBias));
+  if (epilogueWritesAux(g.epilogue) || epilogueReadsAux(g.epilogue)) {
+    int64_t align = epilogueIsRelu(g.epilogue) ? 128 : 8;
+    if (g.auxLd < g.m || g.auxLd % align)
+      return fail("aux ld " + std::to_string(g.auxLd) +
+                  " must be >= rows and divisible by " + std::to_string(align));
+    if (g.batchCount > 1 &&
+        (g.auxBatchStride % align || g.auxBatchStride < g.auxLd * g.n))
+      return fail("aux batch stride " + std::to_string(g.auxBatchStride) +
+                  " must be divisible by " + std::to_string(align) +
+                  " and cover one aux matrix");
+  }
+  return true;
+}
+
+bool auxCompatible(const GemmDescriptor &p, const GemmDescriptor &c,
+                   std::string &reason) {
+  if (!epilogueWritesAux(p.epilogue)) {
+    reason = std::string("producer epilogue ") + epilogueName(p.epilogue) +
+             " writes no aux";
+    return false;
+  }
+  if (!epilogueReadsAux(c.epilogue)) {
+    reason = std::string("consumer epilogue ") + epilogueName(c.epilogue) +
+             " reads no aux";
+    return false;
+  }
+  if (epilogueIsRelu(p.epilogue) != epilogueIsRelu(c.epilogue)) {
+    reason = std::string("aux kinds differ: ") + epilogueName(p.epilogue) +
+             " vs " + epilogueName(c.epilogue);
+    return false;
+  }
+  if (p.m != c.m || p.n != c.n || p.batchCount != c.batchCount ||
+      p.auxLd != c.auxLd || p.auxBatchStride != c.auxBatchStride) {
+    reason = "aux matrix differs: producer D is " + std::to_string(p.m) + "x" +
+             std::to_string(p.n) + " rows [" + commas(p.rowDims) +
+             "] ld " + std::to_string(p.auxLd) + ", consumer D is " +
+             std::to_string(c.m) + "x" + std::to_string(c.n) + " rows [" +
+             commas(c.rowDims) + "] ld " + std::to_string(c.auxLd) +
+             " (both GEMMs must put the same dims on D's rows)";
+    return false;
+  }
+  if (p.rowDims != c.rowDims || p.colDims != c.colDims ||
+      p.batchDims != c.batchDims) {
+    reason = "aux matrix differs in which letters are rows/cols/batch: [" +
+             p.rowDims + "|" + p.colDims + "|" + p.batchDims + "] vs [" +
+             c.rowDims + "|" + c.colDims + "|" + c.batchDims + "]";
+    return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// The mapping
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// One tensor after dropping its size-1 dims; strides of the original layout.
+struct Tensor {
+  char name;
+  std::string given; // the layout as given (for messages)
+  std::string dims;  // size > 1 letters, storage order
+  std::vector<int64_t> strides;
+};
+
+/// A group's flattened index in one tensor.
+struct GroupInT {
+  std::string order; // letters in this tensor's storage order
+  int64_t stride = 0;
+  bool empty() const { return order.empty(); }
+};
+
+struct Group {
+  const char *name; // "batch", "M", "N", "K"
+  std::string letters; // set (in first-seen order)
+  int64_t extent = 1;
+  std::string order; // common flattening order
+  std::map<char, GroupInT> in; // per tensor name
+};
+
+std::string quoted(const std::string &s) { return "'" + s + "'"; }
+
+bool findGroupIn(const Tensor &t, Group &g, std::string &reason) {
+  std::vector<size_t> pos;
+  GroupInT gi;
+  for (size_t i = 0; i < t.dims.size(); ++i)
+    if (g.letters.find(t.dims[i]) != std::string::npos) {
+      pos.push_back(i);
+      gi.order += t.dims[i];
+    }
+  if (!pos.empty()) {
+    if (pos.back() - pos.front() + 1 != pos.size()) {
+      std::string between;
+      for (size_t i = pos.front(); i <= pos.back(); ++i)
+        if (g.letters.find(t.dims[i]) == std::string::npos)
+          between += t.dims[i];
+      reason = std::string(g.name) + " dims " + commas(gi.order) +
+               " are interleaved in " + t.name + "'s layout " +
+               quoted(t.given) + ": " + commas(between) + " sits between " +
+               "them, so they do not flatten to one index with one stride";
+      return false;
+    }
+    gi.stride = t.strides[pos.back()];
+  }
+  g.in[t.name] = gi;
+  return true;
+}
+
+/// op(X) is P x Q with P, Q groups of tensor X; choose N/T and the layout.
+bool matrixFor(const Tensor &t, const Group &P, const Group &Q,
+               cublasOperation_t &op, MatrixLayout &l, std::string &reason) {
+  const GroupInT &p = P.in.at(t.name), &q = Q.in.at(t.name);
+  if (!p.empty() && p.stride == 1) {
+    op = CUBLAS_OP_N;
+    l.rows = P.extent;
+    l.cols = Q.extent;
+    l.ld = q.empty() ? P.extent : q.stride;
+  } else if (!q.empty() && q.stride == 1) {
+    op = CUBLAS_OP_T;
+    l.rows = Q.extent;
+    l.cols = P.extent;
+    l.ld = p.empty() ? Q.extent : p.stride;
+  } else if (p.empty()) {
+    op = CUBLAS_OP_N;
+    l.rows = 1;
+    l.cols = Q.extent;
+    l.ld = q.empty() ? 1 : q.stride;
+  } else if (q.empty()) {
+    op = CUBLAS_OP_T;
+    l.rows = 1;
+    l.cols = P.extent;
+    l.ld = p.stride;
+  } else {
+    reason = std::string(1, t.name) + "'s innermost dim '" +
+             std::string(1, t.dims.back()) + "' (layout " + quoted(t.given) +
+             ") is a batch dim, so neither its " + P.name + " dims (" +
+             commas(p.order) + ") nor its " + Q.name + " dims (" +
+             commas(q.order) +
+             ") have unit stride; cuBLASLt needs one of a matrix's two "
+             "dims contiguous";
+    return false;
+  }
+  if (l.ld < l.rows) {
+    reason = std::string(1, t.name) + ": leading dimension " +
+             std::to_string(l.ld) + " < rows " + std::to_string(l.rows);
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+bool mapContraction(const Contraction &c, GemmDescriptor &out,
+                    std::string &reason) {
+  reason.clear();
+  auto fail = [&](const std::string &s) {
+    reason = s;
+    return false;
+  };
+
+  // --- Validate the input and collect letter sizes.
+  std::map<char, int64_t> size;
+  std::string all; // letters in first-seen order
+  const TensorLayout *tl[3] = {&c.a, &c.b, &c.d};
+  const char names[3] = {'a', 'b', 'd'};
+  for (int t = 0; t < 3; ++t) {
+    const TensorLayout &L = *tl[t];
+    if (L.dims.size() != L.sizes.size())
+      return fail(std::string(1, names[t]) + " has " +
+                  std::to_string(L.dims.size()) + " dims but " +
+                  std::to_string(L.sizes.size()) + " sizes");
+    for (size_t i = 0; i < L.dims.size(); ++i) {
+      char ch = L.dims[i];
+      if (L.dims.find(ch) != i)
+        return fail(std::string(1, names[t]) + "'s layout " +
+                    quoted(L.dims) + " repeats letter '" + ch +
+                    "' (diagonals are not contractions)");
+      if (L.sizes[i] < 1)
+        return fail(std::string(1, names[t]) + ": dim '" + ch +
+                    "' has size " + std::to_string(L.sizes[i]));
+      auto it = size.find(ch);
+      if (it == size.end()) {
+        size[ch] = L.sizes[i];
+        all += ch;
+      } else if (it->second != L.sizes[i]) {
+        return fail("dim '" + std::string(1, ch) + "' has size " +
+                    std::to_string(it->second) + " in one tensor but " +
+                    std::to_string(L.sizes[i]) + " in " + names[t]);
+      }
+    }
+  }
+
+  // --- Classify letters.
+  Group batch{"batch"}, M{"M"}, N{"N"}, K{"K"};
+  for (char ch : all) {
+    bool inA = c.a.dims.find(ch) != std::string::npos;
+    bool inB = c.b.dims.find(ch) != std::string::npos;
+    bool inD = c.d.dims.find(ch) != std::string::npos;
+    Group *g = nullptr;
+    if (inA && inB && inD)
+      g = &batch;
+    else if (inA && inD && !inB)
+      g = &M;
+    else if (inB && inD && !inA)
+      g = &N;
+    else if (inA && inB && !inD)
+      g = &K;
+    else if (inD)
+      return fail("dim '" + std::string(1, ch) +
+                  "' appears only in d: a broadcast, which a GEMM cannot "
+                  "produce");
+    else
+      return fail("dim '" + std::string(1, ch) + "' appears only in " +
+                  (inA ? "a" : "b") +
+                  ": a private reduction; sum it out before the GEMM");
+    if (size[ch] > 1) { // size-1 dims carry no addressing
+      g->letters += ch;
+      g->extent *= size[ch];
+    }
+  }
+
+  // --- Tensors without their size-1 dims; row-major strides.
+  Tensor T[3];
+  for (int t = 0; t < 3; ++t) {
+    const TensorLayout &L = *tl[t];
+    T[t].name = names[t];
+    T[t].given = L.dims;
+    int64_t s = 1;
+    std::vector<int64_t> st(L.dims.size());
+    for (size_t i = L.dims.size(); i-- > 0;) {
+      st[i] = s;
+      s *= L.sizes[i];
+    }
+    for (size_t i = 0; i < L.dims.size(); ++i)
+      if (L.sizes[i] > 1) {
+        T[t].dims += L.dims[i];
+        T[t].strides.push_back(st[i]);
+      }
+  }
+  Tensor &A = T[0], &B = T[1], &D = T[2];
+
+  // --- Each group: adjacent in every tensor holding it, same order.
+  struct Use {
+    Group *g;
+    std::vector<Tensor *> ts;
+  } uses[4] = {{&batch, {&A, &B, &D}},
+               {&M, {&A, &D}},
+               {&N, {&B, &D}},
+               {&K, {&A, &B}}};
+  for (Use &u : uses) {
+    for (Tensor *t : u.ts)
+      if (!findGroupIn(*t, *u.g, reason))
+        return false;
+    for (Tensor *t : {&A, &B, &D}) // absent tensors: an empty entry
+      if (!u.g->in.count(t->name))
+        u.g->in[t->name] = GroupInT();
+    const std::string &first = u.g->in[u.ts[0]->name].order;
+    for (size_t i = 1; i < u.ts.size(); ++i) {
+      const std::string &o = u.g->in[u.ts[i]->name].order;
+      if (o != first)
+        return fail(std::string(u.g->name) + " dims are ordered " +
+                    commas(first) + " in " + u.ts[0]->name + " (" +
+                    quoted(u.ts[0]->given) + ") but " + commas(o) + " in " +
+                    u.ts[i]->name + " (" + quoted(u.ts[i]->given) +
+                    "): one flattened index needs the same order in both");
+    }
+    u.g->order = first;
+  }
+  if (batch.extent > INT32_MAX)
+    return fail("batch count " + std::to_string(batch.extent) +
+                " exceeds int32 (CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT)");
+
+  // --- Epilogue input checks independent of the orientation.
+  Epilogue ep = c.epilogue;
+  bool usesBias = epilogueReadsBias(ep) || epilogueWritesBias(ep);
+  if (!usesBias && !c.biasDims.empty())
+    return fail(std::string("biasDims ") + quoted(c.biasDims) +
+                " given but epilogue " + epilogueName(ep) + " has no bias");
+  if (usesBias && c.biasDims.empty())
+    return fail(std::string("epilogue ") + epilogueName(ep) +
+                " needs biasDims (the bias vector's letters)");
+  std::string biasEff; // bias letters without size-1 dims
+  for (size_t i = 0; i < c.biasDims.size(); ++i) {
+    char ch = c.biasDims[i];
+    if (!size.count(ch))
+      return fail("bias dim '" + std::string(1, ch) +
+                  "' is not a dim of the contraction");
+    if (c.biasDims.find(ch) != i)
+      return fail("biasDims " + quoted(c.biasDims) + " repeats '" +
+                  std::string(1, ch) + "'");
+    if (size[ch] > 1)
+      biasEff += ch;
+  }
+
+  // --- Orientation: which group is on D's rows.
+  const GroupInT &dM = M.in['d'], &dN = N.in['d'];
+  bool noSwapOk = dM.empty() || dM.stride == 1;
+  bool swapOk = dN.empty() || dN.stride == 1;
+  if (!noSwapOk && !swapOk)
+    return fail("d's innermost dim '" + std::string(1, D.dims.back()) +
+                "' (layout " + quoted(D.given) +
+                ") is a batch dim, so D is column-major neither with its M "
+                "dims (" + commas(dM.order) + ") as rows nor, swapped, with "
+                "its N dims (" + commas(dN.order) +
+                ") as rows; cuBLASLt applies no op to D (TRANSC must be N)");
+  std::vector<bool> tries;
+  if (!dM.empty() && dM.stride == 1) {
+    tries.push_back(false);
+    if (swapOk)
+      tries.push_back(true);
+  } else if (!dN.empty() && dN.stride == 1) {
+    tries.push_back(true);
+    if (noSwapOk)
+      tries.push_back(false);
+  } else {
+    if (noSwapOk)
+      tries.push_back(false);
+    if (swapOk)
+      tries.push_back(true);
+  }
+
+  std::string firstReason;
+  for (bool swap : tries) {
+    GemmDescriptor g;
+    std::string why;
+    Group &R = swap ? N : M, &C = swap ? M : N;
+    Tensor &X = swap ? B : A, &Y = swap ? A : B;
+    g.swapOperands = swap;
+    g.m = R.extent;
+    g.n = C.extent;
+    g.k = K.extent;
+    g.batchCount = (int32_t)batch.extent;
+    g.rowDims = R.order;
+    g.colDims = C.order;
+    g.kDims = K.order;
+    g.batchDims = batch.order;
+    g.alpha = c.alpha;
+    g.beta = c.beta;
+    auto attempt = [&]() -> bool {
+      // D: rows = R (contiguous or extent 1), cols = C.
+      const GroupInT &dr = R.in['d'], &dc = C.in['d'];
+      g.d.rows = R.extent;
+      g.d.cols = C.extent;
+      g.d.ld = dc.empty() ? std::max<int64_t>(1, R.extent) : dc.stride;
+      if (!dr.empty() && dr.stride != 1) {
+        why = "internal: D rows not contiguous";
+        return false;
+      }
+      if (g.d.ld < g.d.rows) {
+        why = "d: leading dimension " + std::to_string(g.d.ld) + " < rows";
+        return false;
+      }
+      if (!matrixFor(X, R, K, g.transA, g.a, why) ||
+          !matrixFor(Y, K, C, g.transB, g.b, why))
+        return false;
+      auto bstride = [&](const Tensor &t) {
+        return g.batchCount > 1 ? batch.in[t.name].stride : 0;
+      };
+      g.a.batchCount = g.b.batchCount = g.d.batchCount = g.batchCount;
+      g.a.batchStride = bstride(X);
+      g.b.batchStride = bstride(Y);
+      g.d.batchStride = bstride(D);
+      g.c = g.d;
+
+      // Epilogue.
+      g.epilogue = ep;
+      if (usesBias) {
+        const Group *vec = &R;
+        if (ep == Epilogue::BGradA) {
+          vec = &M;
+          g.epilogue = swap ? Epilogue::BGradB : Epilogue::BGradA;
+        } else if (ep == Epilogue::BGradB) {
+          vec = &N;
+          g.epilogue = swap ? Epilogue::BGradA : Epilogue::BGradB;
+        }
+        bool grad = epilogueWritesBias(ep);
+        std::string what = grad ? "bias gradient" : "bias";
+        std::string want = vec->order;
+        bool withBatch = false;
+        if (!batch.order.empty() && biasEff.size() >= batch.order.size() &&
+            biasEff.compare(0, batch.order.size(), batch.order) == 0) {
+          withBatch = true;
+        }
+        std::string vecPart =
+            withBatch ? biasEff.substr(batch.order.size()) : biasEff;
+        bool anyBatchLetter = false;
+        for (char ch : vecPart)
+          if (batch.letters.find(ch) != std::string::npos)
+            anyBatchLetter = true;
+        if (anyBatchLetter) {
+          why = "epilogue " + std::string(epilogueName(ep)) + ": " + what +
+                " dims " + quoted(c.biasDims) +
+                " must hold the batch dims (" + commas(batch.order) +
+                ") as one outer block in that order, or none of them";
+          return false;
+        }
+        if (vecPart != want) {
+          if (ep == Epilogue::BGradA || ep == Epilogue::BGradB) {
+            why = "epilogue " + std::string(epilogueName(ep)) +
+                  " reduces " + (ep == Epilogue::BGradA ? "a" : "b") +
+                  " over its K dims (" + commas(K.order) +
+                  "), leaving a vector over " + vec->name + " dims " +
+                  quoted(want) + " (in that order), but biasDims are " +
+                  quoted(c.biasDims);
+          } else if (vecPart == C.order && !C.order.empty()) {
+            why = "epilogue " + std::string(epilogueName(ep)) + " needs the " +
+                  what + " along the rows of column-major D, but " + what +
+                  " dims " + quoted(c.biasDims) + " are D's columns: d's "
+                  "layout " + quoted(D.given) + " makes the " + R.name +
+                  " dims (" + commas(R.order) +
+                  ") contiguous, so they are the rows; cuBLASLt has no "
+                  "column-bias epilogue (that would need a row-major D, which "
+                  "its epilogues do not support)";
+          } else {
+            why = "epilogue " + std::string(epilogueName(ep)) + " needs the " +
+                  what + " to be a packed vector along D's rows " +
+                  quoted(want) + " (in that order, optionally after the batch "
+                  "dims), but biasDims are " + quoted(c.biasDims);
+          }
+          return false;
+        }
+        g.biasLength = (g.epilogue == Epilogue::BGradB) ? g.n : g.m;
+        g.biasBatchStride = (withBatch && g.batchCount > 1) ? g.biasLength : 0;
+        if (grad && g.batchCount > 1 && !withBatch) {
+          why = "epilogue " + std::string(epilogueName(ep)) + ": the " + what +
+                " over " + quoted(c.biasDims) +
+                " would also sum over the batch dims (" + commas(batch.order) +
+                "), but cuBLASLt writes one vector per batch (add the batch "
+                "dims to biasDims and reduce them separately)";
+          return false;
+        }
+      }
+      if (epilogueWritesAux(ep) || epilogueReadsAux(ep)) {
+        int64_t align = epilogueIsRelu(ep) ? 128 : 8;
+        g.auxLd = (g.m + align - 1) / align * align;
+        g.auxBatchStride = g.batchCount > 1 ? g.auxLd * g.n : 0;
+      }
+      return validateDescriptor(g, why);
+    };
+    if (attempt()) {
+      out = g;
+      return true;
+    }
+    if (firstReason.empty())
+      firstReason = why;
+  }
+  return fail(firstReason);
+}
+
+} // namespace dmcgen

@@ -1,0 +1,161 @@
+//===- GemmMapping.h - einsum contraction -> one cublasLtMatmul -------------===//
+//
+// MLIR-free. Maps a contraction over named dimensions (einsum letters), with
+// given physical layouts of its three tensors, onto the descriptor of a single
+// cublasLtMatmul call: D = epilogue(alpha * op(A) * op(B) + beta * C [+ bias]),
+// all matrices column-major (CUBLASLT_ORDER_COL), strided batched.
+//
+// Letter classes:  batch = in a, b and d;  M = in a and d;  N = in b and d;
+//                  K = in a and b.  A letter in one tensor only is invalid.
+// Dims of size 1 carry no addressing and are ignored by every rule below.
+//
+// Legality (all must hold; mapContraction names the first one that fails):
+//  1. Each group (batch, M, N, K) is *adjacent* in storage order in every
+//     tensor holding it (no other dim between its letters), and its letters
+//     appear in the *same relative order* in all those tensors. Then it
+//     flattens to one index whose stride in a tensor is the stride of its
+//     innermost letter there (row-major tensors: last letter contiguous).
+//     The batch group may sit anywhere (outer, between M and K, ...): each
+//     matrix gets its own batch stride (CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET)
+//     and ld may exceed rows (interleaved batches are fine).
+//  2. D must be a column-major matrix with unit row stride: its innermost dim
+//     must belong to the M group (rows = M, no swap) or the N group (rows = N:
+//     the mapping computes D^T = B^T A^T, swapOperands = true). D has no op
+//     (CUBLASLT_MATMUL_DESC_TRANSC supports only N), so an innermost batch dim
+//     in d is unmappable.
+//  3. Each operand must have one of its two groups contiguous: the op() choice
+//     (N or T) absorbs which one. An innermost batch dim is unmappable.
+//     (A group that is empty/all size 1 has extent 1 and may take any role.)
+//  4. Epilogues (cuBLASLt-level, after the swap):
+//     - bias (BIAS, RELU_BIAS, GELU_BIAS, *_AUX_BIAS) is a packed vector of
+//       length rows(D) broadcast over columns: the bias letters must be the
+//       group on D's rows, in D's order, optionally preceded by the batch group
+//       (then CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE = rows, else 0 =
+//       broadcast over the batch). There is no column-bias epilogue.
+//     - *_AUX writes / D* reads an aux matrix of D's shape (rows x cols,
+//       column-major, own ld): ReLU: a bit-mask, ld in bits, multiple of 128;
+//       GELU: the GELU input, ld multiple of 8. The backward GEMM that reads
+//       it must have the same rows/cols/batch (see auxCompatible).
+//     - DRELU_BGRAD / DGELU_BGRAD also write the bias gradient: the sum over
+//       the columns of the final D, one vector of length rows per batch.
+//     - BGRADA: sum over k of op(A) (length m = rows); BGRADB: sum over k of
+//       op(B) (length n = cols). The contraction-level BGradA (reduce tensor a
+//       over K) becomes BGRADB after a swap, and vice versa.
+//     - A bias gradient cannot also reduce over the batch: with batchCount > 1
+//       its letters must include the batch group.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMC_CODEGEN_GEMM_GEMMMAPPING_H
+#define DMC_CODEGEN_GEMM_GEMMMAPPING_H
+
+#include <cublasLt.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dmcgen {
+
+/// A tensor's dims in storage order, row-major (the last dim is contiguous),
+/// one letter per dim; sizes[i] is the extent of dims[i].
+struct TensorLayout {
+  std::string dims;
+  std::vector<int64_t> sizes;
+};
+
+/// Epilogues, named as cuBLASLt's (cublasLtEpilogue_t). In a Contraction they
+/// have the contraction-level meaning (BGradA: reduce tensor a over its K
+/// dims); in a GemmDescriptor the cuBLASLt meaning (BGradA: reduce op(A)).
+enum class Epilogue {
+  None,        // CUBLASLT_EPILOGUE_DEFAULT
+  Bias,        // + bias
+  Relu,        // relu(x)
+  ReluBias,    // relu(x + bias)
+  ReluAux,     // relu(x), aux = bit-mask (x > 0)
+  ReluAuxBias, // relu(x + bias), aux = bit-mask
+  Gelu,        // gelu(x), tanh approximation
+  GeluBias,    // gelu(x + bias)
+  GeluAux,     // gelu(x), aux = x
+  GeluAuxBias, // gelu(x + bias), aux = x + bias
+  DRelu,       // x * (aux bit ? 1 : 0)
+  DReluBGrad,  // DRelu, and bias = row sums of the result
+  DGelu,       // x * gelu'(aux)
+  DGeluBGrad,  // DGelu, and bias = row sums of the result
+  BGradA,      // bias = sum over k of op(A)   (length m)
+  BGradB,      // bias = sum over k of op(B)   (length n)
+};
+
+const char *epilogueName(Epilogue e);
+cublasLtEpilogue_t toCublasLt(Epilogue e);
+bool epilogueReadsBias(Epilogue e);   // bias is an input vector
+bool epilogueWritesBias(Epilogue e);  // bias pointer receives a gradient
+bool epilogueWritesAux(Epilogue e);   // *_AUX
+bool epilogueReadsAux(Epilogue e);    // DRELU*, DGELU*
+bool epilogueIsRelu(Epilogue e);      // aux (if any) is a ReLU bit-mask
+
+/// d = epilogue(alpha * sum a*b + beta * d [+ bias]).
+/// biasDims: the letters (storage order, row-major, packed) of the bias vector
+/// read by the *Bias epilogues or of the bias gradient written by *BGrad*.
+struct Contraction {
+  TensorLayout a, b, d;
+  double alpha = 1, beta = 0;
+  Epilogue epilogue = Epilogue::None;
+  std::string biasDims;
+};
+
+/// As given to cublasLtMatrixLayoutCreate (CUDA_R_*, rows, cols, ld) plus the
+/// attributes CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT / _STRIDED_BATCH_OFFSET.
+/// Column-major: element (r, c) of batch q is at q*batchStride + r + c*ld.
+struct MatrixLayout {
+  int64_t rows = 0, cols = 0, ld = 0;
+  int32_t batchCount = 1;
+  int64_t batchStride = 0;
+};
+
+struct GemmDescriptor {
+  /// true: the call computes D^T = B^T A^T, i.e. cuBLASLt's A is tensor b and
+  /// cuBLASLt's B is tensor a (so that D's contiguous group is its rows).
+  bool swapOperands = false;
+  cublasOperation_t transA = CUBLAS_OP_N, transB = CUBLAS_OP_N;
+  int64_t m = 1, n = 1, k = 1;
+  int32_t batchCount = 1;
+  /// a, b: the first / second cublasLtMatmul operand (after any swap); c == d.
+  MatrixLayout a, b, c, d;
+  double alpha = 1, beta = 0;
+  /// cuBLASLt-level epilogue (after the swap).
+  Epilogue epilogue = Epilogue::None;
+  /// CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE (elements); 0: one vector for all.
+  int64_t biasBatchStride = 0;
+  /// Length of the bias / bias-gradient vector (m, or n for BGRADB); 0: none.
+  int64_t biasLength = 0;
+  /// CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD / _AUX_BATCH_STRIDE: in bits for the
+  /// ReLU bit-mask, in elements for the GELU input. 0 when there is no aux.
+  int64_t auxLd = 0, auxBatchStride = 0;
+
+  /// For the tuner and describe(): which letters (flattening order) went where.
+  std::string rowDims, colDims, kDims, batchDims;
+
+  /// Number of aux elements (bits for ReLU) the aux buffer must hold.
+  int64_t auxSize() const;
+  /// Human-readable one-liner.
+  std::string describe() const;
+};
+
+/// Maps a contraction with given layouts to one cublasLtMatmul, or returns
+/// false with `reason` saying exactly why not. `out` is only valid on success.
+bool mapContraction(const Contraction &c, GemmDescriptor &out,
+                    std::string &reason);
+
+/// Checks a descriptor against cuBLASLt's own rules (shapes consistent with
+/// op(), ld >= rows, batch counts, aux ld alignment, ...). Independent of any
+/// einsum; the emulator refuses descriptors that fail it.
+bool validateDescriptor(const GemmDescriptor &g, std::string &reason);
+
+/// Whether the aux written by `producer` (a *_AUX epilogue) can be read by
+/// `consumer` (DRELU* / DGELU*): same rows, cols, batch, aux ld and stride.
+bool auxCompatible(const GemmDescriptor &producer,
+                   const GemmDescriptor &consumer, std::string &reason);
+
+} // namespace dmcgen
+
+#endif // DMC_CODEGEN_GEMM_GEMMMAPPING_H
