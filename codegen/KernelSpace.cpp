@@ -109,8 +109,8 @@ KernelConfig defaultConfig(const KernelSpace &s) {
     return {0, 256, 1};
   char innermost = s.mainLayout.empty() ? 0 : s.mainLayout.back();
   if (s.row.find(innermost) != std::string::npos) {
-    int ty = 32;
-    while (ty < 256 && ty < s.rowPoints)
+    int ty = 32; // whole warps, no more threads than row points, at most 256
+    while (ty < 256 && 2 * ty <= s.rowPoints)
       ty *= 2;
     return {0, 1, ty};
   }

@@ -246,7 +246,7 @@ struct GroupInT {
 };
 
 struct Group {
-  const char *name; // "batch", "M", "N", "K"
+  const char *name = ""; // "batch", "M", "N", "K"
   std::string letters; // set (in first-seen order)
   int64_t extent = 1;
   std::string order; // common flattening order
@@ -325,8 +325,10 @@ bool matrixFor(const Tensor &t, const Group &P, const Group &Q,
 
 } // namespace
 
-bool mapContraction(const Contraction &c, GemmDescriptor &out,
-                    std::string &reason) {
+/// bcast: M or N letters mapped as a broadcast batch (stride 0 in the operand
+/// that lacks them); empty for the plain mapping.
+static bool mapImpl(const Contraction &c, const std::string &bcast,
+                    GemmDescriptor &out, std::string &reason) {
   reason.clear();
   auto fail = [&](const std::string &s) {
     reason = s;
@@ -366,7 +368,11 @@ bool mapContraction(const Contraction &c, GemmDescriptor &out,
   }
 
   // --- Classify letters.
-  Group batch{"batch"}, M{"M"}, N{"N"}, K{"K"};
+  Group batch, M, N, K;
+  batch.name = "batch";
+  M.name = "M";
+  N.name = "N";
+  K.name = "K";
   for (char ch : all) {
     bool inA = c.a.dims.find(ch) != std::string::npos;
     bool inB = c.b.dims.find(ch) != std::string::npos;
@@ -388,6 +394,11 @@ bool mapContraction(const Contraction &c, GemmDescriptor &out,
       return fail("dim '" + std::string(1, ch) + "' appears only in " +
                   (inA ? "a" : "b") +
                   ": a private reduction; sum it out before the GEMM");
+    if (bcast.find(ch) != std::string::npos) {
+      if (g != &M && g != &N)
+        return fail("internal: broadcast batch letter not in M or N");
+      g = &batch;
+    }
     if (size[ch] > 1) { // size-1 dims carry no addressing
       g->letters += ch;
       g->extent *= size[ch];
@@ -422,6 +433,10 @@ bool mapContraction(const Contraction &c, GemmDescriptor &out,
                {&M, {&A, &D}},
                {&N, {&B, &D}},
                {&K, {&A, &B}}};
+  if (!bcast.empty()) { // the broadcast batch lives in d and one operand
+    bool fromM = c.a.dims.find(bcast[0]) != std::string::npos;
+    uses[0].ts = {fromM ? &A : &B, &D};
+  }
   for (Use &u : uses) {
     for (Tensor *t : u.ts)
       if (!findGroupIn(*t, *u.g, reason))
@@ -620,6 +635,57 @@ bool mapContraction(const Contraction &c, GemmDescriptor &out,
       firstReason = why;
   }
   return fail(firstReason);
+}
+
+bool mapContraction(const Contraction &c, GemmDescriptor &out,
+                    std::string &reason) {
+  if (mapImpl(c, "", out, reason))
+    return true;
+  // Fallback: with no batch dims of its own, a block of M (or N) dims that is
+  // adjacent in d may become a strided batch that the other operand
+  // broadcasts (its batch stride 0), e.g. s in bji,shpi->sbjhp (stacked QKV
+  // written s-major). Only valid input reaches here with a..d all consistent.
+  std::string bad = reason;
+  for (char ch : c.a.dims)
+    if (c.b.dims.find(ch) != std::string::npos &&
+        c.d.dims.find(ch) != std::string::npos)
+      return false; // true batch dims exist: a second stride is impossible
+  auto sizeOf = [&](char ch) {
+    size_t i = c.d.dims.find(ch);
+    return c.d.sizes[i];
+  };
+  std::string dd; // d without size-1 dims
+  for (char ch : c.d.dims)
+    if (sizeOf(ch) > 1)
+      dd += ch;
+  for (size_t i = 0; i < dd.size(); ++i) {
+    bool inA = c.a.dims.find(dd[i]) != std::string::npos;
+    bool inB = c.b.dims.find(dd[i]) != std::string::npos;
+    if (inA == inB)
+      return false; // not M/N: input errors were reported by mapImpl
+    // The block must leave its group non-empty: a batch of m = 1 (or n = 1)
+    // products is a batched GEMV/outer product, legal but never worth it.
+    size_t groupSize = 0;
+    for (char ch : dd)
+      if ((c.a.dims.find(ch) != std::string::npos) == inA)
+        ++groupSize;
+    std::string block;
+    for (size_t j = i; j < dd.size(); ++j) {
+      bool jA = c.a.dims.find(dd[j]) != std::string::npos;
+      if (jA != inA || block.size() + 1 >= groupSize)
+        break;
+      block += dd[j];
+      GemmDescriptor g;
+      std::string why;
+      if (mapImpl(c, block, g, why)) {
+        out = g;
+        reason.clear();
+        return true;
+      }
+    }
+  }
+  reason = bad;
+  return false;
 }
 
 } // namespace dmcgen

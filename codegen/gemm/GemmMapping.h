@@ -26,7 +26,14 @@
 //  3. Each operand must have one of its two groups contiguous: the op() choice
 //     (N or T) absorbs which one. An innermost batch dim is unmappable.
 //     (A group that is empty/all size 1 has extent 1 and may take any role.)
-//  4. Epilogues (cuBLASLt-level, after the swap):
+//  4. Broadcast batch (fallback, only when the contraction has no batch dims):
+//     a block of M dims (or of N dims), adjacent in d and leaving at least one
+//     dim (of size > 1) in its group, may be mapped as the batch, with batch
+//     stride 0 in the operand that lacks it; rules 1-3 then
+//     apply to the rest. E.g. bji,shpi->sbjhp (stacked QKV written s-major):
+//     batch = s, b's batch stride = h*p*i, a's = 0. The block is tried from
+//     each start position of d, shortest first.
+//  5. Epilogues (cuBLASLt-level, after the swap):
 //     - bias (BIAS, RELU_BIAS, GELU_BIAS, *_AUX_BIAS) is a packed vector of
 //       length rows(D) broadcast over columns: the bias letters must be the
 //       group on D's rows, in D's order, optionally preceded by the batch group
