@@ -115,10 +115,11 @@ KernelConfig defaultConfig(const KernelSpace &s) {
     return {0, 1, ty};
   }
   // The contiguous dim is an outer one: lanes along it keep loads coalesced.
-  KernelConfig c{innermost, 32, 16};
-  if (!whyInfeasible(s, c).empty())
-    c = {0, 1, 256};
-  return c;
+  for (KernelConfig c : {KernelConfig{innermost, 32, 16}, KernelConfig{innermost, 16, 16},
+                         KernelConfig{innermost, 8, 16}})
+    if (whyInfeasible(s, c).empty())
+      return c;
+  return {0, 1, 32}; // one warp per outer point: always feasible
 }
 
 } // namespace dmc::codegen

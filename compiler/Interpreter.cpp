@@ -48,6 +48,23 @@ public:
     return runBlock(f.getBody().front());
   }
 
+  /// Evaluates one op (e.g. a dm.kernel) on `operands`.
+  llvm::Expected<std::vector<HostTensor>> runOp(Operation *op,
+                                                const std::vector<HostTensor> &operands) {
+    if (operands.size() != op->getNumOperands())
+      return failure(llvm::formatv("'{0}' takes {1} operands, got {2}",
+                                   op->getName().getStringRef(), op->getNumOperands(),
+                                   operands.size()));
+    for (auto [v, t] : llvm::zip(op->getOperands(), operands))
+      values[key(v)] = t;
+    if (llvm::Error e = evaluate(*op))
+      return std::move(e);
+    std::vector<HostTensor> results;
+    for (Value r : op->getResults())
+      results.push_back(values[key(r)]);
+    return results;
+  }
+
 private:
   /// Evaluates the ops of `block` (arguments already bound) up to its
   /// terminator, whose operands are returned.
@@ -197,6 +214,14 @@ private:
 };
 
 } // namespace
+
+llvm::Expected<std::vector<HostTensor>> interpretOp(Operation *op,
+                                                    const std::vector<HostTensor> &operands,
+                                                    const InterpreterOptions &options) {
+  if (options.precision == Precision::F32)
+    return Evaluator<float>(options).runOp(op, operands);
+  return Evaluator<double>(options).runOp(op, operands);
+}
 
 llvm::Expected<std::vector<HostTensor>> interpret(func::FuncOp f,
                                                   const std::vector<HostTensor> &args,

@@ -29,6 +29,12 @@ llvm::Expected<std::vector<HostTensor>> interpret(mlir::func::FuncOp f,
                                                   const std::vector<HostTensor> &args,
                                                   const InterpreterOptions &options);
 
+/// Runs the single op `op` (any dm op, or a dm.kernel) on `operands`, one per
+/// operand with its type's dims. Returns one tensor per result.
+llvm::Expected<std::vector<HostTensor>> interpretOp(mlir::Operation *op,
+                                                    const std::vector<HostTensor> &operands,
+                                                    const InterpreterOptions &options);
+
 /// An empty tensor with the dims and shape of a dm tensor type.
 HostTensor allocateFor(mlir::Type type);
 

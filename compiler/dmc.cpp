@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/KernelEmitter.h"
 #include "compiler/Driver.h"
+#include "compiler/bundle/BundleWriter.h"
 #include "compiler/GraphSummary.h"
 #include "compiler/TensorIO.h"
 #include "compiler/report/Report.h"
@@ -15,6 +16,7 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 
 using namespace llvm;
@@ -26,13 +28,15 @@ cl::SubCommand graphCmd("graph", "Build a layer's dataflow graph and print it as
                                  "summary (ops by kind and class, parameters, flop)");
 cl::SubCommand reportCmd("report", "Operator classes, fusion groups, flop and bytes moved "
                                    "per kernel, and the data movement fusion saves");
+cl::SubCommand compileCmd("compile", "Compile the training layer into a bundle: CUDA kernels "
+                                     "(NVRTC cubins), cuBLASLt descriptors and a manifest");
 cl::SubCommand evalCmd("eval", "Run a layer on the CPU with the reference interpreter; "
                                "tensors missing from --inputs are generated from --seed "
                                "and written to --out");
 
 cl::opt<std::string> modelPath(cl::Positional, cl::desc("MODEL.json"), cl::Required,
                                cl::sub(graphCmd), cl::sub(evalCmd), cl::sub(reportCmd),
-                               cl::cat(dmcCategory));
+                               cl::sub(compileCmd), cl::cat(dmcCategory));
 cl::opt<bool> train("train", cl::desc("Training graph: forward + backward (dm-autodiff)"),
                     cl::sub(graphCmd), cl::sub(evalCmd), cl::cat(dmcCategory));
 
@@ -58,6 +62,16 @@ cl::opt<std::string> reportStage("stage", cl::desc("Stop after this stage: front
                                                    "autodiff, classify, fuse"),
                                  cl::init("fuse"), cl::value_desc("NAME"), cl::sub(reportCmd),
                                  cl::cat(dmcCategory));
+
+cl::opt<std::string> bundleOut("o", cl::desc("The bundle directory to write"),
+                               cl::value_desc("OUT.dmlib"), cl::Required, cl::sub(compileCmd),
+                               cl::cat(dmcCategory));
+cl::opt<std::string> arch("arch", cl::desc("GPU architecture: sm_80, sm_89, sm_90, sm_90a, sm_100"),
+                          cl::init("sm_90a"), cl::sub(compileCmd), cl::cat(dmcCategory));
+cl::opt<bool> withReference("reference",
+                            cl::desc("Also write per-kernel inputs and interpreter outputs "
+                                     "(reference/) for validating on a GPU"),
+                            cl::sub(compileCmd), cl::cat(dmcCategory));
 
 enum class Emit { Mlir, Summary, Cuda };
 cl::opt<Emit> emit("emit", cl::desc("What to print"), cl::init(Emit::Summary),
@@ -185,6 +199,19 @@ int runReport(mlir::MLIRContext &ctx) {
   return 0;
 }
 
+int runCompile(mlir::MLIRContext &ctx) {
+  auto module = dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Fuse);
+  if (!module)
+    return report(module.takeError());
+  dmc::bundle::BundleOptions options;
+  options.arch = arch;
+  options.reference = withReference;
+  options.modelName = sys::path::stem(modelPath).str();
+  if (Error e = dmc::bundle::writeBundle(dmc::layerFunction(**module), bundleOut, options, errs()))
+    return report(std::move(e));
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -193,6 +220,7 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(dmcCategory, graphCmd);
   cl::HideUnrelatedOptions(dmcCategory, evalCmd);
   cl::HideUnrelatedOptions(dmcCategory, reportCmd);
+  cl::HideUnrelatedOptions(dmcCategory, compileCmd);
   cl::ParseCommandLineOptions(argc, argv,
                               "dmc: dataflow-graph compiler and autotuner for transformer "
                               "layers\n\n  dmc graph MODEL.json [--train] [--emit=...]\n"
@@ -205,6 +233,8 @@ int main(int argc, char **argv) {
     return runEval(ctx);
   if (reportCmd)
     return runReport(ctx);
-  errs() << "dmc: no command given; expected 'graph', 'eval' or 'report' (see dmc --help)\n";
+  if (compileCmd)
+    return runCompile(ctx);
+  errs() << "dmc: no command given; expected 'graph', 'eval', 'report' or 'compile' (see dmc --help)\n";
   return 1;
 }

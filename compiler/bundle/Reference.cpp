@@ -1,0 +1,105 @@
+//===- Reference.cpp - per-kernel reference data for GPU validation -------===//
+#include "compiler/bundle/Reference.h"
+
+#include "compiler/Interpreter.h"
+#include "ir/IterationSpace.h"
+#include "runtime/ReferenceData.h"
+#include "runtime/Safetensors.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+
+namespace dmc::bundle {
+namespace {
+
+dmrt::DType dtypeOf(Type t) {
+  Type e = cast<dm::TensorType>(t).getElementType();
+  if (e.isBF16())
+    return dmrt::DType::BF16;
+  if (e.isF16())
+    return dmrt::DType::F16;
+  if (e.isInteger(32))
+    return dmrt::DType::I32;
+  return e.isF64() ? dmrt::DType::F64 : dmrt::DType::F32;
+}
+
+/// A reference input (runtime/ReferenceData.h), rounded to its storage type
+/// so that the GPU reads exactly these values.
+HostTensor draw(Type type, uint64_t seed, uint32_t stream, int64_t maxInt) {
+  HostTensor t = allocateFor(type);
+  bool integer = isa<IntegerType>(cast<dm::TensorType>(type).getElementType());
+  t.data = dmrt::referenceValues(t.data.size(), seed, stream, integer, maxInt);
+  dmrt::Tensor stored = dmrt::fromDoubles("t", dtypeOf(type), t.shape, t.data);
+  t.data = dmrt::toDoubles(stored);
+  return t;
+}
+
+llvm::Error writeOne(Operation *op, const std::string &path, const ReferenceOptions &options,
+                     uint32_t unit) {
+  int64_t maxInt = 1;
+  for (char c : dm::iterationDims(op))
+    maxInt = std::max(maxInt, dm::dimSize(op, c));
+  if (auto kernel = dyn_cast<dm::KernelOp>(op))
+    for (Operation &inner : kernel.getBody().front())
+      for (char c : dm::iterationDims(&inner))
+        maxInt = std::max(maxInt, dm::dimSize(&inner, c));
+  std::vector<HostTensor> inputs;
+  for (auto [k, v] : llvm::enumerate(op->getOperands()))
+    inputs.push_back(draw(v.getType(), options.seed, dmrt::referenceStream(unit, k), maxInt));
+  auto outputs = interpretOp(op, inputs, {Precision::F32, options.seed});
+  if (!outputs)
+    return outputs.takeError();
+  // Inputs are redrawn on the GPU from the seed; outputs are stored in fp32,
+  // sampled when large.
+  dmrt::TensorFile file;
+  file.metadata["seed"] = std::to_string(options.seed);
+  file.metadata["unit"] = std::to_string(unit);
+  file.metadata["max_int"] = std::to_string(maxInt);
+  for (auto [k, v] : llvm::enumerate(op->getOperands()))
+    file.metadata["dims.in" + std::to_string(k)] = inputs[k].dims;
+  for (auto [k, r] : llvm::enumerate(op->getResults())) {
+    const HostTensor &t = (*outputs)[k];
+    std::string name = "out" + std::to_string(k);
+    int64_t stride = dmrt::referenceStride(t.data.size());
+    std::vector<double> sampled;
+    for (size_t e = 0; e < t.data.size(); e += stride)
+      sampled.push_back(t.data[e]);
+    file.tensors.push_back(
+        dmrt::fromDoubles(name, dmrt::DType::F32, {int64_t(sampled.size())}, sampled));
+    file.metadata["dims." + name] = t.dims;
+    file.metadata["stride." + name] = std::to_string(stride);
+  }
+  std::string error;
+  if (!dmrt::writeSafetensors(path, file, error))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Error writeReferences(const std::vector<dm::KernelOp> &kernels,
+                            const std::vector<dm::ContractOp> &contractions,
+                            llvm::StringRef dir, const ReferenceOptions &options,
+                            llvm::raw_ostream &log) {
+  for (size_t n = 0; n < kernels.size(); ++n)
+    if (llvm::Error e = writeOne(kernels[n], llvm::formatv("{0}/reference/k{1}.safetensors", dir, n),
+                                 options, uint32_t(n)))
+      return e;
+  int written = 0;
+  for (size_t n = 0; n < contractions.size(); ++n) {
+    dm::ContractOp c = contractions[n];
+    double flop = dm::analyticFlop(cast<dm::IterationSpaceOpInterface>(c.getOperation()));
+    if (flop > options.flopLimit)
+      continue;
+    if (llvm::Error e = writeOne(c, llvm::formatv("{0}/reference/c{1}.safetensors", dir, n),
+                                 options, uint32_t(1000 + n)))
+      return e;
+    ++written;
+  }
+  log << "dmc compile: reference data for " << kernels.size() << " kernels and " << written
+      << " of " << contractions.size() << " contractions (seed " << options.seed << ")\n";
+  return llvm::Error::success();
+}
+
+} // namespace dmc::bundle

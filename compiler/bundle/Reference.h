@@ -1,0 +1,30 @@
+//===- Reference.h - per-kernel reference data for GPU validation ---------===//
+#ifndef DMC_COMPILER_BUNDLE_REFERENCE_H
+#define DMC_COMPILER_BUNDLE_REFERENCE_H
+
+#include "ir/DmDialect.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <vector>
+
+namespace dmc::bundle {
+
+struct ReferenceOptions {
+  uint64_t seed = 1234;          ///< inputs and dropout
+  double flopLimit = 2e9;        ///< skip contractions above this (the CPU is slow)
+};
+
+/// Writes reference/k<N>.safetensors for every kernel and c<N>.safetensors for
+/// the contractions within the flop limit: the expected outputs `out<k>`
+/// (fp32, every `stride.out<k>`-th element) from the CPU interpreter on inputs
+/// drawn from the seed as runtime/ReferenceData.h says (unit N, or 1000 + N).
+llvm::Error writeReferences(const std::vector<dm::KernelOp> &kernels,
+                            const std::vector<dm::ContractOp> &contractions,
+                            llvm::StringRef dir, const ReferenceOptions &options,
+                            llvm::raw_ostream &log);
+
+} // namespace dmc::bundle
+
+#endif // DMC_COMPILER_BUNDLE_REFERENCE_H

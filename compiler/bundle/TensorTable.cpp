@@ -1,0 +1,79 @@
+//===- TensorTable.cpp - every tensor of a compiled layer, with its memory ===//
+#include "compiler/bundle/TensorTable.h"
+
+#include "ir/DmDialect.h"
+#include "ir/Signature.h"
+
+using namespace mlir;
+
+namespace dmc::bundle {
+
+int TensorTable::add(Value v, std::string name, std::string role) {
+  TensorInfo t;
+  t.id = infos.size();
+  t.name = name.empty() ? "t" + std::to_string(t.id) : std::move(name);
+  t.role = std::move(role);
+  t.value = v;
+  ids[v] = t.id;
+  infos.push_back(std::move(t));
+  return infos.back().id;
+}
+
+static llvm::Error unsupported(Operation *op, const llvm::Twine &why) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << op->getName() << " at " << op->getLoc() << ": " << why;
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), s);
+}
+
+llvm::Expected<TensorTable> TensorTable::build(func::FuncOp f) {
+  TensorTable table;
+  for (auto [n, arg] : llvm::enumerate(f.getArguments()))
+    table.add(arg, dm::argName(f, n).str(), dm::argRole(f, n).str());
+  for (Operation &op : f.getBody().front().without_terminator())
+    for (Value r : op.getResults())
+      table.add(r, "", "intermediate");
+
+  // Views alias what they view.
+  for (Operation &op : f.getBody().front().without_terminator()) {
+    auto aliasTo = [&](Value view, Value of, int64_t offset) {
+      TensorInfo &t = table.infos[table.idOf(view)];
+      t.aliasOf = table.idOf(of);
+      t.aliasOffset = offset;
+    };
+    if (isa<dm::RenameOp, dm::SaveOp>(op)) {
+      aliasTo(op.getResult(0), op.getOperand(0), 0);
+    } else if (auto unstack = dyn_cast<dm::UnstackOp>(op)) {
+      auto whole = cast<dm::TensorType>(unstack.getX().getType());
+      if (whole.indexOf(unstack.getDim()[0]) != 0)
+        return unsupported(&op, "slices along a dimension that is not outermost are not "
+                                "contiguous; the bundle needs the stack dimension first");
+      int64_t slice = whole.getNumElements() / whole.getShape()[0];
+      for (auto [n, part] : llvm::enumerate(unstack.getOutputs()))
+        aliasTo(part, unstack.getX(), int64_t(n) * slice);
+    } else if (auto stack = dyn_cast<dm::StackOp>(op); stack && stack.isView()) {
+      // Parameters stored as one stacked buffer: each is a slice of it.
+      auto whole = cast<dm::TensorType>(stack.getType());
+      if (whole.indexOf(stack.getDim()[0]) != 0)
+        return unsupported(&op, "parameters can only be stacked along the outermost dimension");
+      int64_t slice = whole.getNumElements() / whole.getShape()[0];
+      for (auto [n, part] : llvm::enumerate(stack.getInputs())) {
+        if (table.infos[table.idOf(part)].aliasOf >= 0)
+          return unsupported(&op, "a parameter stacked twice cannot live in two buffers");
+        aliasTo(part, stack.getResult(), int64_t(n) * slice);
+      }
+    }
+  }
+  // Results of the layer keep their names and roles.
+  Operation *ret = f.getBody().front().getTerminator();
+  for (auto [n, v] : llvm::enumerate(ret->getOperands())) {
+    TensorInfo &t = table.infos[table.idOf(v)];
+    if (t.role == "intermediate") {
+      t.name = dm::resultName(f, n).str();
+      t.role = dm::resultRole(f, n).str();
+    }
+  }
+  return table;
+}
+
+} // namespace dmc::bundle

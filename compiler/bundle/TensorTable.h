@@ -1,0 +1,45 @@
+//===- TensorTable.h - every tensor of a compiled layer, with its memory --===//
+//
+// Numbers the values of a fused training graph for the bundle: arguments,
+// results of kernels and contractions, and views. A view (rename, saved
+// activation, slice of a stacked tensor, parameter stored inside a stacked
+// buffer) aliases the tensor it views at an element offset.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMC_COMPILER_BUNDLE_TENSORTABLE_H
+#define DMC_COMPILER_BUNDLE_TENSORTABLE_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace dmc::bundle {
+
+struct TensorInfo {
+  int id = 0;
+  std::string name; ///< argument/result name, else "t<id>"
+  std::string role; ///< input | param | grad_output | output | grad | intermediate
+  mlir::Value value;
+  int aliasOf = -1; ///< the tensor this one views, or -1
+  int64_t aliasOffset = 0;
+};
+
+class TensorTable {
+public:
+  /// Numbers every tensor of `f`; fails on a view the runtime cannot express.
+  static llvm::Expected<TensorTable> build(mlir::func::FuncOp f);
+
+  const std::vector<TensorInfo> &tensors() const { return infos; }
+  int idOf(mlir::Value v) const { return ids.lookup(v); }
+
+private:
+  int add(mlir::Value v, std::string name, std::string role);
+  std::vector<TensorInfo> infos;
+  llvm::DenseMap<mlir::Value, int> ids;
+};
+
+} // namespace dmc::bundle
+
+#endif // DMC_COMPILER_BUNDLE_TENSORTABLE_H
