@@ -1,0 +1,628 @@
+//===- Bundle.cpp - Load and validate a layer bundle ----------------------===//
+#include "runtime/Bundle.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+
+using json = nlohmann::json;
+
+namespace dmrt {
+
+int64_t BundleTensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t s : shape)
+    n *= s;
+  return n;
+}
+
+std::vector<int64_t> BundleContraction::inputs() const {
+  std::vector<int64_t> v{a, b};
+  if (bias >= 0 && dmcgen::epilogueReadsBias(epilogue))
+    v.push_back(bias);
+  if (beta != 0)
+    v.push_back(d);
+  return v;
+}
+
+std::vector<int64_t> BundleContraction::outputs() const {
+  std::vector<int64_t> v{d};
+  if (bias >= 0 && dmcgen::epilogueWritesBias(epilogue))
+    v.push_back(bias);
+  return v;
+}
+
+const BundleTensor *Bundle::tensor(int64_t id) const {
+  auto it = tensorIndex_.find(id);
+  return it == tensorIndex_.end() ? nullptr : &tensors[it->second];
+}
+const BundleKernel *Bundle::kernel(int64_t id) const {
+  auto it = kernelIndex_.find(id);
+  return it == kernelIndex_.end() ? nullptr : &kernels[it->second];
+}
+const BundleKernel *Bundle::kernelByName(const std::string &name) const {
+  for (const auto &k : kernels)
+    if (k.name == name || k.entry == name)
+      return &k;
+  return nullptr;
+}
+const BundleContraction *Bundle::contraction(int64_t id) const {
+  auto it = contractionIndex_.find(id);
+  return it == contractionIndex_.end() ? nullptr : &contractions[it->second];
+}
+int64_t Bundle::baseOf(int64_t id, int64_t &elementOffset) const {
+  elementOffset = 0;
+  const BundleTensor *t = tensor(id);
+  // Validation guarantees the chain ends; the bound is a safety net.
+  for (size_t hops = 0; t && t->isAlias && hops <= tensors.size(); ++hops) {
+    elementOffset += t->aliasOffset;
+    t = tensor(t->aliasOf);
+  }
+  return t ? t->id : -1;
+}
+std::string Bundle::path(const std::string &rel) const {
+  return dir.empty() ? rel : dir + "/" + rel;
+}
+
+bool parseBundleDType(const std::string &s, DType &out) {
+  if (s == "bf16") out = DType::BF16;
+  else if (s == "f16") out = DType::F16;
+  else if (s == "f32") out = DType::F32;
+  else if (s == "i32") out = DType::I32;
+  else return false;
+  return true;
+}
+
+const char *bundleDTypeName(DType t) {
+  switch (t) {
+  case DType::BF16: return "bf16";
+  case DType::F16: return "f16";
+  case DType::F32: return "f32";
+  case DType::I32: return "i32";
+  default: return dtypeName(t);
+  }
+}
+
+bool parseEpilogue(const std::string &s, dmcgen::Epilogue &out) {
+  if (s == "none" || s == "default") {
+    out = dmcgen::Epilogue::None;
+    return true;
+  }
+  for (int i = 0; i <= static_cast<int>(dmcgen::Epilogue::BGradB); ++i) {
+    auto e = static_cast<dmcgen::Epilogue>(i);
+    std::string n = dmcgen::epilogueName(e);
+    std::transform(n.begin(), n.end(), n.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    if (n == s) {
+      out = e;
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+std::string describeValue(const json &v) {
+  std::string s = v.dump();
+  if (s.size() > 40)
+    s = s.substr(0, 37) + "...";
+  return std::string(v.type_name()) + " " + s;
+}
+
+/// Type-checked access to the manifest; the first failure sets `error`.
+class Reader {
+public:
+  Reader(const std::string &file, std::string &error)
+      : file_(file), error_(error) {}
+
+  bool fail(const std::string &path, const std::string &what) {
+    error_ = file_ + ": " + (path.empty() ? std::string("") : path + ": ") +
+             what;
+    return false;
+  }
+
+  /// `obj` must be an object with exactly the keys in `allowed`.
+  bool object(const json &obj, const std::string &path,
+              std::initializer_list<const char *> allowed) {
+    if (!obj.is_object())
+      return fail(path, "expected an object, got " + describeValue(obj));
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      bool ok = false;
+      for (const char *a : allowed)
+        ok |= it.key() == a;
+      if (!ok)
+        return fail(join(path, it.key()), "unknown field");
+    }
+    return true;
+  }
+
+  bool field(const json &obj, const std::string &path, const char *key,
+             const json *&out) {
+    auto it = obj.find(key);
+    if (it == obj.end())
+      return fail(join(path, key), "missing field");
+    out = &*it;
+    return true;
+  }
+
+  bool str(const json &obj, const std::string &path, const char *key,
+           std::string &out) {
+    const json *v;
+    if (!field(obj, path, key, v))
+      return false;
+    if (!v->is_string())
+      return fail(join(path, key), "expected a string, got " + describeValue(*v));
+    out = v->get<std::string>();
+    return true;
+  }
+
+  bool integer(const json &v, const std::string &path, int64_t &out,
+               int64_t min, const char *what = nullptr) {
+    bool ok = v.is_number_integer();
+    if (ok && v.is_number_unsigned() &&
+        v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+      ok = false;
+    if (ok)
+      out = v.get<int64_t>();
+    if (!ok || out < min)
+      return fail(path, std::string("expected ") +
+                            (what ? what
+                                  : min == 0   ? "a non-negative integer"
+                                  : min == 1   ? "a positive integer"
+                                               : "an integer") +
+                            ", got " + describeValue(v));
+    return true;
+  }
+
+  bool integer(const json &obj, const std::string &path, const char *key,
+               int64_t &out, int64_t min) {
+    const json *v;
+    return field(obj, path, key, v) && integer(*v, join(path, key), out, min);
+  }
+
+  bool number(const json &obj, const std::string &path, const char *key,
+              double &out) {
+    const json *v;
+    if (!field(obj, path, key, v))
+      return false;
+    if (!v->is_number())
+      return fail(join(path, key), "expected a number, got " + describeValue(*v));
+    out = v->get<double>();
+    return true;
+  }
+
+  bool boolean(const json &obj, const std::string &path, const char *key,
+               bool &out) {
+    const json *v;
+    if (!field(obj, path, key, v))
+      return false;
+    if (!v->is_boolean())
+      return fail(join(path, key), "expected true or false, got " + describeValue(*v));
+    out = v->get<bool>();
+    return true;
+  }
+
+  bool array(const json &obj, const std::string &path, const char *key,
+             const json *&out) {
+    if (!field(obj, path, key, out))
+      return false;
+    if (!out->is_array())
+      return fail(join(path, key), "expected an array, got " + describeValue(*out));
+    return true;
+  }
+
+  bool intArray(const json &obj, const std::string &path, const char *key,
+                std::vector<int64_t> &out, int64_t min) {
+    const json *v;
+    if (!array(obj, path, key, v))
+      return false;
+    out.clear();
+    for (size_t i = 0; i < v->size(); ++i) {
+      int64_t x;
+      if (!integer((*v)[i], index(join(path, key), i), x, min))
+        return false;
+      out.push_back(x);
+    }
+    return true;
+  }
+
+  static std::string join(const std::string &path, const std::string &key) {
+    return path.empty() ? key : path + "." + key;
+  }
+  static std::string index(const std::string &path, size_t i) {
+    return path + "[" + std::to_string(i) + "]";
+  }
+
+private:
+  std::string file_;
+  std::string &error_;
+};
+
+bool isDir(const std::string &p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool isFile(const std::string &p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/// Relative path staying inside the bundle.
+bool safeRelative(const std::string &p) {
+  if (p.empty() || p[0] == '/')
+    return false;
+  std::stringstream ss(p);
+  std::string part;
+  while (std::getline(ss, part, '/'))
+    if (part == "..")
+      return false;
+  return true;
+}
+
+bool parseMatrix(Reader &r, const json &o, const std::string &path,
+                 int32_t batch, dmcgen::MatrixLayout &m) {
+  if (!r.object(o, path, {"rows", "cols", "ld", "batch_stride"}) ||
+      !r.integer(o, path, "rows", m.rows, 1) ||
+      !r.integer(o, path, "cols", m.cols, 1) ||
+      !r.integer(o, path, "ld", m.ld, 1) ||
+      !r.integer(o, path, "batch_stride", m.batchStride, 0))
+    return false;
+  m.batchCount = batch;
+  return true;
+}
+
+/// Largest element index (+1) a column-major batched matrix touches.
+int64_t matrixExtent(const dmcgen::MatrixLayout &m) {
+  return (m.batchCount - 1) * m.batchStride + (m.rows - 1) + (m.cols - 1) * m.ld + 1;
+}
+
+} // namespace
+
+bool parseManifest(const std::string &text, const std::string &fileName,
+                   Bundle &out, std::string &error) {
+  Reader r(fileName, error);
+  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded())
+    return r.fail("", "not valid JSON");
+  if (!r.object(root, "", {"format", "version", "model", "arch", "nvrtc",
+                           "tensors", "kernels", "contractions", "steps"}))
+    return false;
+  Bundle b;
+  if (!r.str(root, "", "format", b.format))
+    return false;
+  if (b.format != "dmc-bundle")
+    return r.fail("format", "expected \"dmc-bundle\", got \"" + b.format + "\"");
+  if (!r.integer(root, "", "version", b.version, 0))
+    return false;
+  if (b.version != 1)
+    return r.fail("version", "unsupported version " + std::to_string(b.version) +
+                                 " (this runtime reads version 1)");
+  if (!r.str(root, "", "model", b.model) || !r.str(root, "", "arch", b.arch) ||
+      !r.str(root, "", "nvrtc", b.nvrtc))
+    return false;
+
+  // Tensors.
+  const json *arr;
+  if (!r.array(root, "", "tensors", arr))
+    return false;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const json &o = (*arr)[i];
+    std::string p = Reader::index("tensors", i);
+    BundleTensor t;
+    std::string dt;
+    if (!r.object(o, p, {"id", "name", "role", "dims", "shape", "dtype", "bytes",
+                         "alias"}) ||
+        !r.integer(o, p, "id", t.id, 0) || !r.str(o, p, "name", t.name) ||
+        !r.str(o, p, "role", t.role) || !r.str(o, p, "dims", t.dims) ||
+        !r.intArray(o, p, "shape", t.shape, 0) || !r.str(o, p, "dtype", dt) ||
+        !r.integer(o, p, "bytes", t.bytes, 0))
+      return false;
+    static const std::set<std::string> roles = {
+        "input", "param", "grad_output", "output", "grad", "intermediate"};
+    if (!roles.count(t.role))
+      return r.fail(p + ".role", "expected one of input, param, grad_output, "
+                                 "output, grad, intermediate; got \"" +
+                                     t.role + "\"");
+    if (!parseBundleDType(dt, t.dtype))
+      return r.fail(p + ".dtype",
+                    "expected one of bf16, f16, f32, i32; got \"" + dt + "\"");
+    if (t.dims.size() != t.shape.size())
+      return r.fail(p + ".shape", "has " + std::to_string(t.shape.size()) +
+                                      " dims but \"dims\" names " +
+                                      std::to_string(t.dims.size()));
+    for (int64_t s : t.shape)
+      if (s > (int64_t(1) << 40))
+        return r.fail(p + ".shape", "impossible size " + std::to_string(s));
+    if (t.numElements() * static_cast<int64_t>(dtypeSize(t.dtype)) != t.bytes)
+      return r.fail(p + ".bytes",
+                    "expected " +
+                        std::to_string(t.numElements() * dtypeSize(t.dtype)) +
+                        " (shape x " + dt + "), got " + std::to_string(t.bytes));
+    const json *al;
+    if (!r.field(o, p, "alias", al))
+      return false;
+    if (!al->is_null()) {
+      std::string ap = p + ".alias";
+      if (!r.object(*al, ap, {"of", "offset"}) ||
+          !r.integer(*al, ap, "of", t.aliasOf, 0) ||
+          !r.integer(*al, ap, "offset", t.aliasOffset, 0))
+        return false;
+      t.isAlias = true;
+    }
+    if (b.tensorIndex_.count(t.id))
+      return r.fail(p + ".id", "duplicate tensor id " + std::to_string(t.id));
+    b.tensorIndex_[t.id] = b.tensors.size();
+    b.tensors.push_back(std::move(t));
+  }
+  // Aliases: existing target, same dtype, no cycle, in range of the base.
+  for (size_t i = 0; i < b.tensors.size(); ++i) {
+    const BundleTensor &t = b.tensors[i];
+    if (!t.isAlias)
+      continue;
+    std::string p = Reader::index("tensors", i) + ".alias";
+    const BundleTensor *cur = &t;
+    int64_t offset = 0;
+    std::set<int64_t> seen{t.id};
+    while (cur->isAlias) {
+      const BundleTensor *next = b.tensor(cur->aliasOf);
+      if (!next)
+        return r.fail(p + ".of", "tensor " + std::to_string(cur->id) +
+                                     " aliases unknown tensor id " +
+                                     std::to_string(cur->aliasOf));
+      if (next->dtype != t.dtype)
+        return r.fail(p + ".of", std::string("alias of a ") +
+                                     bundleDTypeName(next->dtype) + " tensor (" +
+                                     next->name + ") but this one is " +
+                                     bundleDTypeName(t.dtype));
+      offset += cur->aliasOffset;
+      if (!seen.insert(next->id).second)
+        return r.fail(p, "alias cycle through tensor " + std::to_string(next->id) +
+                             " (" + next->name + ")");
+      cur = next;
+    }
+    if (offset + t.numElements() > cur->numElements())
+      return r.fail(p, "elements [" + std::to_string(offset) + ", " +
+                           std::to_string(offset + t.numElements()) +
+                           ") out of range of tensor " + std::to_string(cur->id) +
+                           " (" + cur->name + ", " +
+                           std::to_string(cur->numElements()) + " elements)");
+  }
+  auto checkTensorRef = [&](int64_t id, const std::string &path) {
+    if (!b.tensor(id))
+      return r.fail(path, "unknown tensor id " + std::to_string(id));
+    return true;
+  };
+
+  // Kernels.
+  if (!r.array(root, "", "kernels", arr))
+    return false;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const json &o = (*arr)[i];
+    std::string p = Reader::index("kernels", i);
+    BundleKernel k;
+    std::vector<int64_t> grid, block;
+    if (!r.object(o, p, {"id", "name", "entry", "cubin", "source", "grid",
+                         "block", "shared_bytes", "config", "phase", "inputs",
+                         "outputs", "flop", "bytes"}) ||
+        !r.integer(o, p, "id", k.id, 0) || !r.str(o, p, "name", k.name) ||
+        !r.str(o, p, "entry", k.entry) || !r.str(o, p, "cubin", k.cubin) ||
+        !r.str(o, p, "source", k.source) || !r.intArray(o, p, "grid", grid, 1) ||
+        !r.intArray(o, p, "block", block, 1) ||
+        !r.integer(o, p, "shared_bytes", k.sharedBytes, 0) ||
+        !r.str(o, p, "config", k.config) || !r.str(o, p, "phase", k.phase) ||
+        !r.intArray(o, p, "inputs", k.inputs, 0) ||
+        !r.intArray(o, p, "outputs", k.outputs, 0) ||
+        !r.integer(o, p, "flop", k.flop, 0) || !r.integer(o, p, "bytes", k.bytes, 0))
+      return false;
+    if (grid.size() != 3)
+      return r.fail(p + ".grid", "expected 3 positive integers, got " +
+                                     std::to_string(grid.size()));
+    if (block.size() != 3)
+      return r.fail(p + ".block", "expected 3 positive integers, got " +
+                                      std::to_string(block.size()));
+    if (block[0] * block[1] * block[2] > 1024)
+      return r.fail(p + ".block", "more than 1024 threads per block");
+    if (grid[1] > 65535 || grid[2] > 65535 || grid[0] > 2147483647)
+      return r.fail(p + ".grid", "exceeds CUDA grid limits");
+    for (int d = 0; d < 3; ++d) {
+      k.grid[d] = grid[d];
+      k.block[d] = block[d];
+    }
+    if (!safeRelative(k.cubin))
+      return r.fail(p + ".cubin", "expected a relative path inside the bundle, got \"" +
+                                      k.cubin + "\"");
+    for (size_t j = 0; j < k.inputs.size(); ++j)
+      if (!checkTensorRef(k.inputs[j], Reader::index(p + ".inputs", j)))
+        return false;
+    for (size_t j = 0; j < k.outputs.size(); ++j)
+      if (!checkTensorRef(k.outputs[j], Reader::index(p + ".outputs", j)))
+        return false;
+    if (b.kernelIndex_.count(k.id))
+      return r.fail(p + ".id", "duplicate kernel id " + std::to_string(k.id));
+    b.kernelIndex_[k.id] = b.kernels.size();
+    b.kernels.push_back(std::move(k));
+  }
+
+  // Contractions.
+  if (!r.array(root, "", "contractions", arr))
+    return false;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const json &o = (*arr)[i];
+    std::string p = Reader::index("contractions", i);
+    BundleContraction c;
+    std::string epi;
+    if (!r.object(o, p, {"id", "equation", "phase", "a", "b", "d", "bias", "alpha",
+                         "beta", "epilogue", "flop", "bytes", "gemm",
+                         "unmappable"}) ||
+        !r.integer(o, p, "id", c.id, 0) || !r.str(o, p, "equation", c.equation) ||
+        !r.str(o, p, "phase", c.phase) || !r.integer(o, p, "a", c.a, 0) ||
+        !r.integer(o, p, "b", c.b, 0) || !r.integer(o, p, "d", c.d, 0) ||
+        !r.number(o, p, "alpha", c.alpha) || !r.number(o, p, "beta", c.beta) ||
+        !r.str(o, p, "epilogue", epi) || !r.integer(o, p, "flop", c.flop, 0) ||
+        !r.integer(o, p, "bytes", c.bytes, 0))
+      return false;
+    if (!checkTensorRef(c.a, p + ".a") || !checkTensorRef(c.b, p + ".b") ||
+        !checkTensorRef(c.d, p + ".d"))
+      return false;
+    if (!parseEpilogue(epi, c.epilogue))
+      return r.fail(p + ".epilogue", "unknown epilogue \"" + epi + "\"");
+    auto bit = o.find("bias");
+    if (bit != o.end() && !bit->is_null()) {
+      if (!r.integer(*bit, p + ".bias", c.bias, 0) ||
+          !checkTensorRef(c.bias, p + ".bias"))
+        return false;
+    }
+    bool needsBias = dmcgen::epilogueReadsBias(c.epilogue) ||
+                     dmcgen::epilogueWritesBias(c.epilogue);
+    if (needsBias && c.bias < 0)
+      return r.fail(p + ".bias", std::string("epilogue ") + epi +
+                                     " needs a bias tensor id");
+    if (!needsBias && c.bias >= 0)
+      return r.fail(p + ".bias", std::string("epilogue ") + epi +
+                                     " has no bias; expected null");
+    const json *g, *un;
+    if (!r.field(o, p, "gemm", g) || !r.field(o, p, "unmappable", un))
+      return false;
+    if (!un->is_null() && !un->is_string())
+      return r.fail(p + ".unmappable",
+                    "expected null or a string, got " + describeValue(*un));
+    if (g->is_null()) {
+      if (!un->is_string())
+        return r.fail(p + ".unmappable",
+                      "gemm is null: expected the reason as a string");
+      c.unmappable = un->get<std::string>();
+    } else {
+      if (!un->is_null())
+        return r.fail(p + ".unmappable", "expected null when gemm is given");
+      std::string gp = p + ".gemm";
+      dmcgen::GemmDescriptor &d = c.gemm;
+      std::string ta, tb, describe;
+      int64_t batch;
+      if (!r.object(*g, gp, {"swap", "transa", "transb", "m", "n", "k", "batch",
+                             "a", "b", "d", "describe"}) ||
+          !r.boolean(*g, gp, "swap", d.swapOperands) ||
+          !r.str(*g, gp, "transa", ta) || !r.str(*g, gp, "transb", tb) ||
+          !r.integer(*g, gp, "m", d.m, 1) || !r.integer(*g, gp, "n", d.n, 1) ||
+          !r.integer(*g, gp, "k", d.k, 1) || !r.integer(*g, gp, "batch", batch, 1) ||
+          !r.str(*g, gp, "describe", describe))
+        return false;
+      if (batch > INT32_MAX)
+        return r.fail(gp + ".batch", "too large");
+      d.batchCount = static_cast<int32_t>(batch);
+      for (auto [name, val, slot] :
+           {std::make_tuple("transa", &ta, &d.transA),
+            std::make_tuple("transb", &tb, &d.transB)}) {
+        if (*val == "N") *slot = CUBLAS_OP_N;
+        else if (*val == "T") *slot = CUBLAS_OP_T;
+        else
+          return r.fail(gp + "." + name, "expected \"N\" or \"T\", got \"" + *val + "\"");
+      }
+      const json *ma, *mb, *md;
+      if (!r.field(*g, gp, "a", ma) || !parseMatrix(r, *ma, gp + ".a", d.batchCount, d.a) ||
+          !r.field(*g, gp, "b", mb) || !parseMatrix(r, *mb, gp + ".b", d.batchCount, d.b) ||
+          !r.field(*g, gp, "d", md) || !parseMatrix(r, *md, gp + ".d", d.batchCount, d.d))
+        return false;
+      d.c = d.d;
+      d.alpha = c.alpha;
+      d.beta = c.beta;
+      d.epilogue = c.epilogue;
+      if (needsBias) {
+        d.biasLength = c.epilogue == dmcgen::Epilogue::BGradB ? d.n : d.m;
+        const BundleTensor *bt = b.tensor(c.bias);
+        if (bt->numElements() == d.biasLength * d.batchCount && d.batchCount > 1)
+          d.biasBatchStride = d.biasLength;
+        else if (bt->numElements() != d.biasLength)
+          return r.fail(p + ".bias", "bias tensor " + bt->name + " has " +
+                                         std::to_string(bt->numElements()) +
+                                         " elements; the gemm needs " +
+                                         std::to_string(d.biasLength));
+      }
+      if (dmcgen::epilogueWritesAux(c.epilogue) || dmcgen::epilogueReadsAux(c.epilogue))
+        return r.fail(p + ".epilogue", "aux epilogues are not in bundle version 1");
+      std::string why;
+      if (!dmcgen::validateDescriptor(d, why))
+        return r.fail(gp, "invalid descriptor: " + why);
+      // The operands (after the swap) must fit in their tensors.
+      int64_t first = d.swapOperands ? c.b : c.a, second = d.swapOperands ? c.a : c.b;
+      for (auto [name, id, m] : {std::make_tuple("a", first, &d.a),
+                                 std::make_tuple("b", second, &d.b),
+                                 std::make_tuple("d", c.d, &d.d)}) {
+        const BundleTensor *t = b.tensor(id);
+        if (matrixExtent(*m) > t->numElements())
+          return r.fail(gp + "." + name,
+                        "matrix reaches element " + std::to_string(matrixExtent(*m) - 1) +
+                            " but tensor " + std::to_string(id) + " (" + t->name +
+                            ") has " + std::to_string(t->numElements()));
+      }
+      c.mappable = true;
+    }
+    if (b.contractionIndex_.count(c.id))
+      return r.fail(p + ".id", "duplicate contraction id " + std::to_string(c.id));
+    b.contractionIndex_[c.id] = b.contractions.size();
+    b.contractions.push_back(std::move(c));
+  }
+
+  // Steps.
+  if (!r.array(root, "", "steps", arr))
+    return false;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const json &o = (*arr)[i];
+    std::string p = Reader::index("steps", i);
+    BundleStep s;
+    std::string kind;
+    if (!r.object(o, p, {"kind", "id"}) || !r.str(o, p, "kind", kind) ||
+        !r.integer(o, p, "id", s.id, 0))
+      return false;
+    if (kind == "kernel") {
+      s.kind = BundleStep::Kernel;
+      if (!b.kernel(s.id))
+        return r.fail(p + ".id", "unknown kernel id " + std::to_string(s.id));
+    } else if (kind == "contraction") {
+      s.kind = BundleStep::Contraction;
+      const BundleContraction *c = b.contraction(s.id);
+      if (!c)
+        return r.fail(p + ".id", "unknown contraction id " + std::to_string(s.id));
+    } else {
+      return r.fail(p + ".kind",
+                    "expected \"kernel\" or \"contraction\", got \"" + kind + "\"");
+    }
+    b.steps.push_back(s);
+  }
+  out = std::move(b);
+  return true;
+}
+
+bool loadBundle(const std::string &dir, Bundle &out, std::string &error) {
+  if (!isDir(dir)) {
+    error = dir + ": not a directory (expected a bundle OUT.dmlib)";
+    return false;
+  }
+  std::string file = dir + "/manifest.json";
+  std::ifstream is(file, std::ios::binary);
+  if (!is) {
+    error = file + ": cannot open";
+    return false;
+  }
+  std::stringstream ss;
+  ss << is.rdbuf();
+  Bundle b;
+  if (!parseManifest(ss.str(), file, b, error))
+    return false;
+  b.dir = dir;
+  for (size_t i = 0; i < b.kernels.size(); ++i)
+    if (!isFile(b.path(b.kernels[i].cubin))) {
+      error = file + ": kernels[" + std::to_string(i) + "].cubin: file " +
+              b.path(b.kernels[i].cubin) + " does not exist";
+      return false;
+    }
+  out = std::move(b);
+  return true;
+}
+
+} // namespace dmrt

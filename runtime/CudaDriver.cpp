@@ -1,0 +1,149 @@
+//===- CudaDriver.cpp - The CUDA driver API, loaded at run time -----------===//
+#include "runtime/CudaDriver.h"
+
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+namespace dmrt {
+
+CudaDriver::~CudaDriver() {
+  if (ctx_ && cuDevicePrimaryCtxRelease_)
+    cuDevicePrimaryCtxRelease_(dev_);
+  // The library stays loaded: cudart keeps using the driver until exit.
+}
+
+std::string CudaDriver::errorString(CUresult r) const {
+  const char *name = nullptr, *desc = nullptr;
+  if (cuGetErrorName_)
+    cuGetErrorName_(r, &name);
+  if (cuGetErrorString_)
+    cuGetErrorString_(r, &desc);
+  std::string s = name ? name : "CUresult " + std::to_string(static_cast<int>(r));
+  if (desc)
+    s += std::string(" (") + desc + ")";
+  return s;
+}
+
+bool CudaDriver::check(CUresult r, const char *call, std::string &error) const {
+  if (r == CUDA_SUCCESS)
+    return true;
+  error = std::string(call) + " failed: " + errorString(r);
+  return false;
+}
+
+bool CudaDriver::open(int ordinal, std::string &error) {
+  noDevice_ = false;
+  ordinal_ = ordinal;
+  lib_ = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  if (!lib_) {
+    const char *e = dlerror();
+    noDevice_ = true;
+    error = std::string("cannot load the NVIDIA driver library libcuda.so.1 (") +
+            (e ? e : "unknown dlopen error") + ")";
+    return false;
+  }
+  struct Sym {
+    const char *name;
+    void **slot;
+  } syms[] = {
+      {"cuInit", reinterpret_cast<void **>(&cuInit_)},
+      {"cuDeviceGet", reinterpret_cast<void **>(&cuDeviceGet_)},
+      {"cuDevicePrimaryCtxRetain", reinterpret_cast<void **>(&cuDevicePrimaryCtxRetain_)},
+      {"cuDevicePrimaryCtxRelease", reinterpret_cast<void **>(&cuDevicePrimaryCtxRelease_)},
+      {"cuCtxSetCurrent", reinterpret_cast<void **>(&cuCtxSetCurrent_)},
+      {"cuModuleLoadData", reinterpret_cast<void **>(&cuModuleLoadData_)},
+      {"cuModuleGetFunction", reinterpret_cast<void **>(&cuModuleGetFunction_)},
+      {"cuModuleUnload", reinterpret_cast<void **>(&cuModuleUnload_)},
+      {"cuFuncSetAttribute", reinterpret_cast<void **>(&cuFuncSetAttribute_)},
+      {"cuLaunchKernel", reinterpret_cast<void **>(&cuLaunchKernel_)},
+      {"cuGetErrorString", reinterpret_cast<void **>(&cuGetErrorString_)},
+      {"cuGetErrorName", reinterpret_cast<void **>(&cuGetErrorName_)},
+  };
+  for (Sym &s : syms) {
+    *s.slot = dlsym(lib_, s.name);
+    if (!*s.slot) {
+      error = std::string("libcuda.so.1 has no symbol ") + s.name +
+              " (driver too old?)";
+      return false;
+    }
+  }
+  CUresult r = cuInit_(0);
+  if (r != CUDA_SUCCESS) {
+    noDevice_ = r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_NOT_INITIALIZED ||
+                r == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH ||
+                r == CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE ||
+                r == CUDA_ERROR_STUB_LIBRARY || r == CUDA_ERROR_INVALID_DEVICE;
+    return check(r, "cuInit", error);
+  }
+  int count = 0;
+  cudaError_t ce = cudaGetDeviceCount(&count);
+  if (ce != cudaSuccess || count == 0) {
+    noDevice_ = true;
+    error = ce != cudaSuccess
+                ? std::string("cudaGetDeviceCount failed: ") + cudaGetErrorName(ce) +
+                      " (" + cudaGetErrorString(ce) + ")"
+                : std::string("no CUDA device");
+    return false;
+  }
+  if (ordinal < 0 || ordinal >= count) {
+    error = "device " + std::to_string(ordinal) + " does not exist (" +
+            std::to_string(count) + " device(s))";
+    return false;
+  }
+  if ((ce = cudaSetDevice(ordinal)) != cudaSuccess ||
+      (ce = cudaFree(nullptr)) != cudaSuccess) {
+    error = std::string("creating the primary context failed: ") +
+            cudaGetErrorName(ce) + " (" + cudaGetErrorString(ce) + ")";
+    return false;
+  }
+  if (!check(cuDeviceGet_(&dev_, ordinal), "cuDeviceGet", error))
+    return false;
+  CUcontext ctx = nullptr;
+  if (!check(cuDevicePrimaryCtxRetain_(&ctx, dev_), "cuDevicePrimaryCtxRetain",
+             error))
+    return false;
+  ctx_ = ctx;
+  return check(cuCtxSetCurrent_(ctx_), "cuCtxSetCurrent", error);
+}
+
+bool CudaDriver::loadModule(const std::vector<char> &image,
+                            const std::string &what, CUmodule &out,
+                            std::string &error) {
+  if (!check(cuModuleLoadData_(&out, image.data()), "cuModuleLoadData", error)) {
+    error = what + ": " + error;
+    return false;
+  }
+  return true;
+}
+
+bool CudaDriver::getFunction(CUmodule m, const std::string &name,
+                             CUfunction &out, std::string &error) {
+  if (!check(cuModuleGetFunction_(&out, m, name.c_str()), "cuModuleGetFunction",
+             error)) {
+    error = "entry " + name + ": " + error;
+    return false;
+  }
+  return true;
+}
+
+bool CudaDriver::setMaxDynamicShared(CUfunction f, int bytes,
+                                     std::string &error) {
+  return check(cuFuncSetAttribute_(
+                   f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
+               "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", error);
+}
+
+bool CudaDriver::launch(CUfunction f, const unsigned grid[3],
+                        const unsigned block[3], unsigned sharedBytes,
+                        CUstream stream, void **params, std::string &error) {
+  return check(cuLaunchKernel_(f, grid[0], grid[1], grid[2], block[0], block[1],
+                               block[2], sharedBytes, stream, params, nullptr),
+               "cuLaunchKernel", error);
+}
+
+void CudaDriver::unloadModule(CUmodule m) {
+  if (m && cuModuleUnload_)
+    cuModuleUnload_(m);
+}
+
+} // namespace dmrt

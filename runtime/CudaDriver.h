@@ -1,0 +1,81 @@
+//===- CudaDriver.h - The CUDA driver API, loaded at run time -----*- C++ -*-===//
+//
+// libcuda is never linked: `CudaDriver::open` dlopens libcuda.so.1 and resolves
+// the few entry points the runtime needs. Memory, streams, events and device
+// properties go through the CUDA runtime (cudart); `open` first makes cudart
+// create the device's primary context (cudaFree(0)) and then makes the same
+// context current for the driver, so both APIs share it.
+//
+// Without a driver or a device `open` fails with `noDevice() == true` and a
+// message; tools then exit with kExitNoDevice (77, "skipped").
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMRT_CUDADRIVER_H
+#define DMRT_CUDADRIVER_H
+
+#include <cuda.h>
+
+#include <string>
+#include <vector>
+
+namespace dmrt {
+
+constexpr int kExitNoDevice = 77;
+
+class CudaDriver {
+public:
+  CudaDriver() = default;
+  ~CudaDriver();
+  CudaDriver(const CudaDriver &) = delete;
+  CudaDriver &operator=(const CudaDriver &) = delete;
+
+  /// Loads the driver, initialises device `ordinal` and its primary context.
+  bool open(int ordinal, std::string &error);
+  /// After a failed open: true when the cause is a missing driver or device
+  /// (as opposed to a real error on a machine with a GPU).
+  bool noDevice() const { return noDevice_; }
+  bool isOpen() const { return ctx_ != nullptr; }
+
+  /// Loads a cubin image (the file's bytes).
+  bool loadModule(const std::vector<char> &image, const std::string &what,
+                  CUmodule &out, std::string &error);
+  bool getFunction(CUmodule m, const std::string &name, CUfunction &out,
+                   std::string &error);
+  bool launch(CUfunction f, const unsigned grid[3], const unsigned block[3],
+              unsigned sharedBytes, CUstream stream, void **params,
+              std::string &error);
+  /// Sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (needed above 48 KiB).
+  bool setMaxDynamicShared(CUfunction f, int bytes, std::string &error);
+  void unloadModule(CUmodule m);
+
+  /// "CUDA_ERROR_X (description)" for a driver status.
+  std::string errorString(CUresult r) const;
+
+private:
+  bool check(CUresult r, const char *call, std::string &error) const;
+
+  void *lib_ = nullptr;
+  bool noDevice_ = false;
+  CUdevice dev_ = 0;
+  CUcontext ctx_ = nullptr;
+  int ordinal_ = 0;
+
+  CUresult (*cuInit_)(unsigned) = nullptr;
+  CUresult (*cuDeviceGet_)(CUdevice *, int) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRetain_)(CUcontext *, CUdevice) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRelease_)(CUdevice) = nullptr;
+  CUresult (*cuCtxSetCurrent_)(CUcontext) = nullptr;
+  CUresult (*cuModuleLoadData_)(CUmodule *, const void *) = nullptr;
+  CUresult (*cuModuleGetFunction_)(CUfunction *, CUmodule, const char *) = nullptr;
+  CUresult (*cuModuleUnload_)(CUmodule) = nullptr;
+  CUresult (*cuFuncSetAttribute_)(CUfunction, CUfunction_attribute, int) = nullptr;
+  CUresult (*cuLaunchKernel_)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                              unsigned, unsigned, unsigned, CUstream, void **,
+                              void **) = nullptr;
+  CUresult (*cuGetErrorString_)(CUresult, const char **) = nullptr;
+  CUresult (*cuGetErrorName_)(CUresult, const char **) = nullptr;
+};
+
+} // namespace dmrt
+
+#endif // DMRT_CUDADRIVER_H

@@ -1,0 +1,151 @@
+//===- Harness.h - Run, check and time the steps of a bundle ------*- C++ -*-===//
+//
+// CPU parts (unit-tested without a GPU): deterministic input generation, the
+// comparison against reference outputs, timing statistics.
+// GPU parts: `Harness` allocates the tensors a step touches (aliases point
+// into their base tensor), fills the inputs (random or from
+// BUNDLE/reference/k<N>.safetensors / c<N>.safetensors), runs the step once
+// and checks its outputs, then times warm-up + reps launches one by one with
+// CUDA events.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMRT_HARNESS_H
+#define DMRT_HARNESS_H
+
+#include "runtime/Bundle.h"
+#include "runtime/CudaDriver.h"
+#include "runtime/GemmRunner.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dmrt {
+
+//===--- CPU parts --------------------------------------------------------===//
+
+/// Deterministic inputs: element i of stream `stream` (the tensor id) under
+/// `seed` is Philox4x32-10(counter = {i/4 lo, i/4 hi, stream, 0x696E7075},
+/// key = seed) word i%4. Floats: uniform in [-1, 1] (24-bit grid), rounded to
+/// `dtype`; integers: uniform in [1, intMax]. Returns the tensor's bytes.
+std::vector<uint8_t> makeInput(uint64_t seed, uint32_t stream, DType dtype,
+                               int64_t numElements, int64_t intMax = 1);
+/// The same values as doubles (before rounding to the dtype).
+double inputValue(uint64_t seed, uint32_t stream, DType dtype, int64_t index,
+                  int64_t intMax = 1);
+
+/// Default tolerance: 2e-2 for bf16/f16 outputs, 1e-4 for f32 (and i32).
+double defaultTolerance(DType outputType);
+
+struct Comparison {
+  double maxAbsErr = 0; // +inf when a value is NaN/inf where ref is finite
+  double maxAbsRef = 0;
+  int64_t worstIndex = -1; // element with the largest error
+  double worstRef = 0, worstGot = 0;
+  int64_t nonFinite = 0;  // outputs NaN/inf where the reference is finite
+  double tolerance = 0;   // T
+  double bound = 0;       // T * max(1, maxAbsRef)
+  bool sizeMismatch = false;
+  bool pass = false;      // maxAbsErr <= bound && !sizeMismatch
+};
+/// Compares `got` with `ref` elementwise: pass iff max |got - ref| <=
+/// T * max(1, max |ref|). Non-finite reference values must be matched exactly
+/// (same NaN-ness / same infinity).
+Comparison compareOutput(const std::vector<double> &ref,
+                         const std::vector<double> &got, double tolerance);
+
+struct TimingStats {
+  double medianUs = 0, minUs = 0, maxUs = 0;
+  int reps = 0;
+};
+/// From per-rep times in microseconds (median of an even count: the mean of
+/// the two middle values).
+TimingStats summarizeTimes(std::vector<double> us);
+
+/// Parses a decimal uint64 ("seed" metadata); false on anything else.
+bool parseU64(const std::string &s, uint64_t &out);
+
+//===--- GPU parts --------------------------------------------------------===//
+
+struct DeviceInfo {
+  std::string name;
+  int ordinal = 0, smCount = 0, ccMajor = 0, ccMinor = 0;
+  int64_t l2Bytes = 0, memoryBytes = 0;
+  int driverVersion = 0, runtimeVersion = 0;
+  /// Device-to-device cudaMemcpyAsync, median of 10, counting read + write
+  /// (2 x size / time), in GB/s; 0 until measured.
+  double copyGBs = 0;
+  int64_t copyBytes = 0;
+};
+
+struct HarnessOptions {
+  int reps = 50, warmup = 5;
+  bool flushL2 = false;
+  uint64_t seed = 0;
+  bool reference = false;
+  double tolerance = -1; // < 0: defaultTolerance of each output's dtype
+  int64_t intMax = 1;    // integer inputs without a reference file
+  int topAlgorithms = 8; // cuBLASLt heuristic results requested
+};
+
+struct OutputCheck {
+  int64_t tensor = -1;
+  std::string name; // "out<k>" and the tensor's name
+  Comparison cmp;
+};
+
+struct StepResult {
+  BundleStep::Kind kind = BundleStep::Kernel;
+  int64_t id = 0;
+  std::string name;       // kernel name or contraction equation
+  int64_t bytes = 0, flop = 0;
+  TimingStats time;
+  double gbs = 0;         // bytes / median
+  double pctCopy = 0;     // gbs / copy bandwidth * 100
+  double tflops = 0;      // flop / median
+  uint64_t dropoutSeed = 0;
+  int algorithms = 0;     // contractions: heuristic results found
+  bool checked = false;   // outputs were compared with a reference
+  bool pass = true;
+  std::vector<OutputCheck> outputs;
+};
+
+enum class StepStatus {
+  Ok,          // ran (and passed, when checked)
+  Mismatch,    // ran, an output differs from the reference
+  BundleError, // the bundle / its reference files are unusable
+  CudaError,   // a CUDA / cuBLAS call failed
+};
+
+class Harness {
+public:
+  Harness();
+  ~Harness();
+  /// Opens device `ordinal`. On failure `noDevice()` tells a missing
+  /// driver/GPU (exit 77) from a real error.
+  bool open(int ordinal, std::string &error);
+  bool noDevice() const { return driver_.noDevice(); }
+  const DeviceInfo &device() const { return info_; }
+
+  /// Measures device-to-device copy bandwidth (1 GiB, or less when memory is
+  /// short) into device().copyGBs.
+  bool measureCopyBandwidth(std::string &error);
+
+  StepStatus runKernel(const Bundle &b, const BundleKernel &k,
+                       const HarnessOptions &opt, StepResult &out,
+                       std::string &error);
+  StepStatus runContraction(const Bundle &b, const BundleContraction &c,
+                            const HarnessOptions &opt, StepResult &out,
+                            std::string &error);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  CudaDriver driver_;
+  DeviceInfo info_;
+};
+
+} // namespace dmrt
+
+#endif // DMRT_HARNESS_H

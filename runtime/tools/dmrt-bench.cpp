@@ -1,0 +1,390 @@
+//===- dmrt-bench.cpp - Check and time the kernels of a layer bundle ------===//
+//
+//   dmrt-bench BUNDLE [--list] [--kernel ID|NAME|all] [--contraction ID|all]
+//              [--config-sweep] [--reference] [--reps N] [--warmup N]
+//              [--flush-l2] [--seed S] [--json OUT.json] [--tolerance T]
+//              [--device N] [--int-max N]
+//
+// Exit: 0 every checked output passes; 1 a mismatch or a CUDA failure (named);
+// 2 usage or bundle errors; 77 no CUDA driver/device (skipped).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Bundle.h"
+#include "runtime/Harness.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <sys/stat.h>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <string>
+
+using namespace dmrt;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+bool fileExists(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+
+constexpr int kExitMismatch = 1, kExitUsage = 2;
+
+const char *kUsage =
+    "usage: dmrt-bench BUNDLE [--list] [--kernel ID|NAME|all] "
+    "[--contraction ID|all]\n"
+    "                  [--config-sweep] [--reference] [--reps N=50] "
+    "[--warmup N=5] [--flush-l2]\n"
+    "                  [--seed S=0] [--json OUT.json] [--tolerance T] "
+    "[--device N=0] [--int-max N=1]\n"
+    "Runs, checks (--reference: against BUNDLE/reference/{k,c}<N>.safetensors)\n"
+    "and times the kernels and contractions of a layer bundle. Without --kernel\n"
+    "and --contraction every step runs. Exit: 0 pass, 1 mismatch or CUDA failure,\n"
+    "2 usage/bundle error, 77 no CUDA device.\n";
+
+int usage(const std::string &msg) {
+  std::fprintf(stderr, "dmrt-bench: %s\n%s", msg.c_str(), kUsage);
+  return kExitUsage;
+}
+
+bool parseInt(const char *s, long long lo, long long hi, long long &out) {
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(s, &end, 10);
+  if (errno || !end || *end || end == s || v < lo || v > hi)
+    return false;
+  out = v;
+  return true;
+}
+
+json comparisonJson(const OutputCheck &o) {
+  auto num = [](double v) -> json {
+    if (std::isfinite(v))
+      return v;
+    return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+  };
+  return json{{"output", o.name},
+              {"tensor", o.tensor},
+              {"pass", o.cmp.pass},
+              {"max_abs_err", num(o.cmp.maxAbsErr)},
+              {"max_abs_ref", num(o.cmp.maxAbsRef)},
+              {"tolerance", o.cmp.tolerance},
+              {"bound", num(o.cmp.bound)},
+              {"worst_index", o.cmp.worstIndex},
+              {"worst_ref", num(o.cmp.worstRef)},
+              {"worst_got", num(o.cmp.worstGot)},
+              {"non_finite", o.cmp.nonFinite},
+              {"size_mismatch", o.cmp.sizeMismatch}};
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string bundleDir, kernelSel, contractionSel, jsonOut;
+  bool list = false, sweep = false;
+  HarnessOptions opt;
+  int device = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char *name) -> const char * {
+      if (i + 1 >= argc)
+        return nullptr;
+      (void)name;
+      return argv[++i];
+    };
+    long long n;
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "--list") {
+      list = true;
+    } else if (a == "--config-sweep") {
+      sweep = true;
+    } else if (a == "--reference") {
+      opt.reference = true;
+    } else if (a == "--flush-l2") {
+      opt.flushL2 = true;
+    } else if (a == "--kernel" || a == "--contraction" || a == "--json") {
+      const char *v = value(a.c_str());
+      if (!v || !*v)
+        return usage(a + " needs a value");
+      (a == "--kernel" ? kernelSel : a == "--contraction" ? contractionSel : jsonOut) = v;
+    } else if (a == "--reps" || a == "--warmup" || a == "--device" ||
+               a == "--int-max") {
+      const char *v = value(a.c_str());
+      long long lo = a == "--reps" || a == "--int-max" ? 1 : 0;
+      if (!v || !parseInt(v, lo, 1000000, n))
+        return usage(a + " needs an integer >= " + std::to_string(lo));
+      if (a == "--reps") opt.reps = static_cast<int>(n);
+      else if (a == "--warmup") opt.warmup = static_cast<int>(n);
+      else if (a == "--device") device = static_cast<int>(n);
+      else opt.intMax = n;
+    } else if (a == "--seed") {
+      const char *v = value(a.c_str());
+      if (!v || !parseU64(v, opt.seed))
+        return usage("--seed needs an unsigned 64-bit integer");
+    } else if (a == "--tolerance") {
+      const char *v = value(a.c_str());
+      char *end = nullptr;
+      double t = v ? std::strtod(v, &end) : -1;
+      if (!v || !end || *end || !(t >= 0) || !std::isfinite(t))
+        return usage("--tolerance needs a non-negative number");
+      opt.tolerance = t;
+    } else if (!a.empty() && a[0] == '-') {
+      return usage("unknown option " + a);
+    } else if (bundleDir.empty()) {
+      bundleDir = a;
+    } else {
+      return usage("more than one bundle given (" + bundleDir + ", " + a + ")");
+    }
+  }
+  if (bundleDir.empty())
+    return usage("no bundle given");
+
+  Bundle bundle;
+  std::string error;
+  if (!loadBundle(bundleDir, bundle, error)) {
+    std::fprintf(stderr, "dmrt-bench: %s\n", error.c_str());
+    return kExitUsage;
+  }
+
+  if (list) {
+    std::printf("bundle %s: model %s, arch %s, nvrtc %s, %zu tensors\n",
+                bundleDir.c_str(), bundle.model.c_str(), bundle.arch.c_str(),
+                bundle.nvrtc.c_str(), bundle.tensors.size());
+    for (const BundleStep &s : bundle.steps) {
+      if (s.kind == BundleStep::Kernel) {
+        const BundleKernel *k = bundle.kernel(s.id);
+        std::printf("  kernel      %4lld  %-40s %-8s grid %lldx%lldx%lld block "
+                    "%lldx%lldx%lld  %s\n",
+                    (long long)k->id, k->name.c_str(), k->phase.c_str(),
+                    (long long)k->grid[0], (long long)k->grid[1],
+                    (long long)k->grid[2], (long long)k->block[0],
+                    (long long)k->block[1], (long long)k->block[2],
+                    k->config.c_str());
+      } else {
+        const BundleContraction *c = bundle.contraction(s.id);
+        std::printf("  contraction %4lld  %-40s %-8s %s\n", (long long)c->id,
+                    c->equation.c_str(), c->phase.c_str(),
+                    c->gemm.describe().c_str());
+      }
+    }
+    return 0;
+  }
+
+  // Selection, in step order (selected items outside `steps` follow).
+  std::vector<BundleStep> run;
+  bool any = !kernelSel.empty() || !contractionSel.empty();
+  std::set<int64_t> kSel, cSel;
+  if (!kernelSel.empty() && kernelSel != "all") {
+    long long id;
+    const BundleKernel *k = parseInt(kernelSel.c_str(), 0, INT64_MAX, id)
+                                ? bundle.kernel(id)
+                                : bundle.kernelByName(kernelSel);
+    if (!k)
+      return usage("--kernel " + kernelSel + ": no such kernel id or name in " +
+                   bundleDir);
+    kSel.insert(k->id);
+  } else if (kernelSel == "all" || !any) {
+    for (const auto &k : bundle.kernels)
+      kSel.insert(k.id);
+  }
+  if (!contractionSel.empty() && contractionSel != "all") {
+    long long id;
+    if (!parseInt(contractionSel.c_str(), 0, INT64_MAX, id) ||
+        !bundle.contraction(id))
+      return usage("--contraction " + contractionSel +
+                   ": no such contraction id in " + bundleDir);
+    cSel.insert(id);
+  } else if (contractionSel == "all" || !any) {
+    for (const auto &c : bundle.contractions)
+      if (c.mappable || !contractionSel.empty())
+        cSel.insert(c.id);
+  }
+  std::set<std::pair<int, int64_t>> seen;
+  for (const BundleStep &s : bundle.steps)
+    if ((s.kind == BundleStep::Kernel ? kSel : cSel).count(s.id) &&
+        seen.insert({s.kind, s.id}).second)
+      run.push_back(s);
+  for (int64_t id : kSel)
+    if (seen.insert({BundleStep::Kernel, id}).second)
+      run.push_back({BundleStep::Kernel, id});
+  for (int64_t id : cSel)
+    if (seen.insert({BundleStep::Contraction, id}).second)
+      run.push_back({BundleStep::Contraction, id});
+  if (sweep)
+    std::fprintf(stderr, "dmrt-bench: --config-sweep: this bundle has one "
+                         "configuration per kernel; timing those\n");
+
+  Harness h;
+  if (!h.open(device, error)) {
+    if (h.noDevice()) {
+      std::printf("skipped: no CUDA device: %s\n", error.c_str());
+      std::fflush(stdout);
+      return kExitNoDevice;
+    }
+    std::fprintf(stderr, "dmrt-bench: CUDA initialisation failed: %s\n",
+                 error.c_str());
+    return kExitMismatch;
+  }
+  const DeviceInfo &dev = h.device();
+  if (!h.measureCopyBandwidth(error)) {
+    std::fprintf(stderr, "dmrt-bench: %s\n", error.c_str());
+    return kExitMismatch;
+  }
+  std::printf("device %d: %s, %d SMs, cc %d.%d, L2 %lld MiB, driver %d, runtime "
+              "%d\n",
+              dev.ordinal, dev.name.c_str(), dev.smCount, dev.ccMajor,
+              dev.ccMinor, (long long)(dev.l2Bytes >> 20), dev.driverVersion,
+              dev.runtimeVersion);
+  std::printf("copy bandwidth (d2d %lld MiB, read+write, median of 10): %.1f "
+              "GB/s\n",
+              (long long)(dev.copyBytes >> 20), dev.copyGBs);
+  std::printf("bundle %s (%s, %s); reps %d, warm-up %d%s%s\n", bundleDir.c_str(),
+              bundle.model.c_str(), bundle.arch.c_str(), opt.reps, opt.warmup,
+              opt.flushL2 ? ", L2 flushed" : "",
+              opt.reference ? ", checked against the reference" : "");
+  std::printf("%-4s %-5s %-36s %12s %10s %10s %9s %7s %9s  %s\n", "kind", "id",
+              "name", "bytes", "median_us", "min_us", "GB/s", "%copy",
+              "TFLOP/s", "check");
+
+  json j;
+  j["bundle"] = bundleDir;
+  j["model"] = bundle.model;
+  j["arch"] = bundle.arch;
+  j["device"] = {{"ordinal", dev.ordinal},
+                 {"name", dev.name},
+                 {"sm_count", dev.smCount},
+                 {"compute_capability", std::to_string(dev.ccMajor) + "." +
+                                            std::to_string(dev.ccMinor)},
+                 {"l2_bytes", dev.l2Bytes},
+                 {"memory_bytes", dev.memoryBytes},
+                 {"driver_version", dev.driverVersion},
+                 {"runtime_version", dev.runtimeVersion},
+                 {"copy_bytes", dev.copyBytes},
+                 {"copy_gbs", dev.copyGBs}};
+  j["options"] = {{"reps", opt.reps},       {"warmup", opt.warmup},
+                  {"flush_l2", opt.flushL2}, {"seed", opt.seed},
+                  {"reference", opt.reference},
+                  {"tolerance", opt.tolerance}};
+  json steps = json::array();
+  int exitCode = 0;
+  std::vector<std::string> failures;
+  bool stop = false;
+  for (const BundleStep &s : run) {
+    if (stop)
+      break;
+    if (s.kind == BundleStep::Contraction && !bundle.contraction(s.id)->mappable) {
+      // Layout selection has not given it a cuBLASLt form: nothing to run.
+      const BundleContraction &c = *bundle.contraction(s.id);
+      std::printf("c    %-5lld %-36s skipped: no cuBLASLt form (%s)\n", (long long)s.id,
+                  c.equation.c_str(), c.unmappable.c_str());
+      steps.push_back({{"kind", "contraction"}, {"id", s.id}, {"name", c.equation},
+                       {"skipped", c.unmappable}});
+      continue;
+    }
+    if (s.kind == BundleStep::Contraction && opt.reference &&
+        !fileExists(bundle.path("reference/c" + std::to_string(s.id) + ".safetensors"))) {
+      // The compiler writes contraction references only within its flop limit
+      // (the CPU interpreter is slow); kernels always have one.
+      std::printf("c    %-5lld %-36s skipped: no reference (above the compiler's flop limit)\n",
+                  (long long)s.id, bundle.contraction(s.id)->equation.c_str());
+      steps.push_back({{"kind", "contraction"}, {"id", s.id},
+                       {"name", bundle.contraction(s.id)->equation},
+                       {"skipped", "no reference"}});
+      continue;
+    }
+    StepResult r;
+    StepStatus st;
+    if (s.kind == BundleStep::Kernel)
+      st = h.runKernel(bundle, *bundle.kernel(s.id), opt, r, error);
+    else
+      st = h.runContraction(bundle, *bundle.contraction(s.id), opt, r, error);
+    const char *kind = s.kind == BundleStep::Kernel ? "k" : "c";
+    json js = {{"kind", s.kind == BundleStep::Kernel ? "kernel" : "contraction"},
+               {"id", s.id},
+               {"name", s.kind == BundleStep::Kernel ? bundle.kernel(s.id)->name
+                                                     : bundle.contraction(s.id)->equation}};
+    if (st == StepStatus::BundleError || st == StepStatus::CudaError) {
+      std::fprintf(stderr, "dmrt-bench: %s\n", error.c_str());
+      js["error"] = error;
+      steps.push_back(js);
+      failures.push_back(std::string(kind) + std::to_string(s.id) + ": " + error);
+      if (st == StepStatus::BundleError) {
+        if (exitCode == 0) exitCode = kExitUsage;
+      } else {
+        exitCode = kExitMismatch;
+        stop = true; // the context may be unusable after a CUDA fault
+      }
+      continue;
+    }
+    std::string check = !r.checked ? "-" : r.pass ? "pass" : "FAIL";
+    if (s.kind == BundleStep::Kernel)
+      std::printf("%-4s %-5lld %-36s %12lld %10.2f %10.2f %9.1f %6.1f%% %9s  %s\n",
+                  kind, (long long)r.id, r.name.c_str(), (long long)r.bytes,
+                  r.time.medianUs, r.time.minUs, r.gbs, r.pctCopy, "",
+                  check.c_str());
+    else
+      std::printf("%-4s %-5lld %-36s %12lld %10.2f %10.2f %9.1f %6.1f%% %9.1f  %s\n",
+                  kind, (long long)r.id, r.name.c_str(), (long long)r.bytes,
+                  r.time.medianUs, r.time.minUs, r.gbs, r.pctCopy, r.tflops,
+                  check.c_str());
+    js["bytes"] = r.bytes;
+    js["flop"] = r.flop;
+    js["median_us"] = r.time.medianUs;
+    js["min_us"] = r.time.minUs;
+    js["max_us"] = r.time.maxUs;
+    js["reps"] = r.time.reps;
+    js["gbs"] = r.gbs;
+    js["pct_copy"] = r.pctCopy;
+    js["tflops"] = r.tflops;
+    js["dropout_seed"] = r.dropoutSeed;
+    if (s.kind == BundleStep::Contraction)
+      js["algorithms"] = r.algorithms;
+    js["checked"] = r.checked;
+    js["pass"] = r.pass;
+    json outs = json::array();
+    for (const OutputCheck &o : r.outputs) {
+      outs.push_back(comparisonJson(o));
+      if (r.checked)
+        std::printf("       %-30s max_abs_err %.3g  max|ref| %.3g  bound %.3g  %s\n",
+                    o.name.c_str(), o.cmp.maxAbsErr, o.cmp.maxAbsRef,
+                    o.cmp.bound, o.cmp.pass ? "ok" : "MISMATCH");
+      if (!o.cmp.pass) {
+        std::string msg = std::string(kind) + std::to_string(s.id) + " (" +
+                          r.name + ") " + o.name + ": max abs err " +
+                          std::to_string(o.cmp.maxAbsErr) + " > " +
+                          std::to_string(o.cmp.bound) + " at element " +
+                          std::to_string(o.cmp.worstIndex) + " (ref " +
+                          std::to_string(o.cmp.worstRef) + ", got " +
+                          std::to_string(o.cmp.worstGot) + ")";
+        failures.push_back(msg);
+        exitCode = kExitMismatch;
+      }
+    }
+    js["outputs"] = outs;
+    steps.push_back(js);
+  }
+  j["steps"] = steps;
+  j["failures"] = failures;
+  j["exit_code"] = exitCode;
+  if (!jsonOut.empty()) {
+    std::ofstream os(jsonOut);
+    os << j.dump(2) << "\n";
+    if (!os) {
+      std::fprintf(stderr, "dmrt-bench: cannot write %s\n", jsonOut.c_str());
+      return kExitUsage;
+    }
+  }
+  for (const std::string &f : failures)
+    std::fprintf(stderr, "dmrt-bench: FAILED %s\n", f.c_str());
+  if (exitCode == 0)
+    std::printf("all %zu step(s) ran%s\n", run.size(),
+                opt.reference ? "; every output matches the reference" : "");
+  return exitCode;
+}

@@ -1,0 +1,299 @@
+//===- BundleTest.cpp - manifest.json parsing and validation --------------===//
+#include "runtime/Bundle.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sys/stat.h>
+
+using namespace dmrt;
+using json = nlohmann::json;
+
+namespace {
+
+/// A small valid manifest: x[4,8] @ w[8,6] -> y[4,6] (bf16), one kernel
+/// reading y and a bias, writing z, with an alias of z.
+json validManifest() {
+  return json::parse(R"({
+  "format": "dmc-bundle", "version": 1, "model": "tiny", "arch": "sm_90a",
+  "nvrtc": "13.0",
+  "tensors": [
+    {"id": 0, "name": "x", "role": "input", "dims": "mk", "shape": [4, 8],
+     "dtype": "bf16", "bytes": 64, "alias": null},
+    {"id": 1, "name": "w", "role": "param", "dims": "kn", "shape": [8, 6],
+     "dtype": "bf16", "bytes": 96, "alias": null},
+    {"id": 2, "name": "y", "role": "intermediate", "dims": "mn", "shape": [4, 6],
+     "dtype": "bf16", "bytes": 48, "alias": null},
+    {"id": 3, "name": "bias", "role": "param", "dims": "n", "shape": [6],
+     "dtype": "f32", "bytes": 24, "alias": null},
+    {"id": 4, "name": "z", "role": "output", "dims": "mn", "shape": [4, 6],
+     "dtype": "bf16", "bytes": 48, "alias": null},
+    {"id": 5, "name": "z_row1", "role": "intermediate", "dims": "n", "shape": [6],
+     "dtype": "bf16", "bytes": 12, "alias": {"of": 4, "offset": 6}},
+    {"id": 6, "name": "z_row1_view", "role": "intermediate", "dims": "n",
+     "shape": [3], "dtype": "bf16", "bytes": 6, "alias": {"of": 5, "offset": 3}}
+  ],
+  "kernels": [
+    {"id": 0, "name": "add_bias", "entry": "k0_add_bias",
+     "cubin": "kernels/k0.cubin", "source": "kernels/k0.cu",
+     "grid": [4, 1, 1], "block": [32, 1, 1], "shared_bytes": 0,
+     "config": "block 32", "phase": "forward",
+     "inputs": [2, 3], "outputs": [4], "flop": 24, "bytes": 120}
+  ],
+  "contractions": [
+    {"id": 0, "equation": "mk,kn->mn", "phase": "forward",
+     "a": 0, "b": 1, "d": 2, "alpha": 1.0, "beta": 0.0, "epilogue": "none",
+     "flop": 384, "bytes": 208,
+     "gemm": {"swap": true, "transa": "N", "transb": "N", "m": 6, "n": 4, "k": 8,
+              "batch": 1,
+              "a": {"rows": 6, "cols": 8, "ld": 6, "batch_stride": 0},
+              "b": {"rows": 8, "cols": 4, "ld": 8, "batch_stride": 0},
+              "d": {"rows": 6, "cols": 4, "ld": 6, "batch_stride": 0},
+              "describe": "D^T = B^T A^T"},
+     "unmappable": null},
+    {"id": 1, "equation": "weird", "phase": "backward",
+     "a": 0, "b": 1, "d": 2, "alpha": 1.0, "beta": 0.0, "epilogue": "none",
+     "flop": 0, "bytes": 0, "gemm": null, "unmappable": "batch dim innermost"}
+  ],
+  "steps": [{"kind": "contraction", "id": 0}, {"kind": "kernel", "id": 0}]
+})");
+}
+
+std::string parseError(const json &j) {
+  Bundle b;
+  std::string err;
+  EXPECT_FALSE(parseManifest(j.dump(), "m.json", b, err));
+  return err;
+}
+
+#define EXPECT_HAS(hay, needle)                                                \
+  EXPECT_NE(std::string(hay).find(needle), std::string::npos)                  \
+      << "message: " << (hay) << "\nexpected to contain: " << (needle)
+
+TEST(Bundle, ValidManifest) {
+  Bundle b;
+  std::string err;
+  ASSERT_TRUE(parseManifest(validManifest().dump(), "m.json", b, err)) << err;
+  EXPECT_EQ(b.model, "tiny");
+  EXPECT_EQ(b.arch, "sm_90a");
+  ASSERT_EQ(b.tensors.size(), 7u);
+  EXPECT_EQ(b.tensor(0)->dtype, DType::BF16);
+  EXPECT_EQ(b.tensor(3)->dtype, DType::F32);
+  EXPECT_TRUE(b.tensor(5)->isAlias);
+  int64_t off;
+  EXPECT_EQ(b.baseOf(6, off), 4);
+  EXPECT_EQ(off, 9);
+  EXPECT_EQ(b.baseOf(2, off), 2);
+  EXPECT_EQ(off, 0);
+  ASSERT_EQ(b.kernels.size(), 1u);
+  const BundleKernel *k = b.kernelByName("add_bias");
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->grid[0], 4);
+  EXPECT_EQ(k->block[0], 32);
+  EXPECT_EQ(k->inputs, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(b.kernelByName("k0_add_bias"), k);
+  ASSERT_EQ(b.contractions.size(), 2u);
+  const BundleContraction *c = b.contraction(0);
+  ASSERT_TRUE(c->mappable);
+  EXPECT_TRUE(c->gemm.swapOperands);
+  EXPECT_EQ(c->gemm.transA, CUBLAS_OP_N);
+  EXPECT_EQ(c->gemm.m, 6);
+  EXPECT_EQ(c->gemm.n, 4);
+  EXPECT_EQ(c->gemm.k, 8);
+  EXPECT_EQ(c->gemm.d.ld, 6);
+  EXPECT_EQ(c->gemm.c.rows, 6);
+  EXPECT_EQ(c->gemm.epilogue, dmcgen::Epilogue::None);
+  EXPECT_EQ(c->inputs(), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(c->outputs(), (std::vector<int64_t>{2}));
+  EXPECT_FALSE(b.contraction(1)->mappable);
+  EXPECT_EQ(b.contraction(1)->unmappable, "batch dim innermost");
+  ASSERT_EQ(b.steps.size(), 2u);
+  EXPECT_EQ(b.steps[0].kind, BundleStep::Contraction);
+}
+
+TEST(Bundle, BiasEpilogue) {
+  json j = validManifest();
+  j["contractions"][0]["epilogue"] = "bias";
+  EXPECT_HAS(parseError(j), "contractions[0].bias: epilogue bias needs a bias tensor id");
+  j["contractions"][0]["bias"] = 3;
+  Bundle b;
+  std::string err;
+  ASSERT_TRUE(parseManifest(j.dump(), "m.json", b, err)) << err;
+  EXPECT_EQ(b.contraction(0)->gemm.biasLength, 6);
+  EXPECT_EQ(b.contraction(0)->inputs(), (std::vector<int64_t>{0, 1, 3}));
+  j["contractions"][0]["beta"] = 1.0;
+  ASSERT_TRUE(parseManifest(j.dump(), "m.json", b, err)) << err;
+  EXPECT_EQ(b.contraction(0)->inputs(), (std::vector<int64_t>{0, 1, 3, 2}));
+  j["contractions"][0]["bias"] = 0; // 32 elements, not 6
+  EXPECT_HAS(parseError(j), "contractions[0].bias: bias tensor x has 32 elements");
+}
+
+TEST(Bundle, NotJson) {
+  Bundle b;
+  std::string err;
+  EXPECT_FALSE(parseManifest("{\"format\": ", "m.json", b, err));
+  EXPECT_HAS(err, "m.json: not valid JSON");
+}
+
+TEST(Bundle, MissingField) {
+  json j = validManifest();
+  j["kernels"][0].erase("grid");
+  EXPECT_EQ(parseError(j), "m.json: kernels[0].grid: missing field");
+  j = validManifest();
+  j.erase("steps");
+  EXPECT_EQ(parseError(j), "m.json: steps: missing field");
+  j = validManifest();
+  j["contractions"][0]["gemm"]["a"].erase("ld");
+  EXPECT_EQ(parseError(j), "m.json: contractions[0].gemm.a.ld: missing field");
+  j = validManifest();
+  j["tensors"][1].erase("alias");
+  EXPECT_EQ(parseError(j), "m.json: tensors[1].alias: missing field");
+}
+
+TEST(Bundle, WrongType) {
+  json j = validManifest();
+  j["kernels"][0]["grid"] = "4,1,1";
+  EXPECT_HAS(parseError(j), "m.json: kernels[0].grid: expected an array, got string");
+  j = validManifest();
+  j["kernels"][0]["grid"] = {4, 1};
+  EXPECT_HAS(parseError(j), "kernels[0].grid: expected 3 positive integers, got 2");
+  j = validManifest();
+  j["kernels"][0]["block"][1] = 0;
+  EXPECT_HAS(parseError(j), "kernels[0].block[1]: expected a positive integer, got number 0");
+  j = validManifest();
+  j["tensors"][0]["shape"][1] = 8.5;
+  EXPECT_HAS(parseError(j), "tensors[0].shape[1]: expected a non-negative integer");
+  j = validManifest();
+  j["contractions"][0]["alpha"] = "1";
+  EXPECT_HAS(parseError(j), "contractions[0].alpha: expected a number, got string");
+  j = validManifest();
+  j["contractions"][0]["gemm"]["swap"] = 1;
+  EXPECT_HAS(parseError(j), "contractions[0].gemm.swap: expected true or false");
+  j = validManifest();
+  j["contractions"][0]["gemm"]["transa"] = "C";
+  EXPECT_HAS(parseError(j), "contractions[0].gemm.transa: expected \"N\" or \"T\"");
+  j = validManifest();
+  j["tensors"][2]["dtype"] = "f64";
+  EXPECT_HAS(parseError(j), "tensors[2].dtype: expected one of bf16, f16, f32, i32");
+  j = validManifest();
+  j["tensors"][2]["bytes"] = 96;
+  EXPECT_HAS(parseError(j), "tensors[2].bytes: expected 48");
+  j = validManifest();
+  j["steps"][0]["kind"] = "copy";
+  EXPECT_HAS(parseError(j), "steps[0].kind: expected \"kernel\" or \"contraction\"");
+  j = validManifest();
+  j["tensors"] = json::object();
+  EXPECT_HAS(parseError(j), "m.json: tensors: expected an array, got object");
+}
+
+TEST(Bundle, UnknownField) {
+  json j = validManifest();
+  j["kernels"][0]["grdi"] = {1, 1, 1};
+  EXPECT_EQ(parseError(j), "m.json: kernels[0].grdi: unknown field");
+  j = validManifest();
+  j["extra"] = 1;
+  EXPECT_EQ(parseError(j), "m.json: extra: unknown field");
+}
+
+TEST(Bundle, BadTensorReference) {
+  json j = validManifest();
+  j["kernels"][0]["inputs"][1] = 42;
+  EXPECT_EQ(parseError(j), "m.json: kernels[0].inputs[1]: unknown tensor id 42");
+  j = validManifest();
+  j["contractions"][0]["d"] = 99;
+  EXPECT_EQ(parseError(j), "m.json: contractions[0].d: unknown tensor id 99");
+  j = validManifest();
+  j["steps"][1]["id"] = 7;
+  EXPECT_EQ(parseError(j), "m.json: steps[1].id: unknown kernel id 7");
+  j = validManifest();
+  j["steps"][0]["id"] = 1;
+  EXPECT_HAS(parseError(j), "steps[0].id: contraction 1 is unmappable (batch dim innermost)");
+  j = validManifest();
+  j["tensors"][1]["id"] = 0;
+  EXPECT_HAS(parseError(j), "tensors[1].id: duplicate tensor id 0");
+}
+
+TEST(Bundle, AliasErrors) {
+  json j = validManifest();
+  j["tensors"][5]["alias"]["of"] = 77;
+  EXPECT_HAS(parseError(j), "tensors[5].alias.of: tensor 5 aliases unknown tensor id 77");
+  j = validManifest();
+  j["tensors"][5]["alias"]["offset"] = 19; // 19 + 6 > 24
+  EXPECT_HAS(parseError(j), "tensors[5].alias: elements [19, 25) out of range of tensor 4");
+  j = validManifest();
+  j["tensors"][6]["alias"]["offset"] = 4; // 6 + 4 + 3 = 13 <= 24 but > 6?
+  // Checked against the root (z, 24 elements): still in range.
+  Bundle b;
+  std::string err;
+  EXPECT_TRUE(parseManifest(j.dump(), "m.json", b, err)) << err;
+  j = validManifest();
+  j["tensors"][4]["alias"] = {{"of", 6}, {"offset", 0}}; // 4 -> 6 -> 5 -> 4
+  EXPECT_HAS(parseError(j), "alias cycle through tensor");
+  j = validManifest();
+  j["tensors"][5]["alias"] = {{"of", 5}, {"offset", 0}};
+  EXPECT_HAS(parseError(j), "tensors[5].alias: alias cycle through tensor 5");
+  j = validManifest();
+  j["tensors"][5]["alias"]["of"] = 3; // f32 tensor
+  EXPECT_HAS(parseError(j), "tensors[5].alias.of: alias of a f32 tensor");
+  j = validManifest();
+  j["tensors"][5]["alias"]["offset"] = -1;
+  EXPECT_HAS(parseError(j), "tensors[5].alias.offset: expected a non-negative integer");
+}
+
+TEST(Bundle, FormatAndVersion) {
+  json j = validManifest();
+  j["version"] = 2;
+  EXPECT_EQ(parseError(j),
+            "m.json: version: unsupported version 2 (this runtime reads version 1)");
+  j = validManifest();
+  j["format"] = "dmc-db";
+  EXPECT_HAS(parseError(j), "m.json: format: expected \"dmc-bundle\"");
+  j = validManifest();
+  j["version"] = "1";
+  EXPECT_HAS(parseError(j), "m.json: version: expected a non-negative integer, got string");
+}
+
+TEST(Bundle, GemmDescriptorChecks) {
+  json j = validManifest();
+  j["contractions"][0]["gemm"]["k"] = 9; // A is 6x8, op needs 6x9
+  EXPECT_HAS(parseError(j), "contractions[0].gemm: invalid descriptor: matrix A is 6x8");
+  j = validManifest();
+  j["contractions"][0]["gemm"]["b"]["ld"] = 9; // reaches past tensor x
+  EXPECT_HAS(parseError(j), "contractions[0].gemm.b: matrix reaches element 34 but tensor 0 (x) has 32");
+  j = validManifest();
+  j["contractions"][0]["gemm"] = nullptr;
+  EXPECT_HAS(parseError(j), "contractions[0].unmappable: gemm is null");
+  j = validManifest();
+  j["contractions"][0]["epilogue"] = "sparkle";
+  EXPECT_HAS(parseError(j), "contractions[0].epilogue: unknown epilogue \"sparkle\"");
+}
+
+TEST(Bundle, LoadChecksFiles) {
+  std::string dir = ::testing::TempDir() + "dmrt_bundle_test.dmlib";
+  ::mkdir(dir.c_str(), 0755);
+  ::mkdir((dir + "/kernels").c_str(), 0755);
+  std::remove((dir + "/kernels/k0.cubin").c_str());
+  {
+    std::ofstream os(dir + "/manifest.json");
+    os << validManifest().dump(1);
+  }
+  Bundle b;
+  std::string err;
+  EXPECT_FALSE(loadBundle(dir, b, err));
+  EXPECT_HAS(err, "kernels[0].cubin: file " + dir + "/kernels/k0.cubin does not exist");
+  {
+    std::ofstream os(dir + "/kernels/k0.cubin");
+    os << "x";
+  }
+  EXPECT_TRUE(loadBundle(dir, b, err)) << err;
+  EXPECT_EQ(b.path("kernels/k0.cubin"), dir + "/kernels/k0.cubin");
+  EXPECT_FALSE(loadBundle(dir + "/nope", b, err));
+  EXPECT_HAS(err, "not a directory");
+  json j = validManifest();
+  j["kernels"][0]["cubin"] = "../../etc/passwd";
+  EXPECT_HAS(parseError(j), "kernels[0].cubin: expected a relative path inside the bundle");
+}
+
+} // namespace
