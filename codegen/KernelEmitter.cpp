@@ -113,24 +113,55 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   os << "  constexpr int TX = " << config.tx << ", TY = " << config.ty << ";\n";
   if (reduces)
     os << "  __shared__ float dmcSmem[TX * TY];\n";
-  os << "  const long long o = (long long)blockIdx.x * TX + threadIdx.x;\n";
-  os << "  if (o >= " << s.outerPoints << "ll) return;  // never inside a block that reduces\n";
-  decode(os, "  ", "o", outer, s);
+  // Each thread handles `per` outer points (elementwise kernels), the k-th
+  // at (blockIdx.x * per + k) * TX + threadIdx.x: coalesced for every k.
+  int per = config.perThread;
+  std::string ind = "  ";
+  if (per > 1) {
+    os << "#pragma unroll\n  for (int k = 0; k < " << per << "; ++k) {\n";
+    os << "  const long long o = ((long long)blockIdx.x * " << per
+       << " + k) * TX + threadIdx.x;\n";
+    os << "  if (o >= " << s.outerPoints << "ll) break;\n";
+  } else {
+    os << "  const long long o = (long long)blockIdx.x * TX + threadIdx.x;\n";
+    os << "  if (o >= " << s.outerPoints << "ll) return;  // never inside a block that reduces\n";
+  }
+  decode(os, ind, "o", outer, s);
   for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
-    os << "  const long long base_in" << n << " = " << offsetExpr(v.getType(), outer) << ";\n";
+    os << ind << "const long long base_in" << n << " = " << offsetExpr(v.getType(), outer)
+       << ";\n";
   for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
-    os << "  const long long base_out" << n << " = " << offsetExpr(t, outer) << ";\n";
+    os << ind << "const long long base_out" << n << " = " << offsetExpr(t, outer) << ";\n";
 
-  // Per pass: outer values, then the sweep over the row, then the reductions.
+  // Row points per thread; rows of a few points per thread stay in registers
+  // between passes instead of being recomputed.
+  int64_t perRow = (s.rowPoints + config.ty - 1) / config.ty;
+  bool caching = !s.row.empty() && perRow <= 16;
   auto isOutputAt = [&](int id, int pass) {
     return !g.nodes[id].outer && g.nodes[id].pass == pass;
   };
+  // The passes each node is read in (by a reduction, a store or a later node).
+  std::vector<int> lastUse(g.nodes.size(), -1);
+  for (size_t id = 0; id < g.nodes.size(); ++id)
+    for (int d : g.nodes[id].deps)
+      lastUse[d] = std::max(lastUse[d], g.nodes[id].pass);
+  for (auto [n, id] : llvm::enumerate(g.outputs))
+    lastUse[id] = std::max(lastUse[id], g.nodes[id].pass);
+  std::vector<bool> cached(g.nodes.size(), false);
+  for (size_t id = 0; id < g.nodes.size(); ++id)
+    cached[id] = caching && !g.nodes[id].outer && lastUse[id] > g.nodes[id].pass;
+  for (size_t id = 0; id < g.nodes.size(); ++id)
+    if (cached[id])
+      os << ind << "float c" << id << "[" << perRow << "];  // " << NodeGraph::name(id)
+         << " along this thread's row points\n";
+
   for (int p = 0; p < passes; ++p) {
-    os << "  // pass " << p << "\n";
+    os << ind << "// pass " << p << "\n";
     for (size_t id = 0; id < g.nodes.size(); ++id)
       if (g.nodes[id].outer && !g.nodes[id].reduce && g.nodes[id].pass == p)
-        os << "  const float " << NodeGraph::name(id) << " = " << g.nodes[id].code << ";\n";
-    // What this pass's sweep computes: its reductions' and stores' inputs.
+        os << ind << "const float " << NodeGraph::name(id) << " = " << g.nodes[id].code << ";\n";
+    // What this pass's sweep computes: its reductions' and stores' inputs,
+    // down to loads or values cached by an earlier pass.
     std::vector<bool> needed(g.nodes.size(), false);
     std::vector<int> work;
     for (size_t id = 0; id < g.nodes.size(); ++id)
@@ -139,61 +170,80 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     for (int id : g.outputs)
       if (isOutputAt(id, p))
         work.push_back(id);
+    for (size_t id = 0; id < g.nodes.size(); ++id)
+      if (cached[id] && g.nodes[id].pass == p)
+        work.push_back(id);
     while (!work.empty()) {
       int id = work.back();
       work.pop_back();
       if (needed[id] || g.nodes[id].outer)
         continue;
       needed[id] = true;
-      work.insert(work.end(), g.nodes[id].deps.begin(), g.nodes[id].deps.end());
+      if (!(cached[id] && g.nodes[id].pass < p))
+        work.insert(work.end(), g.nodes[id].deps.begin(), g.nodes[id].deps.end());
     }
     if (llvm::none_of(needed, [](bool b) { return b; }))
       continue;
     for (size_t id = 0; id < g.nodes.size(); ++id)
       if (g.nodes[id].reduce && g.nodes[id].pass == p)
-        os << "  float acc" << id << " = " << g.nodes[id].init << ";\n";
-    os << "  for (long long r = threadIdx.y; r < " << s.rowPoints << "ll; r += TY) {\n";
+        os << ind << "float acc" << id << " = " << g.nodes[id].init << ";\n";
+    // Unrolled only when short: long rows keep a loop (code size, compile time).
+    os << ind << (perRow <= 16 ? "#pragma unroll\n" : "#pragma unroll 1\n")
+       << ind << "for (int it = 0; it < " << perRow << "; ++it) {\n"
+       << ind << "  const long long r = threadIdx.y + (long long)it * TY;\n";
+    if (s.rowPoints % config.ty)
+      os << ind << "  if (r >= " << s.rowPoints << "ll) break;\n";
+    std::string in2 = ind + "  ";
     if (!s.row.empty())
-      decode(os, "    ", "r", s.row, s);
-    std::string sweep; // this pass's node code, to see which inputs it reads
+      decode(os, in2, "r", s.row, s);
+    std::string sweep; // the code computed here, to see which inputs it reads
     for (size_t id = 0; id < g.nodes.size(); ++id)
-      if (needed[id])
+      if (needed[id] && !(cached[id] && g.nodes[id].pass < p))
         sweep += g.nodes[id].code;
     for (unsigned n = 0; n < numIn; ++n) {
       std::string off = "off_in" + std::to_string(n);
       if (sweep.find(off + ")") != std::string::npos || sweep.find(off + "]") != std::string::npos)
-        os << "    const long long " << off << " = base_in" << n << " + "
+        os << in2 << "const long long " << off << " = base_in" << n << " + "
            << offsetExpr(kernel.getInputs()[n].getType(), s.row) << ";\n";
     }
-    for (size_t id = 0; id < g.nodes.size(); ++id)
-      if (needed[id])
-        os << "    const float " << NodeGraph::name(id) << " = " << g.nodes[id].code << ";\n";
+    for (size_t id = 0; id < g.nodes.size(); ++id) {
+      if (!needed[id])
+        continue;
+      if (cached[id] && g.nodes[id].pass < p) {
+        os << in2 << "const float " << NodeGraph::name(id) << " = c" << id << "[it];\n";
+        continue;
+      }
+      os << in2 << "const float " << NodeGraph::name(id) << " = " << g.nodes[id].code << ";\n";
+      if (cached[id])
+        os << in2 << "c" << id << "[it] = " << NodeGraph::name(id) << ";\n";
+    }
     for (size_t id = 0; id < g.nodes.size(); ++id)
       if (g.nodes[id].reduce && g.nodes[id].pass == p)
-        os << "    acc" << id << " = " << g.nodes[id].combine << "::apply(acc" << id << ", "
+        os << in2 << "acc" << id << " = " << g.nodes[id].combine << "::apply(acc" << id << ", "
            << g.nodes[id].code << ");\n";
     for (auto [n, id] : llvm::enumerate(g.outputs))
       if (isOutputAt(id, p)) {
         Type t = kernel.getResultTypes()[n];
-        os << "    " << storeCall(t, "out" + std::to_string(n),
-                                  "base_out" + std::to_string(n) + " + " + offsetExpr(t, s.row),
-                                  NodeGraph::name(id))
+        os << in2 << storeCall(t, "out" + std::to_string(n),
+                               "base_out" + std::to_string(n) + " + " + offsetExpr(t, s.row),
+                               NodeGraph::name(id))
            << "\n";
       }
-    os << "  }\n";
+    os << ind << "}\n";
     for (size_t id = 0; id < g.nodes.size(); ++id)
       if (g.nodes[id].reduce && g.nodes[id].pass == p)
-        os << "  const float " << NodeGraph::name(id) << " = dmcBlockReduce<"
+        os << ind << "const float " << NodeGraph::name(id) << " = dmcBlockReduce<"
            << g.nodes[id].combine << ", TX, TY>(acc" << id << ", dmcSmem);\n";
   }
   // Outer outputs (reductions and values derived from them).
   for (auto [n, id] : llvm::enumerate(g.outputs))
-    if (g.nodes[id].outer) {
-      os << "  if (threadIdx.y == 0) "
+    if (g.nodes[id].outer)
+      os << ind << "if (threadIdx.y == 0) "
          << storeCall(kernel.getResultTypes()[n], "out" + std::to_string(n),
                       "base_out" + std::to_string(n), NodeGraph::name(id))
          << "\n";
-    }
+  if (per > 1)
+    os << "  }\n";
   os << "}\n";
 
   EmittedKernel k;
@@ -201,7 +251,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   k.source = std::move(src);
   k.blockX = config.tx;
   k.blockY = config.ty;
-  k.grid = (s.outerPoints + config.tx - 1) / config.tx;
+  k.grid = (s.outerPoints + int64_t(config.tx) * per - 1) / (int64_t(config.tx) * per);
   k.sharedBytes = reduces ? 4 * config.tx * config.ty : 0;
   k.passes = passes;
   return k;

@@ -52,9 +52,11 @@ KernelSpace spaceOf(dm::KernelOp kernel) {
 }
 
 std::string KernelConfig::describe() const {
+  std::string per = perThread > 1 ? llvm::formatv(", {0} points per thread", perThread).str()
+                                  : std::string();
   if (!laneDim)
-    return llvm::formatv("block {0}x{1}", tx, ty);
-  return llvm::formatv("lanes along {0}, block {1}x{2}", laneDim, tx, ty);
+    return llvm::formatv("block {0}x{1}{2}", tx, ty, per);
+  return llvm::formatv("lanes along {0}, block {1}x{2}{3}", laneDim, tx, ty, per);
 }
 
 std::string whyInfeasible(const KernelSpace &s, const KernelConfig &c) {
@@ -65,6 +67,8 @@ std::string whyInfeasible(const KernelSpace &s, const KernelConfig &c) {
     return llvm::formatv("{0} threads are not a whole number of warps", c.tx * c.ty);
   if (s.row.empty() && c.ty != 1)
     return "an elementwise kernel has no row to share between threads (ty must be 1)";
+  if (c.perThread < 1 || (!s.row.empty() && c.perThread != 1))
+    return "several points per thread apply to elementwise kernels only";
   if (!s.row.empty() && c.ty > 32 && c.ty > s.rowPoints)
     return llvm::formatv("{0} threads per row but the row has {1} points", c.ty, s.rowPoints);
   if (c.laneDim) {
@@ -83,8 +87,9 @@ std::vector<KernelConfig> enumerateConfigs(const KernelSpace &s,
                                            std::vector<std::string> *rejected) {
   std::vector<KernelConfig> candidates;
   if (s.row.empty()) {
-    for (int tx : {64, 128, 256, 512, 1024})
-      candidates.push_back({0, tx, 1});
+    for (int tx : {128, 256, 512, 1024})
+      for (int per : {1, 2, 4, 8})
+        candidates.push_back({0, tx, 1, per});
   } else {
     for (int ty : {32, 64, 128, 256, 512, 1024})
       candidates.push_back({0, 1, ty});
@@ -106,7 +111,7 @@ std::vector<KernelConfig> enumerateConfigs(const KernelSpace &s,
 
 KernelConfig defaultConfig(const KernelSpace &s) {
   if (s.row.empty())
-    return {0, 256, 1};
+    return {0, 256, 1, 4};
   char innermost = s.mainLayout.empty() ? 0 : s.mainLayout.back();
   if (s.row.find(innermost) != std::string::npos) {
     int ty = 32; // whole warps, no more threads than row points, at most 256

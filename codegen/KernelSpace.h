@@ -34,6 +34,9 @@ struct KernelConfig {
   char laneDim = 0;
   int tx = 1; ///< lanes along laneDim (or along all outer points when R is empty)
   int ty = 1; ///< threads sharing one row (the reduction)
+  /// Elementwise kernels: outer points per thread (independent loads in
+  /// flight); consecutive threads still take consecutive points.
+  int perThread = 1;
   std::string describe() const;
 };
 

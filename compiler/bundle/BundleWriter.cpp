@@ -53,11 +53,12 @@ dmcgen::TensorLayout layoutOf(Type t) {
 }
 
 json::Object matrixJson(const dmcgen::MatrixLayout &m) {
-  return json::Object{{"rows", m.rows},   {"cols", m.cols},
-                      {"ld", m.ld},       {"batch", m.batchCount},
+  return json::Object{{"rows", m.rows}, {"cols", m.cols}, {"ld", m.ld},
                       {"batch_stride", m.batchStride}};
 }
 
+/// The descriptor as runtime/Bundle.cpp reads it (C is D; alpha, beta and the
+/// epilogue are the contraction's).
 json::Value gemmJson(const dmcgen::GemmDescriptor &g) {
   return json::Object{
       {"swap", g.swapOperands},
@@ -67,17 +68,9 @@ json::Value gemmJson(const dmcgen::GemmDescriptor &g) {
       {"n", g.n},
       {"k", g.k},
       {"batch", g.batchCount},
-      {"alpha", g.alpha},
-      {"beta", g.beta},
-      {"epilogue", dmcgen::epilogueName(g.epilogue)},
       {"a", matrixJson(g.a)},
       {"b", matrixJson(g.b)},
-      {"c", matrixJson(g.c)},
       {"d", matrixJson(g.d)},
-      {"bias_batch_stride", g.biasBatchStride},
-      {"bias_length", g.biasLength},
-      {"aux_ld", g.auxLd},
-      {"aux_batch_stride", g.auxBatchStride},
       {"describe", g.describe()},
   };
 }
@@ -159,7 +152,6 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
         {"phase", phase(kernels[n])},
         {"inputs", ids(*table, kernels[n].getInputs())},
         {"outputs", ids(*table, kernels[n].getResults())},
-        {"compile_seconds", cubins[n].seconds},
     });
   }
   // Kernel flop and bytes, from the analysis (same order of appearance).
@@ -194,7 +186,7 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
         {"d", table->idOf(c.getResult())},
         {"alpha", spec.alpha},
         {"beta", 0.0},
-        {"epilogue", "DEFAULT"},
+        {"epilogue", "none"},
         {"flop", dm::analyticFlop(cast<dm::IterationSpaceOpInterface>(c.getOperation()))},
         {"bytes", bytesOf(c.getLhs().getType()) + bytesOf(c.getRhs().getType()) +
                       bytesOf(c.getType())},

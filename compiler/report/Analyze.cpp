@@ -16,11 +16,14 @@ llvm::Expected<DataMovementReport> analyzeModel(MLIRContext &ctx, llvm::StringRe
   report.model = modelPath.str();
   report.stage = stageName(last);
   // As built: autodiff straight on the frontend's graph, each op one kernel.
+  // Stages before autodiff compare forward graphs.
+  bool training = last >= Stage::Autodiff;
   auto plain = buildGraph(ctx, modelPath, /*train=*/false, Stage::Frontend);
   if (!plain)
     return plain.takeError();
   PassManager pm(&ctx);
-  pm.addNestedPass<func::FuncOp>(createDmAutodiff());
+  if (training)
+    pm.addNestedPass<func::FuncOp>(createDmAutodiff());
   if (failed(pm.run(**plain)))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    modelPath + ": dm-autodiff failed");

@@ -1,0 +1,95 @@
+//===- ReportTables.cpp - the report's tables, shared by text and HTML ----===//
+#include "compiler/report/ReportTables.h"
+
+#include "compiler/report/ReportFormat.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+namespace dmc::report {
+
+const std::vector<std::string> &classOrder() {
+  static const std::vector<std::string> order = {"contraction", "normalization",
+                                                 "elementwise"};
+  return order;
+}
+
+std::vector<std::string> classesOf(const GraphCost &g) {
+  std::vector<std::string> classes = classOrder();
+  for (const auto &[name, totals] : g.byClass)
+    if (!llvm::is_contained(classes, name))
+      classes.push_back(name);
+  return classes;
+}
+
+KernelCounts countKernels(const GraphCost &g) {
+  KernelCounts c;
+  for (const WorkItem &w : g.items) {
+    (w.backward ? c.backward : c.forward) += 1;
+    (w.opClass == "contraction" ? c.contractions : c.nonContractions) += 1;
+  }
+  return c;
+}
+
+double reductionVsUnfused(const DataMovementReport &r, const GraphCost &g) {
+  return r.unfused.bytes ? 100.0 * (1.0 - double(g.bytes) / double(r.unfused.bytes)) : 0.0;
+}
+
+std::vector<std::pair<std::string, std::string>> summaryLines(const DataMovementReport &r) {
+  KernelCounts k = countKernels(r.fused);
+  KernelCounts u = countKernels(r.unfused);
+  std::vector<std::pair<std::string, std::string>> lines;
+  lines.push_back({"model", r.model});
+  lines.push_back({"stage", r.stage});
+  lines.push_back({"kernels (fused)", llvm::formatv("{0} ({1} forward, {2} backward)",
+                                                    k.forward + k.backward, k.forward,
+                                                    k.backward)
+                                          .str()});
+  lines.push_back({"non-contraction kernels",
+                   llvm::formatv("{0} fused (unfused: {1}); contractions: {2}",
+                                 k.nonContractions, u.nonContractions, k.contractions)
+                       .str()});
+  lines.push_back({"flop", fmtGFLOP(r.fused.flop) + " GFLOP"});
+  lines.push_back({"bytes moved", fmtMB(r.unfused.bytes) + " MB unfused -> " +
+                                      fmtMB(r.stacked.bytes) + " MB stacked -> " +
+                                      fmtMB(r.fused.bytes) + " MB fused"});
+  lines.push_back({"reduction vs unfused",
+                   fmtPercent(reductionVsUnfused(r, r.stacked)) + "% stacked, " +
+                       fmtPercent(r.reductionPercent()) + "% fused"});
+  lines.push_back({"counted as", kCountingRule});
+  return lines;
+}
+
+Table classTable(const GraphCost &g, std::string title) {
+  Table t;
+  t.title = std::move(title);
+  t.header = {"class", "count", "GFLOP", "% flop", "MB moved", "% bytes"};
+  t.numeric = {false, true, true, true, true, true};
+  int count = 0;
+  for (const std::string &name : classesOf(g)) {
+    auto it = g.byClass.find(name);
+    ClassTotals c = it == g.byClass.end() ? ClassTotals{} : it->second;
+    count += c.count;
+    t.rows.push_back({name, std::to_string(c.count), fmtGFLOP(c.flop),
+                      fmtPercent(percentOf(c.flop, g.flop)), fmtMB(c.bytes),
+                      fmtPercent(percentOf(double(c.bytes), double(g.bytes)))});
+  }
+  t.total = {"total", std::to_string(count), fmtGFLOP(g.flop), g.flop ? "100.0" : "0.0",
+             fmtMB(g.bytes), g.bytes ? "100.0" : "0.0"};
+  return t;
+}
+
+Table kernelTable(const GraphCost &g, std::string title) {
+  Table t;
+  t.title = std::move(title);
+  t.header = {"id",      "dir",     "name",     "class",    "iteration space",
+              "GFLOP",   "MB read", "MB written", "flop/B", "epilogue candidates"};
+  t.numeric = {true, false, false, false, false, true, true, true, true, false};
+  for (const WorkItem &w : g.items)
+    t.rows.push_back({std::to_string(w.id), w.backward ? "bwd" : "fwd", w.name, w.opClass,
+                      w.space, fmtGFLOP(w.flop), fmtMB(w.bytesRead), fmtMB(w.bytesWritten),
+                      fixed(w.intensity(), 2),
+                      w.epilogues.empty() ? "-" : llvm::join(w.epilogues, ",")});
+  return t;
+}
+
+} // namespace dmc::report
