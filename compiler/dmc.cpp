@@ -73,6 +73,12 @@ cl::opt<bool> withReference("reference",
                                      "(reference/) for validating on a GPU"),
                             cl::sub(compileCmd), cl::cat(dmcCategory));
 
+cl::opt<int> configIndex("config-index",
+                          cl::desc("Compile each kernel in its N-th feasible configuration "
+                                   "instead of the default (for sweeps)"),
+                          cl::init(-1), cl::value_desc("N"), cl::sub(compileCmd),
+                          cl::cat(dmcCategory));
+
 enum class Emit { Mlir, Summary, Cuda };
 cl::opt<Emit> emit("emit", cl::desc("What to print"), cl::init(Emit::Summary),
                    cl::values(clEnumValN(Emit::Mlir, "mlir", "the dm dialect IR"),
@@ -206,6 +212,7 @@ int runCompile(mlir::MLIRContext &ctx) {
   dmc::bundle::BundleOptions options;
   options.arch = arch;
   options.reference = withReference;
+  options.configIndex = configIndex;
   options.modelName = sys::path::stem(modelPath).str();
   if (Error e = dmc::bundle::writeBundle(dmc::layerFunction(**module), bundleOut, options, errs()))
     return report(std::move(e));

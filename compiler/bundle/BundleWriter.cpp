@@ -100,9 +100,16 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
   std::vector<dm::KernelOp> kernels;
   std::vector<codegen::EmittedKernel> emitted;
   std::vector<dmcgen::CompileJob> jobs;
+  std::vector<codegen::KernelConfig> configs;
   for (auto kernel : f.getOps<dm::KernelOp>()) {
     int n = kernels.size();
-    auto config = codegen::defaultConfig(codegen::spaceOf(kernel));
+    auto space = codegen::spaceOf(kernel);
+    auto config = codegen::defaultConfig(space);
+    if (options.configIndex >= 0) {
+      auto all = codegen::enumerateConfigs(space);
+      config = all[options.configIndex % all.size()];
+    }
+    configs.push_back(config);
     auto k = codegen::emitKernel(kernel, config,
                                  "k" + std::to_string(n) + "_" + kernel.getName().str());
     if (!k)
@@ -148,7 +155,7 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
         {"grid", json::Array{k.grid, 1, 1}},
         {"block", json::Array{k.blockX, k.blockY, 1}},
         {"shared_bytes", k.sharedBytes},
-        {"config", codegen::defaultConfig(codegen::spaceOf(kernels[n])).describe()},
+        {"config", configs[n].describe()},
         {"phase", phase(kernels[n])},
         {"inputs", ids(*table, kernels[n].getInputs())},
         {"outputs", ids(*table, kernels[n].getResults())},

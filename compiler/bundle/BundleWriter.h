@@ -19,10 +19,13 @@ struct BundleOptions {
   double referenceFlopLimit = 2e9;
   uint64_t referenceSeed = 1234;
   unsigned threads = 0; ///< NVRTC workers (0: all cores)
+  /// -1: each kernel's default configuration; N >= 0: its N-th feasible one
+  /// (modulo their number), for sweeping configurations on a GPU.
+  int configIndex = -1;
 };
 
 /// Writes the bundle directory `dir` (docs/bundle-format.md) for the fused
-/// training graph `f`, compiling every kernel with its default configuration.
+/// training graph `f`, compiling every kernel in one configuration.
 /// Progress goes to `log`.
 llvm::Error writeBundle(mlir::func::FuncOp f, llvm::StringRef dir, const BundleOptions &options,
                         llvm::raw_ostream &log);

@@ -23,3 +23,11 @@ for b in gpu-bundles/small-*.dmlib; do
     --contraction all --reference --reps 1 --warmup 0 > "$OUT/memcheck-$(basename "$b").log" 2>&1
   echo "memcheck $(basename "$b"): exit $?"
 done | tee "$OUT/memcheck.txt"
+# Configuration sweep: the same model compiled with --config-index N.
+if [ -d gpu-bundles/sweep ]; then
+  for b in gpu-bundles/sweep/*.dmlib; do
+    $bench "$b" --kernel all --reps 30 --flush-l2 --json "$OUT/sweep-$(basename "$b" .dmlib).json" \
+      > /dev/null 2>&1 || echo "sweep $(basename "$b"): exit $?"
+  done
+  python3 tests/gpu/sweep-summary.py "$OUT"/sweep-*.json | tee "$OUT/sweep.txt"
+fi
