@@ -20,14 +20,15 @@ if [ -d gpu-bundles/bert-large.dmlib ]; then
 fi
 for b in gpu-bundles/small-*.dmlib; do
   compute-sanitizer --tool memcheck --error-exitcode 9 $bench "$b" --kernel all \
-    --contraction all --reference --reps 1 --warmup 0 > "$OUT/memcheck-$(basename "$b").log" 2>&1
-  echo "memcheck $(basename "$b"): exit $?"
+    --contraction all --reference --reps 1 --warmup 0 > "build-gpu/memcheck-$(basename "$b").log" 2>&1
+  echo "memcheck $(basename "$b"): exit $? ($(grep -h 'ERROR SUMMARY' "build-gpu/memcheck-$(basename "$b").log"))"
 done | tee "$OUT/memcheck.txt"
 # Configuration sweep: the same model compiled with --config-index N.
 if [ -d gpu-bundles/sweep ]; then
   for b in gpu-bundles/sweep/*.dmlib; do
-    $bench "$b" --kernel all --reps 30 --flush-l2 --json "$OUT/sweep-$(basename "$b" .dmlib).json" \
+    mkdir -p build-gpu/sweep
+    $bench "$b" --kernel all --reps 30 --flush-l2 --json "build-gpu/sweep/$(basename "$b" .dmlib).json" \
       > /dev/null 2>&1 || echo "sweep $(basename "$b"): exit $?"
   done
-  python3 tests/gpu/sweep-summary.py "$OUT"/sweep-*.json | tee "$OUT/sweep.txt"
+  python3 tests/gpu/sweep-summary.py build-gpu/sweep/*.json | tee "$OUT/sweep.txt"
 fi
