@@ -20,18 +20,18 @@ typedef int int32_t;
 #include "dmrt/Philox.h"
 #include "dmrt/Float16.h"
 
-__device__ __forceinline__ float dmcLoad(const float *p, long long o) { return p[o]; }
-__device__ __forceinline__ float dmcLoadBf16(const uint16_t *p, long long o) {
+template <typename I> __device__ __forceinline__ float dmcLoad(const float *p, I o) { return p[o]; }
+template <typename I> __device__ __forceinline__ float dmcLoadBf16(const uint16_t *p, I o) {
   return dmrt::bf16ToFloat(p[o]);
 }
-__device__ __forceinline__ float dmcLoadHalf(const uint16_t *p, long long o) {
+template <typename I> __device__ __forceinline__ float dmcLoadHalf(const uint16_t *p, I o) {
   return dmrt::halfToFloat(p[o]);
 }
-__device__ __forceinline__ void dmcStore(float *p, long long o, float v) { p[o] = v; }
-__device__ __forceinline__ void dmcStoreBf16(uint16_t *p, long long o, float v) {
+template <typename I> __device__ __forceinline__ void dmcStore(float *p, I o, float v) { p[o] = v; }
+template <typename I> __device__ __forceinline__ void dmcStoreBf16(uint16_t *p, I o, float v) {
   p[o] = dmrt::floatToBf16(v);
 }
-__device__ __forceinline__ void dmcStoreHalf(uint16_t *p, long long o, float v) {
+template <typename I> __device__ __forceinline__ void dmcStoreHalf(uint16_t *p, I o, float v) {
   p[o] = dmrt::floatToHalf(v);
 }
 

@@ -53,7 +53,7 @@ std::string offsetExpr(Type t, llvm::StringRef dims) {
       int64_t stride = 1;
       for (unsigned n = tt.indexOf(c) + 1; n < tt.getRank(); ++n)
         stride *= tt.getShape()[n];
-      e += " + i_" + std::string(1, c) + " * " + std::to_string(stride) + "ll";
+      e += " + i_" + std::string(1, c) + " * " + std::to_string(stride);
     }
   return e;
 }
@@ -61,13 +61,12 @@ std::string offsetExpr(Type t, llvm::StringRef dims) {
 /// Index variables i_<dim> from the linear index `var` over `order` (innermost last).
 void decode(llvm::raw_ostream &os, const std::string &indent, const std::string &var,
             llvm::StringRef order, const KernelSpace &s) {
-  os << indent << "long long t_" << var << " = " << var << ";\n";
+  os << indent << "Idx t_" << var << " = " << var << ";\n";
   for (size_t n = order.size(); n-- > 0;) {
     int64_t size = s.sizes.at(order[n]);
-    os << indent << "const long long i_" << order[n] << " = t_" << var << " % " << size
-       << "ll;\n";
+    os << indent << "const Idx i_" << order[n] << " = t_" << var << " % " << size << ";\n";
     if (n)
-      os << indent << "t_" << var << " /= " << size << "ll;\n";
+      os << indent << "t_" << var << " /= " << size << ";\n";
   }
 }
 
@@ -110,6 +109,13 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
     os << "\n    " << pointerType(t, false) << " out" << n << ",  // " << shapeOf(t);
   os << "\n    unsigned long long seed) {\n";
+  // 32-bit index arithmetic (cheap division by constants) when it cannot overflow.
+  int64_t largest = s.outerPoints * s.rowPoints + int64_t(config.tx) * config.perThread;
+  for (Type t : kernel.getInputs().getTypes())
+    largest = std::max(largest, cast<dm::TensorType>(t).getNumElements());
+  for (Type t : kernel.getResultTypes())
+    largest = std::max(largest, cast<dm::TensorType>(t).getNumElements());
+  os << "  typedef " << (largest < (int64_t(1) << 31) ? "int" : "long long") << " Idx;\n";
   os << "  constexpr int TX = " << config.tx << ", TY = " << config.ty << ";\n";
   if (reduces)
     os << "  __shared__ float dmcSmem[TX * TY];\n";
@@ -119,19 +125,19 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   std::string ind = "  ";
   if (per > 1) {
     os << "#pragma unroll\n  for (int k = 0; k < " << per << "; ++k) {\n";
-    os << "  const long long o = ((long long)blockIdx.x * " << per
+    os << "  const Idx o = ((Idx)blockIdx.x * " << per
        << " + k) * TX + threadIdx.x;\n";
-    os << "  if (o >= " << s.outerPoints << "ll) break;\n";
+    os << "  if (o >= " << s.outerPoints << ") break;\n";
   } else {
-    os << "  const long long o = (long long)blockIdx.x * TX + threadIdx.x;\n";
-    os << "  if (o >= " << s.outerPoints << "ll) return;  // never inside a block that reduces\n";
+    os << "  const Idx o = (Idx)blockIdx.x * TX + threadIdx.x;\n";
+    os << "  if (o >= " << s.outerPoints << ") return;  // never inside a block that reduces\n";
   }
   decode(os, ind, "o", outer, s);
   for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
-    os << ind << "const long long base_in" << n << " = " << offsetExpr(v.getType(), outer)
+    os << ind << "const Idx base_in" << n << " = " << offsetExpr(v.getType(), outer)
        << ";\n";
   for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
-    os << ind << "const long long base_out" << n << " = " << offsetExpr(t, outer) << ";\n";
+    os << ind << "const Idx base_out" << n << " = " << offsetExpr(t, outer) << ";\n";
 
   // Row points per thread; rows of a few points per thread stay in registers
   // between passes instead of being recomputed.
@@ -190,9 +196,9 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     // Unrolled only when short: long rows keep a loop (code size, compile time).
     os << ind << (perRow <= 16 ? "#pragma unroll\n" : "#pragma unroll 1\n")
        << ind << "for (int it = 0; it < " << perRow << "; ++it) {\n"
-       << ind << "  const long long r = threadIdx.y + (long long)it * TY;\n";
+       << ind << "  const Idx r = threadIdx.y + (Idx)it * TY;\n";
     if (s.rowPoints % config.ty)
-      os << ind << "  if (r >= " << s.rowPoints << "ll) break;\n";
+      os << ind << "  if (r >= " << s.rowPoints << ") break;\n";
     std::string in2 = ind + "  ";
     if (!s.row.empty())
       decode(os, in2, "r", s.row, s);
@@ -203,7 +209,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     for (unsigned n = 0; n < numIn; ++n) {
       std::string off = "off_in" + std::to_string(n);
       if (sweep.find(off + ")") != std::string::npos || sweep.find(off + "]") != std::string::npos)
-        os << in2 << "const long long " << off << " = base_in" << n << " + "
+        os << in2 << "const Idx " << off << " = base_in" << n << " + "
            << offsetExpr(kernel.getInputs()[n].getType(), s.row) << ";\n";
     }
     for (size_t id = 0; id < g.nodes.size(); ++id) {
