@@ -29,10 +29,7 @@ llvm::DenseSet<Operation *> backwardOps(func::FuncOp f) {
 
 namespace {
 
-int64_t bytesOf(Type type) {
-  auto t = cast<dm::TensorType>(type);
-  return t.getNumElements() * ((t.getElementType().getIntOrFloatBitWidth() + 7) / 8);
-}
+int64_t bytes(Type t) { return cast<dm::TensorType>(t).getSizeInBytes(); }
 
 std::string withCommas(int64_t n) {
   std::string s = std::to_string(n);
@@ -61,7 +58,7 @@ void printSummary(func::FuncOp f, llvm::raw_ostream &os) {
     if (dm::argRole(f, n) == "param") {
       ++paramTensors;
       paramElements += cast<dm::TensorType>(arg.getType()).getNumElements();
-      paramBytes += bytesOf(arg.getType());
+      paramBytes += bytes(arg.getType());
     }
   }
   os << llvm::formatv("parameters: {0} tensors, {1} elements ({2:f1} MiB)\n", paramTensors,
@@ -81,7 +78,7 @@ void printSummary(func::FuncOp f, llvm::raw_ostream &os) {
     }
     if (isa<dm::SaveOp>(op.getOperation())) {
       ++savedCount;
-      savedBytes += bytesOf(op->getResult(0).getType());
+      savedBytes += bytes(op->getResult(0).getType());
     }
   });
 

@@ -27,6 +27,10 @@ int64_t TensorType::getNumElements() const {
   return n;
 }
 
+int64_t TensorType::getSizeInBytes() const {
+  return getNumElements() * ((getElementType().getIntOrFloatBitWidth() + 7) / 8);
+}
+
 TensorType TensorType::withDims(llvm::StringRef names,
                                 llvm::ArrayRef<int64_t> shape) const {
   return TensorType::get(getContext(), names, shape, getElementType());

@@ -24,6 +24,8 @@ def Dm_TensorType : TypeDef<Dm_Dialect, "Tensor"> {
     /// Size of dimension `name`; the dimension must exist.
     int64_t getSize(char name) const;
     int64_t getNumElements() const;
+    /// Bytes of storage (elements times the element type's bytes).
+    int64_t getSizeInBytes() const;
     /// The same element type with other dimensions.
     TensorType withDims(llvm::StringRef names, llvm::ArrayRef<int64_t> shape) const;
     /// The dimensions of this type restricted (and ordered) to `names`.

@@ -23,6 +23,8 @@ namespace json = llvm::json;
 namespace dmc::bundle {
 namespace {
 
+int64_t bytes(Type t) { return cast<dm::TensorType>(t).getSizeInBytes(); }
+
 llvm::Error fail(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
@@ -34,11 +36,6 @@ llvm::Error writeFile(llvm::StringRef path, llvm::StringRef data) {
     return fail(path + ": cannot write: " + ec.message());
   os << data;
   return llvm::Error::success();
-}
-
-int64_t bytesOf(Type t) {
-  auto tt = cast<dm::TensorType>(t);
-  return tt.getNumElements() * ((tt.getElementType().getIntOrFloatBitWidth() + 7) / 8);
 }
 
 std::string dtypeOf(Type t) {
@@ -195,8 +192,8 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
         {"beta", 0.0},
         {"epilogue", "none"},
         {"flop", dm::analyticFlop(cast<dm::IterationSpaceOpInterface>(c.getOperation()))},
-        {"bytes", bytesOf(c.getLhs().getType()) + bytesOf(c.getRhs().getType()) +
-                      bytesOf(c.getType())},
+        {"bytes", bytes(c.getLhs().getType()) + bytes(c.getRhs().getType()) +
+                      bytes(c.getType())},
         {"gemm", mapped ? gemmJson(g) : json::Value(nullptr)},
         {"unmappable", mapped ? json::Value(nullptr) : json::Value(reason)},
     });
@@ -219,7 +216,7 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
         {"dims", tt.getNames()},
         {"shape", json::Array(tt.getShape())},
         {"dtype", dtypeOf(tt)},
-        {"bytes", bytesOf(tt)},
+        {"bytes", bytes(tt)},
         {"alias", std::move(alias)},
     });
   }

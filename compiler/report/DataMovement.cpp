@@ -12,10 +12,7 @@ using namespace mlir;
 namespace dmc::report {
 namespace {
 
-int64_t bytesOf(Type type) {
-  auto t = cast<dm::TensorType>(type);
-  return t.getNumElements() * ((t.getElementType().getIntOrFloatBitWidth() + 7) / 8);
-}
+int64_t bytes(Type t) { return cast<dm::TensorType>(t).getSizeInBytes(); }
 
 std::string typeName(Type type) {
   std::string s;
@@ -102,12 +99,12 @@ GraphCost costOf(func::FuncOp f) {
     for (Value v : op.getOperands()) {
       if (!seen.insert(v).second)
         continue;
-      w.bytesRead += bytesOf(v.getType());
-      w.bytesByType[typeName(v.getType())] += bytesOf(v.getType());
+      w.bytesRead += bytes(v.getType());
+      w.bytesByType[typeName(v.getType())] += bytes(v.getType());
     }
     for (Value r : op.getResults()) {
-      w.bytesWritten += bytesOf(r.getType());
-      w.bytesByType[typeName(r.getType())] += bytesOf(r.getType());
+      w.bytesWritten += bytes(r.getType());
+      w.bytesByType[typeName(r.getType())] += bytes(r.getType());
     }
     w.ioLowerBound = w.bytes();
     unitOf[&op] = w.id;
@@ -140,7 +137,7 @@ GraphCost costOf(func::FuncOp f) {
         continue;
       Edge e;
       e.to = isReturn ? -1 : it->second;
-      e.bytes = bytesOf(v.getType());
+      e.bytes = bytes(v.getType());
       source(v, e.from, e.tensor);
       if (isReturn)
         e.tensor = dm::resultName(f, n).str();

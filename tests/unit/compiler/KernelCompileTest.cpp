@@ -12,22 +12,14 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
+#include "Examples.h"
+
 #include <gtest/gtest.h>
 
 using namespace mlir;
 
 namespace {
 
-std::vector<std::string> exampleModels() {
-  std::vector<std::string> paths;
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(DMC_EXAMPLES_DIR, ec), end; it != end && !ec;
-       it.increment(ec))
-    if (llvm::sys::path::extension(it->path()) == ".json")
-      paths.push_back(it->path());
-  std::sort(paths.begin(), paths.end());
-  return paths;
-}
 
 /// The default configuration and up to two other feasible ones.
 std::vector<dmc::codegen::KernelConfig> threeConfigs(const dmc::codegen::KernelSpace &s) {
@@ -75,13 +67,7 @@ TEST_P(KernelCompile, EveryKernelUnderThreeConfigurations) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, KernelCompile, ::testing::ValuesIn(exampleModels()),
-                         [](const auto &info) {
-                           std::string name = llvm::sys::path::stem(info.param).str();
-                           for (char &c : name)
-                             if (!isalnum(static_cast<unsigned char>(c)))
-                               c = '_';
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Examples, KernelCompile, ::testing::ValuesIn(dmc::test::exampleModels()),
+                         [](const auto &info) { return dmc::test::exampleName(info.param); });
 
 } // namespace

@@ -18,22 +18,14 @@
 #include "llvm/Support/Path.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "Examples.h"
+
 #include <gtest/gtest.h>
 
 using namespace mlir;
 
 namespace {
 
-std::vector<std::string> exampleModels() {
-  std::vector<std::string> paths;
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(DMC_EXAMPLES_DIR, ec), end; it != end && !ec;
-       it.increment(ec))
-    if (llvm::sys::path::extension(it->path()) == ".json")
-      paths.push_back(it->path());
-  std::sort(paths.begin(), paths.end());
-  return paths;
-}
 
 /// The example with the same kind, options and dropout but small odd sizes.
 dmc::ModelConfig shrunk(const std::string &path) {
@@ -110,13 +102,7 @@ TEST_P(StageEquivalence, EveryPassKeepsOutputsAndGradients) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, StageEquivalence, ::testing::ValuesIn(exampleModels()),
-                         [](const auto &info) {
-                           std::string name = llvm::sys::path::stem(info.param).str();
-                           for (char &c : name)
-                             if (!isalnum(static_cast<unsigned char>(c)))
-                               c = '_';
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Examples, StageEquivalence, ::testing::ValuesIn(dmc::test::exampleModels()),
+                         [](const auto &info) { return dmc::test::exampleName(info.param); });
 
 } // namespace
