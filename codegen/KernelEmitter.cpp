@@ -120,24 +120,73 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   if (reduces)
     os << "  __shared__ float dmcSmem[TX * TY];\n";
   // Each thread handles `per` outer points (elementwise kernels), the k-th
-  // at (blockIdx.x * per + k) * TX + threadIdx.x: coalesced for every k.
-  int per = config.perThread;
+  // at (blockIdx.x * per + k) * TX + threadIdx.x: coalesced for every k. With
+  // vectors, a point is a chunk of `vec` along the contiguous dim `vd`.
+  int per = config.perThread, vec = config.vec;
+  char vd = vec > 1 ? s.mainLayout.back() : 0;
+  KernelSpace chunks = s;
+  if (vd)
+    chunks.sizes[vd] /= vec;
+  int64_t outerChunks = s.outerPoints / vec;
   std::string ind = "  ";
   if (per > 1) {
     os << "#pragma unroll\n  for (int k = 0; k < " << per << "; ++k) {\n";
     os << "  const Idx o = ((Idx)blockIdx.x * " << per
        << " + k) * TX + threadIdx.x;\n";
-    os << "  if (o >= " << s.outerPoints << ") break;\n";
+    os << "  if (o >= " << outerChunks << ") break;\n";
   } else {
     os << "  const Idx o = (Idx)blockIdx.x * TX + threadIdx.x;\n";
-    os << "  if (o >= " << s.outerPoints << ") return;  // never inside a block that reduces\n";
+    os << "  if (o >= " << outerChunks << ") return;  // never inside a block that reduces\n";
   }
-  decode(os, ind, "o", outer, s);
+  decode(os, ind, "o", outer, chunks);
+  std::string vdIndex = vd ? "i_" + std::string(1, vd) : "";
+  auto base = [&](Type t) {
+    std::string e = offsetExpr(t, outer);
+    if (vd) // offsets of the chunk's first point
+      for (size_t at; (at = e.find(vdIndex + " *")) != std::string::npos;)
+        e.replace(at, vdIndex.size(), "first_" + std::string(1, vd));
+    return e;
+  };
+  if (vd)
+    os << ind << "const Idx first_" << vd << " = " << vdIndex << " * " << vec << ";\n";
   for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
-    os << ind << "const Idx base_in" << n << " = " << offsetExpr(v.getType(), outer)
-       << ";\n";
+    os << ind << "const Idx base_in" << n << " = " << base(v.getType()) << ";\n";
   for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
-    os << ind << "const Idx base_out" << n << " = " << offsetExpr(t, outer) << ";\n";
+    os << ind << "const Idx base_out" << n << " = " << base(t) << ";\n";
+  // Tensors whose contiguous dim is the vector dim move as one vector each.
+  auto vectorized = [&](Type t) {
+    return vd && cast<dm::TensorType>(t).getNames().back() == vd;
+  };
+  auto elementType = [&](Type t) {
+    std::string st = storageOf(t);
+    return st == "f32" ? "float" : st == "i32" ? "int" : "uint16_t";
+  };
+  for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
+    if (vectorized(v.getType()))
+      os << ind << "alignas(16) " << elementType(v.getType()) << " vin" << n << "[" << vec
+         << "];\n"
+         << ind << "dmcLoadVec<" << vec << ">(vin" << n << ", in" << n << " + base_in" << n
+         << ");\n";
+  for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
+    if (vectorized(t))
+      os << ind << "alignas(16) " << elementType(t) << " vout" << n << "[" << vec << "];\n";
+  if (vd)
+    os << "#pragma unroll\n"
+       << ind << "for (int v = 0; v < " << vec << "; ++v) {\n"
+       << ind << "const Idx " << vdIndex << " = first_" << vd << " + v;\n";
+  /// Vectorized inputs are read from their registers.
+  auto fromRegisters = [&](std::string code) {
+    for (unsigned n = 0; n < kernel.getInputs().size(); ++n)
+      if (vectorized(kernel.getInputs()[n].getType())) {
+        std::string k = std::to_string(n);
+        for (auto [from, to] : {std::make_pair("(in" + k + ", off_in" + k + ")",
+                                               "(vin" + k + ", v)"),
+                                std::make_pair("in" + k + "[off_in" + k + "]", "vin" + k + "[v]")})
+          for (size_t at; (at = code.find(from)) != std::string::npos;)
+            code.replace(at, from.size(), to);
+      }
+    return code;
+  };
 
   // Row points per thread; rows of a few points per thread stay in registers
   // between passes instead of being recomputed.
@@ -205,7 +254,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     std::string sweep; // the code computed here, to see which inputs it reads
     for (size_t id = 0; id < g.nodes.size(); ++id)
       if (needed[id] && !(cached[id] && g.nodes[id].pass < p))
-        sweep += g.nodes[id].code;
+        sweep += fromRegisters(g.nodes[id].code);
     for (unsigned n = 0; n < numIn; ++n) {
       std::string off = "off_in" + std::to_string(n);
       if (sweep.find(off + ")") != std::string::npos || sweep.find(off + "]") != std::string::npos)
@@ -219,7 +268,8 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
         os << in2 << "const float " << NodeGraph::name(id) << " = c" << id << "[it];\n";
         continue;
       }
-      os << in2 << "const float " << NodeGraph::name(id) << " = " << g.nodes[id].code << ";\n";
+      os << in2 << "const float " << NodeGraph::name(id) << " = "
+         << fromRegisters(g.nodes[id].code) << ";\n";
       if (cached[id])
         os << in2 << "c" << id << "[it] = " << NodeGraph::name(id) << ";\n";
     }
@@ -230,10 +280,14 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     for (auto [n, id] : llvm::enumerate(g.outputs))
       if (isOutputAt(id, p)) {
         Type t = kernel.getResultTypes()[n];
-        os << in2 << storeCall(t, "out" + std::to_string(n),
-                               "base_out" + std::to_string(n) + " + " + offsetExpr(t, s.row),
-                               NodeGraph::name(id))
-           << "\n";
+        if (vectorized(t))
+          os << in2 << storeCall(t, "vout" + std::to_string(n), "v", NodeGraph::name(id))
+             << "\n";
+        else
+          os << in2 << storeCall(t, "out" + std::to_string(n),
+                                 "base_out" + std::to_string(n) + " + " + offsetExpr(t, s.row),
+                                 NodeGraph::name(id))
+             << "\n";
       }
     os << ind << "}\n";
     for (size_t id = 0; id < g.nodes.size(); ++id)
@@ -248,6 +302,13 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
          << storeCall(kernel.getResultTypes()[n], "out" + std::to_string(n),
                       "base_out" + std::to_string(n), NodeGraph::name(id))
          << "\n";
+  if (vd) {
+    os << ind << "}\n";
+    for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
+      if (vectorized(t))
+        os << ind << "dmcStoreVec<" << vec << ">(out" << n << " + base_out" << n << ", vout" << n
+           << ");\n";
+  }
   if (per > 1)
     os << "  }\n";
   os << "}\n";
@@ -257,7 +318,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   k.source = std::move(src);
   k.blockX = config.tx;
   k.blockY = config.ty;
-  k.grid = (s.outerPoints + int64_t(config.tx) * per - 1) / (int64_t(config.tx) * per);
+  k.grid = (outerChunks + int64_t(config.tx) * per - 1) / (int64_t(config.tx) * per);
   k.sharedBytes = reduces ? 4 * config.tx * config.ty : 0;
   k.passes = passes;
   return k;

@@ -31,10 +31,16 @@ KernelSpace spaceOf(dm::KernelOp kernel) {
       s.mainLayout = tt.getNames().str();
     }
   };
+  auto record = [&](Type t) {
+    consider(t);
+    auto tt = cast<dm::TensorType>(t);
+    s.tensors.push_back(
+        {tt.getNames().str(), int((tt.getElementType().getIntOrFloatBitWidth() + 7) / 8)});
+  };
   for (Type t : kernel.getInputs().getTypes())
-    consider(t);
+    record(t);
   for (Type t : kernel.getResultTypes())
-    consider(t);
+    record(t);
   // Dims of S the main tensor lacks go outermost.
   std::string order;
   for (char c : all)
@@ -54,6 +60,8 @@ KernelSpace spaceOf(dm::KernelOp kernel) {
 std::string KernelConfig::describe() const {
   std::string per = perThread > 1 ? llvm::formatv(", {0} points per thread", perThread).str()
                                   : std::string();
+  if (vec > 1)
+    per += llvm::formatv(", vectors of {0}", vec).str();
   if (!laneDim)
     return llvm::formatv("block {0}x{1}{2}", tx, ty, per);
   return llvm::formatv("lanes along {0}, block {1}x{2}{3}", laneDim, tx, ty, per);
@@ -71,6 +79,22 @@ std::string whyInfeasible(const KernelSpace &s, const KernelConfig &c) {
     return "several points per thread apply to elementwise kernels only";
   if (!s.row.empty() && c.ty > 32 && c.ty > s.rowPoints)
     return llvm::formatv("{0} threads per row but the row has {1} points", c.ty, s.rowPoints);
+  if (c.vec != 1) {
+    if (!s.row.empty() || c.vec < 1 || (c.vec & (c.vec - 1)))
+      return "vectors apply to elementwise kernels, in powers of two";
+    char d = s.mainLayout.back();
+    if (s.sizes.at(d) % c.vec)
+      return llvm::formatv("the contiguous dim '{0}' of size {1} is not a multiple of {2}", d,
+                           s.sizes.at(d), c.vec);
+    for (const auto &[dims, bytes] : s.tensors) {
+      if (dims.find(d) != std::string::npos && dims.back() != d)
+        return llvm::formatv("a tensor with dims '{0}' has the vector dim '{1}' but not "
+                             "innermost",
+                             dims, d);
+      if (dims.back() == d && c.vec * bytes > 16)
+        return llvm::formatv("{0} elements of {1} bytes exceed a 16-byte access", c.vec, bytes);
+    }
+  }
   if (c.laneDim) {
     if (s.outer.find(c.laneDim) == std::string::npos)
       return llvm::formatv("lane dim '{0}' is not an outer dim ({1})", c.laneDim, s.outer);
@@ -87,9 +111,10 @@ std::vector<KernelConfig> enumerateConfigs(const KernelSpace &s,
                                            std::vector<std::string> *rejected) {
   std::vector<KernelConfig> candidates;
   if (s.row.empty()) {
-    for (int tx : {128, 256, 512, 1024})
-      for (int per : {1, 2, 4, 8})
-        candidates.push_back({0, tx, 1, per});
+    for (int vec : {1, 8, 4})
+      for (int tx : {128, 256, 512})
+        for (int per : {1, 2, 4})
+          candidates.push_back({0, tx, 1, per, vec});
   } else {
     for (int ty : {32, 64, 128, 256, 512, 1024})
       candidates.push_back({0, 1, ty});
@@ -110,8 +135,14 @@ std::vector<KernelConfig> enumerateConfigs(const KernelSpace &s,
 }
 
 KernelConfig defaultConfig(const KernelSpace &s) {
-  if (s.row.empty())
+  if (s.row.empty()) {
+    // The widest vector that fits 16 bytes, then fewer points per thread.
+    for (KernelConfig c : {KernelConfig{0, 256, 1, 2, 8}, KernelConfig{0, 256, 1, 2, 4},
+                           KernelConfig{0, 256, 1, 4, 2}})
+      if (whyInfeasible(s, c).empty())
+        return c;
     return {0, 256, 1, 4};
+  }
   char innermost = s.mainLayout.empty() ? 0 : s.mainLayout.back();
   if (s.row.find(innermost) != std::string::npos) {
     int ty = 32; // whole warps, no more threads than row points, at most 256

@@ -23,6 +23,8 @@ struct KernelSpace {
   std::map<char, int64_t> sizes;
   std::string mainLayout;   ///< dims of the largest tensor, outermost first
   int64_t outerPoints = 1, rowPoints = 1;
+  /// Dims (layout) and element bytes of every input and output.
+  std::vector<std::pair<std::string, int>> tensors;
 };
 
 /// The space of `kernel`, read from its members' iteration spaces.
@@ -37,6 +39,9 @@ struct KernelConfig {
   /// Elementwise kernels: outer points per thread (independent loads in
   /// flight); consecutive threads still take consecutive points.
   int perThread = 1;
+  /// Elementwise kernels: consecutive points along the contiguous dim handled
+  /// together with one vector load/store per tensor (1: scalar).
+  int vec = 1;
   std::string describe() const;
 };
 
