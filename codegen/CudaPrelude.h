@@ -35,21 +35,11 @@ template <typename I> __device__ __forceinline__ void dmcStoreHalf(uint16_t *p, 
   p[o] = dmrt::floatToHalf(v);
 }
 
-/// N consecutive elements as one access of N * sizeof(T) bytes (16, 8 or 4;
-/// element by element otherwise). Both pointers are aligned to that size.
-template <int N, typename T> __device__ __forceinline__ void dmcLoadVec(T *dst, const T *src) {
-  constexpr int bytes = N * sizeof(T);
-  if (bytes == 16)
-    *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
-  else if (bytes == 8)
-    *reinterpret_cast<uint2 *>(dst) = *reinterpret_cast<const uint2 *>(src);
-  else if (bytes == 4)
-    *reinterpret_cast<unsigned *>(dst) = *reinterpret_cast<const unsigned *>(src);
-  else
-    for (int k = 0; k < N; ++k)
-      dst[k] = src[k];
-}
-template <int N, typename T> __device__ __forceinline__ void dmcStoreVec(T *dst, const T *src) {
+/// Copies N consecutive elements with one access of N * sizeof(T) bytes (16,
+/// 8 or 4; element by element otherwise): global memory to registers for
+/// vector loads, registers to global memory for vector stores. Both pointers
+/// are aligned to the access size.
+template <int N, typename T> __device__ __forceinline__ void dmcCopyVec(T *dst, const T *src) {
   constexpr int bytes = N * sizeof(T);
   if (bytes == 16)
     *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);

@@ -165,7 +165,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     if (vectorized(v.getType()))
       os << ind << "alignas(16) " << elementType(v.getType()) << " vin" << n << "[" << vec
          << "];\n"
-         << ind << "dmcLoadVec<" << vec << ">(vin" << n << ", in" << n << " + base_in" << n
+         << ind << "dmcCopyVec<" << vec << ">(vin" << n << ", in" << n << " + base_in" << n
          << ");\n";
   for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
     if (vectorized(t))
@@ -306,7 +306,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     os << ind << "}\n";
     for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
       if (vectorized(t))
-        os << ind << "dmcStoreVec<" << vec << ">(out" << n << " + base_out" << n << ", vout" << n
+        os << ind << "dmcCopyVec<" << vec << ">(out" << n << " + base_out" << n << ", vout" << n
            << ");\n";
   }
   if (per > 1)
