@@ -124,10 +124,15 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   // vectors, a point is a chunk of `vec` along the contiguous dim `vd`.
   int per = config.perThread, vec = config.vec;
   char vd = vec > 1 ? s.mainLayout.back() : 0;
+  // The vector dim is an outer dim (elementwise kernels) or the innermost
+  // row dim (each thread then takes whole chunks of its rows).
+  bool rowVec = vd && s.row.find(vd) != std::string::npos;
+  bool outerVec = vd && !rowVec;
   KernelSpace chunks = s;
   if (vd)
     chunks.sizes[vd] /= vec;
-  int64_t outerChunks = s.outerPoints / vec;
+  int64_t outerChunks = outerVec ? s.outerPoints / vec : s.outerPoints;
+  int64_t rowChunks = rowVec ? s.rowPoints / vec : s.rowPoints;
   std::string ind = "  ";
   if (per > 1) {
     os << "#pragma unroll\n  for (int k = 0; k < " << per << "; ++k) {\n";
@@ -140,14 +145,16 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   }
   decode(os, ind, "o", outer, chunks);
   std::string vdIndex = vd ? "i_" + std::string(1, vd) : "";
-  auto base = [&](Type t) {
-    std::string e = offsetExpr(t, outer);
-    if (vd) // offsets of the chunk's first point
+  /// Offsets over `dims` with the vector dim at its chunk's first point.
+  auto chunkOffset = [&](Type t, llvm::StringRef dims) {
+    std::string e = offsetExpr(t, dims);
+    if (vd)
       for (size_t at; (at = e.find(vdIndex + " *")) != std::string::npos;)
         e.replace(at, vdIndex.size(), "first_" + std::string(1, vd));
     return e;
   };
-  if (vd)
+  auto base = [&](Type t) { return chunkOffset(t, outer); };
+  if (outerVec)
     os << ind << "const Idx first_" << vd << " = " << vdIndex << " * " << vec << ";\n";
   for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
     os << ind << "const Idx base_in" << n << " = " << base(v.getType()) << ";\n";
@@ -161,19 +168,20 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     std::string st = storageOf(t);
     return st == "f32" ? "float" : st == "i32" ? "int" : "uint16_t";
   };
-  for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
-    if (vectorized(v.getType()))
-      os << ind << "alignas(16) " << elementType(v.getType()) << " vin" << n << "[" << vec
-         << "];\n"
-         << ind << "dmcCopyVec<" << vec << ">(vin" << n << ", in" << n << " + base_in" << n
-         << ");\n";
-  for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
-    if (vectorized(t))
-      os << ind << "alignas(16) " << elementType(t) << " vout" << n << "[" << vec << "];\n";
-  if (vd)
+  if (outerVec) {
+    for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
+      if (vectorized(v.getType()))
+        os << ind << "alignas(16) " << elementType(v.getType()) << " vin" << n << "[" << vec
+           << "];\n"
+           << ind << "dmcCopyVec<" << vec << ">(vin" << n << ", in" << n << " + base_in" << n
+           << ");\n";
+    for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
+      if (vectorized(t))
+        os << ind << "alignas(16) " << elementType(t) << " vout" << n << "[" << vec << "];\n";
     os << "#pragma unroll\n"
        << ind << "for (int v = 0; v < " << vec << "; ++v) {\n"
        << ind << "const Idx " << vdIndex << " = first_" << vd << " + v;\n";
+  }
   /// Vectorized inputs are read from their registers.
   auto fromRegisters = [&](std::string code) {
     for (unsigned n = 0; n < kernel.getInputs().size(); ++n)
@@ -190,7 +198,8 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
 
   // Row points per thread; rows of a few points per thread stay in registers
   // between passes instead of being recomputed.
-  int64_t perRow = (s.rowPoints + config.ty - 1) / config.ty;
+  int64_t perRow = (rowChunks + config.ty - 1) / config.ty; // row chunks per thread
+  int rowVecWidth = rowVec ? vec : 1;
   bool caching = !s.row.empty() && perRow <= 16;
   auto isOutputAt = [&](int id, int pass) {
     return !g.nodes[id].outer && g.nodes[id].pass == pass;
@@ -207,7 +216,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     cached[id] = caching && !g.nodes[id].outer && lastUse[id] > g.nodes[id].pass;
   for (size_t id = 0; id < g.nodes.size(); ++id)
     if (cached[id])
-      os << ind << "float c" << id << "[" << perRow << "];  // " << NodeGraph::name(id)
+      os << ind << "float c" << id << "[" << perRow * rowVecWidth << "];  // " << NodeGraph::name(id)
          << " along this thread's row points\n";
 
   for (int p = 0; p < passes; ++p) {
@@ -246,11 +255,13 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     os << ind << (perRow <= 16 ? "#pragma unroll\n" : "#pragma unroll 1\n")
        << ind << "for (int it = 0; it < " << perRow << "; ++it) {\n"
        << ind << "  const Idx r = threadIdx.y + (Idx)it * TY;\n";
-    if (s.rowPoints % config.ty)
-      os << ind << "  if (r >= " << s.rowPoints << ") break;\n";
+    if (rowChunks % config.ty)
+      os << ind << "  if (r >= " << rowChunks << ") break;\n";
     std::string in2 = ind + "  ";
     if (!s.row.empty())
-      decode(os, in2, "r", s.row, s);
+      decode(os, in2, "r", s.row, chunks);
+    if (rowVec)
+      os << in2 << "const Idx first_" << vd << " = " << vdIndex << " * " << vec << ";\n";
     std::string sweep; // the code computed here, to see which inputs it reads
     for (size_t id = 0; id < g.nodes.size(); ++id)
       if (needed[id] && !(cached[id] && g.nodes[id].pass < p))
@@ -261,34 +272,63 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
         os << in2 << "const Idx " << off << " = base_in" << n << " + "
            << offsetExpr(kernel.getInputs()[n].getType(), s.row) << ";\n";
     }
+    std::string in3 = in2, slot = "it";
+    if (rowVec) {
+      // Whole chunks of the row: one vector access per tensor, then the points.
+      for (unsigned n = 0; n < numIn; ++n)
+        if (sweep.find("(vin" + std::to_string(n) + ", v)") != std::string::npos ||
+            sweep.find("vin" + std::to_string(n) + "[v]") != std::string::npos) {
+          Type t = kernel.getInputs()[n].getType();
+          os << in2 << "alignas(16) " << elementType(t) << " vin" << n << "[" << vec << "];\n"
+             << in2 << "dmcCopyVec<" << vec << ">(vin" << n << ", in" << n << " + base_in" << n
+             << " + " << chunkOffset(t, s.row) << ");\n";
+        }
+      for (auto [n, id] : llvm::enumerate(g.outputs))
+        if (isOutputAt(id, p) && vectorized(kernel.getResultTypes()[n]))
+          os << in2 << "alignas(16) " << elementType(kernel.getResultTypes()[n]) << " vout" << n
+             << "[" << vec << "];\n";
+      os << in2 << "#pragma unroll\n"
+         << in2 << "for (int v = 0; v < " << vec << "; ++v) {\n";
+      in3 = in2 + "  ";
+      os << in3 << "const Idx " << vdIndex << " = first_" << vd << " + v;\n";
+      slot = "it * " + std::to_string(vec) + " + v";
+    }
     for (size_t id = 0; id < g.nodes.size(); ++id) {
       if (!needed[id])
         continue;
       if (cached[id] && g.nodes[id].pass < p) {
-        os << in2 << "const float " << NodeGraph::name(id) << " = c" << id << "[it];\n";
+        os << in3 << "const float " << NodeGraph::name(id) << " = c" << id << "[" << slot
+           << "];\n";
         continue;
       }
-      os << in2 << "const float " << NodeGraph::name(id) << " = "
+      os << in3 << "const float " << NodeGraph::name(id) << " = "
          << fromRegisters(g.nodes[id].code) << ";\n";
       if (cached[id])
-        os << in2 << "c" << id << "[it] = " << NodeGraph::name(id) << ";\n";
+        os << in3 << "c" << id << "[" << slot << "] = " << NodeGraph::name(id) << ";\n";
     }
     for (size_t id = 0; id < g.nodes.size(); ++id)
       if (g.nodes[id].reduce && g.nodes[id].pass == p)
-        os << in2 << "acc" << id << " = " << g.nodes[id].combine << "::apply(acc" << id << ", "
+        os << in3 << "acc" << id << " = " << g.nodes[id].combine << "::apply(acc" << id << ", "
            << g.nodes[id].code << ");\n";
     for (auto [n, id] : llvm::enumerate(g.outputs))
       if (isOutputAt(id, p)) {
         Type t = kernel.getResultTypes()[n];
         if (vectorized(t))
-          os << in2 << storeCall(t, "vout" + std::to_string(n), "v", NodeGraph::name(id))
+          os << in3 << storeCall(t, "vout" + std::to_string(n), "v", NodeGraph::name(id))
              << "\n";
         else
-          os << in2 << storeCall(t, "out" + std::to_string(n),
+          os << in3 << storeCall(t, "out" + std::to_string(n),
                                  "base_out" + std::to_string(n) + " + " + offsetExpr(t, s.row),
                                  NodeGraph::name(id))
              << "\n";
       }
+    if (rowVec) {
+      os << in2 << "}\n";
+      for (auto [n, id] : llvm::enumerate(g.outputs))
+        if (isOutputAt(id, p) && vectorized(kernel.getResultTypes()[n]))
+          os << in2 << "dmcCopyVec<" << vec << ">(out" << n << " + base_out" << n << " + "
+             << chunkOffset(kernel.getResultTypes()[n], s.row) << ", vout" << n << ");\n";
+    }
     os << ind << "}\n";
     for (size_t id = 0; id < g.nodes.size(); ++id)
       if (g.nodes[id].reduce && g.nodes[id].pass == p)
@@ -302,7 +342,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
          << storeCall(kernel.getResultTypes()[n], "out" + std::to_string(n),
                       "base_out" + std::to_string(n), NodeGraph::name(id))
          << "\n";
-  if (vd) {
+  if (outerVec) {
     os << ind << "}\n";
     for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
       if (vectorized(t))

@@ -77,12 +77,15 @@ std::string whyInfeasible(const KernelSpace &s, const KernelConfig &c) {
     return "an elementwise kernel has no row to share between threads (ty must be 1)";
   if (c.perThread < 1 || (!s.row.empty() && c.perThread != 1))
     return "several points per thread apply to elementwise kernels only";
-  if (!s.row.empty() && c.ty > 32 && c.ty > s.rowPoints)
+  if (!s.row.empty() && c.ty > 32 && c.ty * c.vec > s.rowPoints)
     return llvm::formatv("{0} threads per row but the row has {1} points", c.ty, s.rowPoints);
   if (c.vec != 1) {
-    if (!s.row.empty() || c.vec < 1 || (c.vec & (c.vec - 1)))
-      return "vectors apply to elementwise kernels, in powers of two";
     char d = s.mainLayout.back();
+    if (c.vec < 1 || (c.vec & (c.vec - 1)))
+      return "vectors come in powers of two";
+    if (!s.row.empty() && (s.row.find(d) == std::string::npos || c.laneDim))
+      return llvm::formatv("row vectors need the contiguous dim '{0}' among the reduced dims "
+                           "and no lanes", d);
     if (s.sizes.at(d) % c.vec)
       return llvm::formatv("the contiguous dim '{0}' of size {1} is not a multiple of {2}", d,
                            s.sizes.at(d), c.vec);
@@ -116,8 +119,9 @@ std::vector<KernelConfig> enumerateConfigs(const KernelSpace &s,
         for (int per : {1, 2, 4})
           candidates.push_back({0, tx, 1, per, vec});
   } else {
-    for (int ty : {32, 64, 128, 256, 512, 1024})
-      candidates.push_back({0, 1, ty});
+    for (int vec : {1, 8, 4})
+      for (int ty : {32, 64, 128, 256, 512, 1024})
+        candidates.push_back({0, 1, ty, 1, vec});
     for (char lane : s.outer)
       for (int tx : {8, 16, 32})
         for (int ty : {4, 8, 16, 32})
@@ -150,6 +154,15 @@ KernelConfig defaultConfig(const KernelSpace &s) {
     int ty = 32;
     while (ty < 256 && 16 * ty <= s.rowPoints)
       ty *= 2;
+    // With 16-byte vectors along the row: a chunk or two per thread.
+    for (int vec : {8, 4}) {
+      int vty = 32;
+      while (vty < 256 && 2 * vty * vec <= s.rowPoints)
+        vty *= 2;
+      KernelConfig c{0, 1, vty, 1, vec};
+      if (whyInfeasible(s, c).empty())
+        return c;
+    }
     return {0, 1, ty};
   }
   // The contiguous dim is an outer one: lanes along it keep loads coalesced,
