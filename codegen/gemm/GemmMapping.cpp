@@ -9,225 +9,6 @@
 
 namespace dmcgen {
 
-//===----------------------------------------------------------------------===//
-// Epilogue helpers
-//===----------------------------------------------------------------------===//
-
-const char *epilogueName(Epilogue e) {
-  switch (e) {
-  case Epilogue::None: return "DEFAULT";
-  case Epilogue::Bias: return "BIAS";
-  case Epilogue::Relu: return "RELU";
-  case Epilogue::ReluBias: return "RELU_BIAS";
-  case Epilogue::ReluAux: return "RELU_AUX";
-  case Epilogue::ReluAuxBias: return "RELU_AUX_BIAS";
-  case Epilogue::Gelu: return "GELU";
-  case Epilogue::GeluBias: return "GELU_BIAS";
-  case Epilogue::GeluAux: return "GELU_AUX";
-  case Epilogue::GeluAuxBias: return "GELU_AUX_BIAS";
-  case Epilogue::DRelu: return "DRELU";
-  case Epilogue::DReluBGrad: return "DRELU_BGRAD";
-  case Epilogue::DGelu: return "DGELU";
-  case Epilogue::DGeluBGrad: return "DGELU_BGRAD";
-  case Epilogue::BGradA: return "BGRADA";
-  case Epilogue::BGradB: return "BGRADB";
-  }
-  return "?";
-}
-
-cublasLtEpilogue_t toCublasLt(Epilogue e) {
-  switch (e) {
-  case Epilogue::None: return CUBLASLT_EPILOGUE_DEFAULT;
-  case Epilogue::Bias: return CUBLASLT_EPILOGUE_BIAS;
-  case Epilogue::Relu: return CUBLASLT_EPILOGUE_RELU;
-  case Epilogue::ReluBias: return CUBLASLT_EPILOGUE_RELU_BIAS;
-  case Epilogue::ReluAux: return CUBLASLT_EPILOGUE_RELU_AUX;
-  case Epilogue::ReluAuxBias: return CUBLASLT_EPILOGUE_RELU_AUX_BIAS;
-  case Epilogue::Gelu: return CUBLASLT_EPILOGUE_GELU;
-  case Epilogue::GeluBias: return CUBLASLT_EPILOGUE_GELU_BIAS;
-  case Epilogue::GeluAux: return CUBLASLT_EPILOGUE_GELU_AUX;
-  case Epilogue::GeluAuxBias: return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
-  case Epilogue::DRelu: return CUBLASLT_EPILOGUE_DRELU;
-  case Epilogue::DReluBGrad: return CUBLASLT_EPILOGUE_DRELU_BGRAD;
-  case Epilogue::DGelu: return CUBLASLT_EPILOGUE_DGELU;
-  case Epilogue::DGeluBGrad: return CUBLASLT_EPILOGUE_DGELU_BGRAD;
-  case Epilogue::BGradA: return CUBLASLT_EPILOGUE_BGRADA;
-  case Epilogue::BGradB: return CUBLASLT_EPILOGUE_BGRADB;
-  }
-  return CUBLASLT_EPILOGUE_DEFAULT;
-}
-
-bool epilogueReadsBias(Epilogue e) {
-  return e == Epilogue::Bias || e == Epilogue::ReluBias ||
-         e == Epilogue::ReluAuxBias || e == Epilogue::GeluBias ||
-         e == Epilogue::GeluAuxBias;
-}
-bool epilogueWritesBias(Epilogue e) {
-  return e == Epilogue::DReluBGrad || e == Epilogue::DGeluBGrad ||
-         e == Epilogue::BGradA || e == Epilogue::BGradB;
-}
-bool epilogueWritesAux(Epilogue e) {
-  return e == Epilogue::ReluAux || e == Epilogue::ReluAuxBias ||
-         e == Epilogue::GeluAux || e == Epilogue::GeluAuxBias;
-}
-bool epilogueReadsAux(Epilogue e) {
-  return e == Epilogue::DRelu || e == Epilogue::DReluBGrad ||
-         e == Epilogue::DGelu || e == Epilogue::DGeluBGrad;
-}
-bool epilogueIsRelu(Epilogue e) {
-  return e == Epilogue::Relu || e == Epilogue::ReluBias ||
-         e == Epilogue::ReluAux || e == Epilogue::ReluAuxBias ||
-         e == Epilogue::DRelu || e == Epilogue::DReluBGrad;
-}
-
-//===----------------------------------------------------------------------===//
-// Descriptor helpers
-//===----------------------------------------------------------------------===//
-
-int64_t GemmDescriptor::auxSize() const {
-  if (!epilogueWritesAux(epilogue) && !epilogueReadsAux(epilogue))
-    return 0;
-  return batchCount > 1 ? auxBatchStride * batchCount : auxLd * n;
-}
-
-static const char *opName(cublasOperation_t t) {
-  return t == CUBLAS_OP_N ? "N" : t == CUBLAS_OP_T ? "T" : "?";
-}
-
-static std::string commas(const std::string &letters) {
-  std::string s;
-  for (char ch : letters) {
-    if (!s.empty())
-      s += ',';
-    s += ch;
-  }
-  return s.empty() ? "-" : s;
-}
-
-static std::string layoutStr(const MatrixLayout &l) {
-  std::ostringstream os;
-  os << l.rows << "x" << l.cols << " ld=" << l.ld;
-  if (l.batchCount > 1)
-    os << " bs=" << l.batchStride;
-  return os.str();
-}
-
-std::string GemmDescriptor::describe() const {
-  std::ostringstream os;
-  os << (swapOperands ? "swap (D^T = b^T a^T)" : "no swap") << ": m=" << m
-     << "[" << commas(rowDims) << "] n=" << n << "[" << commas(colDims)
-     << "] k=" << k << "[" << commas(kDims) << "] batch=" << batchCount << "["
-     << commas(batchDims) << "]; A=" << (swapOperands ? "b" : "a") << " op"
-     << opName(transA) << " " << layoutStr(a) << "; B="
-     << (swapOperands ? "a" : "b") << " op" << opName(transB) << " "
-     << layoutStr(b) << "; D " << layoutStr(d) << "; alpha=" << alpha
-     << " beta=" << beta << "; epilogue " << epilogueName(epilogue);
-  if (biasLength)
-    os << " bias[" << biasLength << "] bs=" << biasBatchStride;
-  if (auxLd)
-    os << " aux ld=" << auxLd << " bs=" << auxBatchStride
-       << (epilogueIsRelu(epilogue) ? " (bits)" : "");
-  return os.str();
-}
-
-bool validateDescriptor(const GemmDescriptor &g, std::string &reason) {
-  auto fail = [&](const std::string &s) {
-    reason = s;
-    return false;
-  };
-  if (g.m < 1 || g.n < 1 || g.k < 1 || g.batchCount < 1)
-    return fail("m, n, k and batchCount must be positive");
-  auto checkMat = [&](const char *name, const MatrixLayout &l, int64_t rows,
-                      int64_t cols) -> bool {
-    if (l.rows != rows || l.cols != cols) {
-      reason = std::string("matrix ") + name + " is " + std::to_string(l.rows) +
-               "x" + std::to_string(l.cols) + " but its op needs " +
-               std::to_string(rows) + "x" + std::to_string(cols);
-      return false;
-    }
-    if (l.ld < std::max<int64_t>(1, l.rows)) {
-      reason = std::string("matrix ") + name + ": ld " + std::to_string(l.ld) +
-               " < rows " + std::to_string(l.rows) +
-               " (column-major needs ld >= rows)";
-      return false;
-    }
-    if (l.batchCount != g.batchCount) {
-      reason = std::string("matrix ") + name + ": batch count " +
-               std::to_string(l.batchCount) + " differs from " +
-               std::to_string(g.batchCount);
-      return false;
-    }
-    return true;
-  };
-  if (g.transA != CUBLAS_OP_N && g.transA != CUBLAS_OP_T)
-    return fail("transA must be N or T (real types)");
-  if (g.transB != CUBLAS_OP_N && g.transB != CUBLAS_OP_T)
-    return fail("transB must be N or T (real types)");
-  bool ta = g.transA == CUBLAS_OP_T, tb = g.transB == CUBLAS_OP_T;
-  if (!checkMat("A", g.a, ta ? g.k : g.m, ta ? g.m : g.k) ||
-      !checkMat("B", g.b, tb ? g.n : g.k, tb ? g.k : g.n) ||
-      !checkMat("C", g.c, g.m, g.n) || !checkMat("D", g.d, g.m, g.n))
-    return false;
-  bool bias = epilogueReadsBias(g.epilogue) || epilogueWritesBias(g.epilogue);
-  int64_t wantBias = !bias ? 0 : g.epilogue == Epilogue::BGradB ? g.n : g.m;
-  if (g.biasLength != wantBias)
-    return fail("bias length " + std::to_string(g.biasLength) + " but " +
-                epilogueName(g.epilogue) + " needs " + std::to_string(wantBias));
-  if (epilogueWritesAux(g.epilogue) || epilogueReadsAux(g.epilogue)) {
-    int64_t align = epilogueIsRelu(g.epilogue) ? 128 : 8;
-    if (g.auxLd < g.m || g.auxLd % align)
-      return fail("aux ld " + std::to_string(g.auxLd) +
-                  " must be >= rows and divisible by " + std::to_string(align));
-    if (g.batchCount > 1 &&
-        (g.auxBatchStride % align || g.auxBatchStride < g.auxLd * g.n))
-      return fail("aux batch stride " + std::to_string(g.auxBatchStride) +
-                  " must be divisible by " + std::to_string(align) +
-                  " and cover one aux matrix");
-  }
-  return true;
-}
-
-bool auxCompatible(const GemmDescriptor &p, const GemmDescriptor &c,
-                   std::string &reason) {
-  if (!epilogueWritesAux(p.epilogue)) {
-    reason = std::string("producer epilogue ") + epilogueName(p.epilogue) +
-             " writes no aux";
-    return false;
-  }
-  if (!epilogueReadsAux(c.epilogue)) {
-    reason = std::string("consumer epilogue ") + epilogueName(c.epilogue) +
-             " reads no aux";
-    return false;
-  }
-  if (epilogueIsRelu(p.epilogue) != epilogueIsRelu(c.epilogue)) {
-    reason = std::string("aux kinds differ: ") + epilogueName(p.epilogue) +
-             " vs " + epilogueName(c.epilogue);
-    return false;
-  }
-  if (p.m != c.m || p.n != c.n || p.batchCount != c.batchCount ||
-      p.auxLd != c.auxLd || p.auxBatchStride != c.auxBatchStride) {
-    reason = "aux matrix differs: producer D is " + std::to_string(p.m) + "x" +
-             std::to_string(p.n) + " rows [" + commas(p.rowDims) +
-             "] ld " + std::to_string(p.auxLd) + ", consumer D is " +
-             std::to_string(c.m) + "x" + std::to_string(c.n) + " rows [" +
-             commas(c.rowDims) + "] ld " + std::to_string(c.auxLd) +
-             " (both GEMMs must put the same dims on D's rows)";
-    return false;
-  }
-  if (p.rowDims != c.rowDims || p.colDims != c.colDims ||
-      p.batchDims != c.batchDims) {
-    reason = "aux matrix differs in which letters are rows/cols/batch: [" +
-             p.rowDims + "|" + p.colDims + "|" + p.batchDims + "] vs [" +
-             c.rowDims + "|" + c.colDims + "|" + c.batchDims + "]";
-    return false;
-  }
-  return true;
-}
-
-//===----------------------------------------------------------------------===//
-// The mapping
-//===----------------------------------------------------------------------===//
-
 namespace {
 
 /// One tensor after dropping its size-1 dims; strides of the original layout.
@@ -269,9 +50,9 @@ bool findGroupIn(const Tensor &t, Group &g, std::string &reason) {
       for (size_t i = pos.front(); i <= pos.back(); ++i)
         if (g.letters.find(t.dims[i]) == std::string::npos)
           between += t.dims[i];
-      reason = std::string(g.name) + " dims " + commas(gi.order) +
+      reason = std::string(g.name) + " dims " + commaSeparated(gi.order) +
                " are interleaved in " + t.name + "'s layout " +
-               quoted(t.given) + ": " + commas(between) + " sits between " +
+               quoted(t.given) + ": " + commaSeparated(between) + " sits between " +
                "them, so they do not flatten to one index with one stride";
       return false;
     }
@@ -309,8 +90,8 @@ bool matrixFor(const Tensor &t, const Group &P, const Group &Q,
     reason = std::string(1, t.name) + "'s innermost dim '" +
              std::string(1, t.dims.back()) + "' (layout " + quoted(t.given) +
              ") is a batch dim, so neither its " + P.name + " dims (" +
-             commas(p.order) + ") nor its " + Q.name + " dims (" +
-             commas(q.order) +
+             commaSeparated(p.order) + ") nor its " + Q.name + " dims (" +
+             commaSeparated(q.order) +
              ") have unit stride; cuBLASLt needs one of a matrix's two "
              "dims contiguous";
     return false;
@@ -449,8 +230,8 @@ static bool mapImpl(const Contraction &c, const std::string &bcast,
       const std::string &o = u.g->in[u.ts[i]->name].order;
       if (o != first)
         return fail(std::string(u.g->name) + " dims are ordered " +
-                    commas(first) + " in " + u.ts[0]->name + " (" +
-                    quoted(u.ts[0]->given) + ") but " + commas(o) + " in " +
+                    commaSeparated(first) + " in " + u.ts[0]->name + " (" +
+                    quoted(u.ts[0]->given) + ") but " + commaSeparated(o) + " in " +
                     u.ts[i]->name + " (" + quoted(u.ts[i]->given) +
                     "): one flattened index needs the same order in both");
     }
@@ -490,8 +271,8 @@ static bool mapImpl(const Contraction &c, const std::string &bcast,
     return fail("d's innermost dim '" + std::string(1, D.dims.back()) +
                 "' (layout " + quoted(D.given) +
                 ") is a batch dim, so D is column-major neither with its M "
-                "dims (" + commas(dM.order) + ") as rows nor, swapped, with "
-                "its N dims (" + commas(dN.order) +
+                "dims (" + commaSeparated(dM.order) + ") as rows nor, swapped, with "
+                "its N dims (" + commaSeparated(dN.order) +
                 ") as rows; cuBLASLt applies no op to D (TRANSC must be N)");
   std::vector<bool> tries;
   if (!dM.empty() && dM.stride == 1) {
@@ -580,7 +361,7 @@ static bool mapImpl(const Contraction &c, const std::string &bcast,
         if (anyBatchLetter) {
           why = "epilogue " + std::string(epilogueName(ep)) + ": " + what +
                 " dims " + quoted(c.biasDims) +
-                " must hold the batch dims (" + commas(batch.order) +
+                " must hold the batch dims (" + commaSeparated(batch.order) +
                 ") as one outer block in that order, or none of them";
           return false;
         }
@@ -588,7 +369,7 @@ static bool mapImpl(const Contraction &c, const std::string &bcast,
           if (ep == Epilogue::BGradA || ep == Epilogue::BGradB) {
             why = "epilogue " + std::string(epilogueName(ep)) +
                   " reduces " + (ep == Epilogue::BGradA ? "a" : "b") +
-                  " over its K dims (" + commas(K.order) +
+                  " over its K dims (" + commaSeparated(K.order) +
                   "), leaving a vector over " + vec->name + " dims " +
                   quoted(want) + " (in that order), but biasDims are " +
                   quoted(c.biasDims);
@@ -597,7 +378,7 @@ static bool mapImpl(const Contraction &c, const std::string &bcast,
                   what + " along the rows of column-major D, but " + what +
                   " dims " + quoted(c.biasDims) + " are D's columns: d's "
                   "layout " + quoted(D.given) + " makes the " + R.name +
-                  " dims (" + commas(R.order) +
+                  " dims (" + commaSeparated(R.order) +
                   ") contiguous, so they are the rows; cuBLASLt has no "
                   "column-bias epilogue (that would need a row-major D, which "
                   "its epilogues do not support)";
@@ -614,7 +395,7 @@ static bool mapImpl(const Contraction &c, const std::string &bcast,
         if (grad && g.batchCount > 1 && !withBatch) {
           why = "epilogue " + std::string(epilogueName(ep)) + ": the " + what +
                 " over " + quoted(c.biasDims) +
-                " would also sum over the batch dims (" + commas(batch.order) +
+                " would also sum over the batch dims (" + commaSeparated(batch.order) +
                 "), but cuBLASLt writes one vector per batch (add the batch "
                 "dims to biasDims and reduce them separately)";
           return false;

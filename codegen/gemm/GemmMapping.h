@@ -148,6 +148,9 @@ struct GemmDescriptor {
   std::string describe() const;
 };
 
+/// "b,j,h" for the letters "bjh" (in messages).
+std::string commaSeparated(const std::string &letters);
+
 /// Maps a contraction with given layouts to one cublasLtMatmul, or returns
 /// false with `reason` saying exactly why not. `out` is only valid on success.
 bool mapContraction(const Contraction &c, GemmDescriptor &out,
