@@ -25,6 +25,9 @@ namespace dmrt {
 
 //===--- CPU parts --------------------------------------------------------===//
 
+/// Whether `t` holds floating-point values.
+bool isFloat(DType t);
+
 /// Deterministic inputs: element i of stream `stream` (the tensor id) under
 /// `seed` is Philox4x32-10(counter = {i/4 lo, i/4 hi, stream, 0x696E7075},
 /// key = seed) word i%4. Floats: uniform in [-1, 1] (24-bit grid), rounded to
