@@ -3,7 +3,7 @@
 
 #include "ir/Signature.h"
 
-#include "runtime/Philox.h"
+#include "runtime/ReferenceData.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -20,8 +20,6 @@ uint32_t fnv1a32(llvm::StringRef s) {
   }
   return h;
 }
-
-constexpr uint32_t kInitTag = 0x696e6974u; // "init"
 
 double roundTo(Precision p, double v) {
   return p == Precision::F32 ? static_cast<double>(static_cast<float>(v)) : v;
@@ -50,23 +48,14 @@ HostTensor generateArgument(func::FuncOp f, unsigned index, uint64_t seed,
                             Precision precision) {
   Type type = f.getArgument(index).getType();
   HostTensor t = allocateFor(type);
-  uint32_t nameHash = fnv1a32(dm::argName(f, index));
-  uint32_t key[2] = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
+  uint32_t stream = fnv1a32(dm::argName(f, index));
   bool integer = isInteger(type);
   double mean = attrOr(f, index, dm::kInitMeanAttr, 0.0);
   double range = attrOr(f, index, dm::kInitRangeAttr, 1.0);
-  uint64_t max = static_cast<uint64_t>(attrOr(f, index, dm::kInitMaxAttr, 1.0));
+  int64_t max = static_cast<int64_t>(attrOr(f, index, dm::kInitMaxAttr, 1.0));
   for (size_t e = 0; e < t.data.size(); ++e) {
-    uint32_t ctr[4] = {static_cast<uint32_t>(e), static_cast<uint32_t>(uint64_t(e) >> 32),
-                       nameHash, kInitTag};
-    uint32_t out[4];
-    dmrt::philox4x32_10(ctr, key, out);
-    if (integer) {
-      t.data[e] = static_cast<double>(1 + out[0] % max);
-    } else {
-      double u = static_cast<double>(out[0] >> 8) / 16777216.0;
-      t.data[e] = roundTo(precision, mean + range * (2.0 * u - 1.0));
-    }
+    double v = dmrt::referenceValue(e, seed, stream, integer, max);
+    t.data[e] = integer ? v : roundTo(precision, mean + range * v);
   }
   return t;
 }

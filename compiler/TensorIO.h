@@ -9,9 +9,8 @@
 namespace dmc {
 
 /// Argument `index` of `f` drawn from `seed` as its dm.init_* attributes say:
-/// element e of tensor NAME is Philox(counter = {lo32(e), hi32(e),
-/// fnv1a32(NAME), "init"}, key = seed) word 0, mapped to mean + range * (2u-1)
-/// with u = (word >> 8) / 2^24 for floats, or 1 + word % max for integers.
+/// stream fnv1a32(NAME) of runtime/ReferenceData.h, v in [-1, 1) mapped to
+/// mean + range * v for floats; integers in [1, max].
 HostTensor generateArgument(mlir::func::FuncOp f, unsigned index, uint64_t seed,
                             Precision precision);
 

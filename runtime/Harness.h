@@ -29,9 +29,8 @@ namespace dmrt {
 bool isFloat(DType t);
 
 /// Deterministic inputs: element i of stream `stream` (the tensor id) under
-/// `seed` is Philox4x32-10(counter = {i/4 lo, i/4 hi, stream, 0x696E7075},
-/// key = seed) word i%4. Floats: uniform in [-1, 1] (24-bit grid), rounded to
-/// `dtype`; integers: uniform in [1, intMax]. Returns the tensor's bytes.
+/// `seed`, drawn as runtime/ReferenceData.h says (floats in [-1, 1), integers
+/// in [1, intMax]) and rounded to `dtype`. Returns the tensor's bytes.
 std::vector<uint8_t> makeInput(uint64_t seed, uint32_t stream, DType dtype,
                                int64_t numElements, int64_t intMax = 1);
 /// The same values as doubles (before rounding to the dtype).

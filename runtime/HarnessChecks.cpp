@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Harness.h"
 
-#include "runtime/Philox.h"
+#include "runtime/ReferenceData.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,18 +15,6 @@
 
 namespace dmrt {
 
-namespace {
-uint32_t inputWord(uint64_t seed, uint32_t stream, int64_t index) {
-  uint64_t q = static_cast<uint64_t>(index) / 4;
-  uint32_t ctr[4] = {static_cast<uint32_t>(q), static_cast<uint32_t>(q >> 32),
-                     stream, 0x696E7075u};
-  uint32_t key[2] = {static_cast<uint32_t>(seed),
-                     static_cast<uint32_t>(seed >> 32)};
-  uint32_t outw[4];
-  philox4x32_10(ctr, key, outw);
-  return outw[index % 4];
-}
-} // namespace
 
 bool isFloat(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16 ||
@@ -35,14 +23,7 @@ bool isFloat(DType t) {
 
 double inputValue(uint64_t seed, uint32_t stream, DType dtype, int64_t index,
                   int64_t intMax) {
-  uint32_t w = inputWord(seed, stream, index);
-  if (isFloat(dtype)) {
-    // 24 bits on a grid symmetric about 0 covering [-1, 1] inclusive.
-    double u = static_cast<double>(w >> 8) / static_cast<double>((1u << 24) - 1);
-    return 2.0 * u - 1.0;
-  }
-  uint64_t m = static_cast<uint64_t>(std::max<int64_t>(1, intMax));
-  return static_cast<double>(1 + (static_cast<uint64_t>(w) * m >> 32));
+  return referenceValue(index, seed, stream, !isFloat(dtype), intMax);
 }
 
 std::vector<uint8_t> makeInput(uint64_t seed, uint32_t stream, DType dtype,

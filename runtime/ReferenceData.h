@@ -1,8 +1,9 @@
-//===- ReferenceData.h - inputs both the compiler and the GPU can draw ----===//
+//===- ReferenceData.h - seeded tensor values the CPU and the GPU agree on ===//
 //
-// Reference checks of single kernels need the same inputs on the CPU (where
-// the interpreter computes the expected outputs) and on the GPU. Rather than
-// shipping gigabytes, both sides draw them from a seed:
+// The one generator of test data: `dmc eval` draws missing layer arguments
+// with it, and reference checks of single kernels draw the same inputs on the
+// CPU (where the interpreter computes the expected outputs) and on the GPU,
+// rather than shipping gigabytes:
 //   element e of input stream S: w = Philox4x32-10(counter {lo32(e), hi32(e),
 //   S, 0x72656621 "ref!"}, key {lo32(seed), hi32(seed)}) word 0;
 //   floats: (w >> 8) / 2^23 - 1, in [-1, 1); integers: 1 + w % maxInt;
@@ -23,18 +24,23 @@ namespace dmrt {
 /// The stream of input `k` of kernel `n` (contractions: 1000 + n).
 inline uint32_t referenceStream(uint32_t unit, uint32_t input) { return unit * 64 + input; }
 
-/// `count` values of a reference input (before rounding to storage).
+/// Element `e` of stream `stream` (before rounding to storage).
+inline double referenceValue(int64_t e, uint64_t seed, uint32_t stream, bool integer,
+                             int64_t maxInt) {
+  uint32_t key[2] = {uint32_t(seed), uint32_t(seed >> 32)};
+  uint32_t ctr[4] = {uint32_t(e), uint32_t(uint64_t(e) >> 32), stream, 0x72656621u};
+  uint32_t out[4];
+  philox4x32_10(ctr, key, out);
+  return integer ? double(1 + out[0] % uint64_t(maxInt < 1 ? 1 : maxInt))
+                 : double(out[0] >> 8) / 8388608.0 - 1.0;
+}
+
+/// `count` values of a stream (before rounding to storage).
 inline std::vector<double> referenceValues(int64_t count, uint64_t seed, uint32_t stream,
                                            bool integer, int64_t maxInt) {
   std::vector<double> values(count);
-  uint32_t key[2] = {uint32_t(seed), uint32_t(seed >> 32)};
-  for (int64_t e = 0; e < count; ++e) {
-    uint32_t ctr[4] = {uint32_t(e), uint32_t(uint64_t(e) >> 32), stream, 0x72656621u};
-    uint32_t out[4];
-    philox4x32_10(ctr, key, out);
-    values[e] = integer ? double(1 + out[0] % uint64_t(maxInt))
-                        : double(out[0] >> 8) / 8388608.0 - 1.0;
-  }
+  for (int64_t e = 0; e < count; ++e)
+    values[e] = referenceValue(e, seed, stream, integer, maxInt);
   return values;
 }
 

@@ -274,6 +274,7 @@ int main(int argc, char **argv) {
                   {"tolerance", opt.tolerance}};
   json steps = json::array();
   int exitCode = 0;
+  int checkedSteps = 0; // steps whose outputs were compared with a reference
   std::vector<std::string> failures;
   bool stop = false;
   for (const BundleStep &s : run) {
@@ -323,6 +324,7 @@ int main(int argc, char **argv) {
       }
       continue;
     }
+    checkedSteps += r.checked;
     std::string check = !r.checked ? "-" : r.pass ? "pass" : "FAIL";
     if (s.kind == BundleStep::Kernel)
       std::printf("%-4s %-5lld %-36s %12lld %10.2f %10.2f %9.1f %6.1f%% %9s  %s\n",
@@ -369,6 +371,11 @@ int main(int argc, char **argv) {
     }
     js["outputs"] = outs;
     steps.push_back(js);
+  }
+  // --reference must check something: a run that skipped every step proves nothing.
+  if (opt.reference && checkedSteps == 0 && exitCode == 0) {
+    failures.push_back("--reference: no step had a reference to check against");
+    exitCode = kExitMismatch;
   }
   j["steps"] = steps;
   j["failures"] = failures;
