@@ -70,6 +70,49 @@ void decode(llvm::raw_ostream &os, const std::string &indent, const std::string 
   }
 }
 
+/// The dropout counter's element index: row-major over the draw's order,
+/// with the vector dim `vd` (if any) at its chunk's first point.
+std::string counterIndex(const Draw &d, const KernelSpace &s, char vd) {
+  std::string e = "0ull";
+  for (char c : d.order)
+    e = "(" + e + ") * " + std::to_string(s.sizes.at(c)) + "ull + (unsigned long long)" +
+        (c == vd ? "first_" : "i_") + std::string(1, c);
+  return e;
+}
+
+/// Defines the words array wv<k>_ for every draw in `code` that a vector of
+/// `vec` along `vd` serves with one Philox call per four elements.
+void emitVectorDraws(llvm::raw_ostream &os, const std::string &indent, const std::string &code,
+                     const NodeGraph &g, const KernelSpace &s, char vd, int vec) {
+  for (auto [k, d] : llvm::enumerate(g.draws)) {
+    std::string w = NodeGraph::wordName(k);
+    if (code.find(w) == std::string::npos || d.order.back() != vd || vec % 4)
+      continue;
+    os << indent << "uint32_t wv" << w << "[" << vec << "];  // dropout " << d.opId
+       << ": one Philox call per 4 elements\n"
+       << indent << "#pragma unroll\n"
+       << indent << "for (int q = 0; q < " << vec / 4 << "; ++q)\n"
+       << indent << "  dmrt::dropoutWords(seed, " << d.opId << "u, ((" << counterIndex(d, s, vd)
+       << ") >> 2) + q, wv" << w << " + 4 * q);\n";
+  }
+}
+
+/// Defines the word of each draw `code` reads, from the vector's array when
+/// emitVectorDraws made one, else with its own Philox call.
+void emitWords(llvm::raw_ostream &os, const std::string &indent, const std::string &code,
+               const NodeGraph &g, const KernelSpace &s, char vd, int vec) {
+  for (auto [k, d] : llvm::enumerate(g.draws)) {
+    std::string w = NodeGraph::wordName(k);
+    if (code.find(w) == std::string::npos)
+      continue;
+    if (vd && d.order.back() == vd && vec % 4 == 0)
+      os << indent << "const uint32_t " << w << " = wv" << w << "[v];\n";
+    else
+      os << indent << "const uint32_t " << w << " = dmrt::dropoutWord(seed, " << d.opId << "u, "
+         << counterIndex(d, s, 0) << ");\n";
+  }
+}
+
 } // namespace
 
 llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig &config,
@@ -178,6 +221,10 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
       if (vectorized(t))
         os << ind << "alignas(16) " << elementType(t) << " vout" << n << "[" << vec << "];\n";
+    std::string all;
+    for (const Node &n : g.nodes)
+      all += n.code;
+    emitVectorDraws(os, ind, all, g, s, vd, vec);
     os << "#pragma unroll\n"
        << ind << "for (int v = 0; v < " << vec << "; ++v) {\n"
        << ind << "const Idx " << vdIndex << " = first_" << vd << " + v;\n";
@@ -287,6 +334,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
         if (isOutputAt(id, p) && vectorized(kernel.getResultTypes()[n]))
           os << in2 << "alignas(16) " << elementType(kernel.getResultTypes()[n]) << " vout" << n
              << "[" << vec << "];\n";
+      emitVectorDraws(os, in2, sweep, g, s, vd, vec);
       os << in2 << "#pragma unroll\n"
          << in2 << "for (int v = 0; v < " << vec << "; ++v) {\n";
       in3 = in2 + "  ";
@@ -301,6 +349,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
            << "];\n";
         continue;
       }
+      emitWords(os, in3, g.nodes[id].code, g, s, vd, vec);
       os << in3 << "const float " << NodeGraph::name(id) << " = "
          << fromRegisters(g.nodes[id].code) << ";\n";
       if (cached[id])

@@ -105,16 +105,6 @@ private:
         .str();
   }
 
-  /// Row-major index over the dims of `t` sorted by name (dropout's counter).
-  std::string logicalIndex(dm::TensorType t) {
-    std::string sorted = t.getNames().str();
-    llvm::sort(sorted);
-    std::string expr = "0ull";
-    for (char c : sorted)
-      expr = "(" + expr + ") * " + std::to_string(t.getSize(c)) + "ull + (unsigned long long)i_" + c;
-    return expr;
-  }
-
   llvm::Error lower(Operation &op);
 
   dm::KernelOp kernel;
@@ -163,8 +153,10 @@ llvm::Error Lowering::lower(Operation &op) {
       })
       .Case([&](dm::DropoutOp o) {
         double p = o.getP().convertToDouble();
-        std::string keep = llvm::formatv("dmrt::dropoutKeep(seed, {0}u, {1}, {2}u)", o.getId(),
-                                         logicalIndex(o.getType()), dmrt::dropoutThreshold(p));
+        int k = static_cast<int>(g.draws.size());
+        g.draws.push_back({static_cast<int64_t>(o.getId()), o.getOrder().str()});
+        std::string keep = llvm::formatv("{0} >= {1}u", NodeGraph::wordName(k),
+                                         dmrt::dropoutThreshold(p));
         set(o, map(keep + " ? $0 * " + floatLiteral(1.0 / (1.0 - p)) + " : 0.f", {x(0)},
                    /*pointwise=*/true));
       })

@@ -28,12 +28,22 @@ struct Node {
   int pass = 0; ///< map/load: computed in; reduce: combined in
 };
 
+/// The Philox words of one dropout op: node code reads its word through the
+/// variable wordName(k); the emitter defines it, drawing once per four
+/// elements when a vector runs along the counter's innermost dim.
+struct Draw {
+  int64_t opId = 0;
+  std::string order; ///< the counter's dims, outermost first
+};
+
 class NodeGraph {
 public:
   std::vector<Node> nodes;
   std::vector<int> outputs; ///< one node per kernel output
+  std::vector<Draw> draws;
 
   static std::string name(int id) { return "v" + std::to_string(id); }
+  static std::string wordName(int k) { return "w" + std::to_string(k) + "_"; }
   /// The first pass in which node `id`'s value exists.
   int avail(int id) const { return nodes[id].reduce ? nodes[id].pass + 1 : nodes[id].pass; }
 

@@ -110,10 +110,9 @@ void HostKernels<T>::activationGrad(const HostTensor &dy, const HostTensor &x,
 }
 
 template <typename T>
-void HostKernels<T>::dropout(const HostTensor &x, double p, uint32_t id, uint64_t seed,
-                             HostTensor &out) {
-  std::string sorted = x.dims;
-  std::sort(sorted.begin(), sorted.end());
+void HostKernels<T>::dropout(const HostTensor &x, double p, uint32_t id,
+                             const std::string &order, uint64_t seed, HostTensor &out) {
+  const std::string &sorted = order; // the counter's dims, outermost first
   uint32_t threshold = dmrt::dropoutThreshold(p);
   T keepScale = static_cast<T>(1.0 / (1.0 - p));
   uint64_t n = 0;

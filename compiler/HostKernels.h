@@ -25,9 +25,9 @@ template <typename T> struct HostKernels {
   static void activation(const HostTensor &x, llvm::StringRef kind, HostTensor &out);
   static void activationGrad(const HostTensor &dy, const HostTensor &x, llvm::StringRef kind,
                              HostTensor &out);
-  /// Philox dropout; element numbering over the alphabetically sorted dims.
-  static void dropout(const HostTensor &x, double p, uint32_t id, uint64_t seed,
-                      HostTensor &out);
+  /// Philox dropout; element numbering row-major over the dims in `order`.
+  static void dropout(const HostTensor &x, double p, uint32_t id, const std::string &order,
+                      uint64_t seed, HostTensor &out);
   static void causalMask(const HostTensor &x, char query, char key, double fill,
                          HostTensor &out);
   static void keyPaddingMask(const HostTensor &x, const HostTensor &lengths, char key,

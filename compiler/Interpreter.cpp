@@ -134,7 +134,8 @@ private:
             })
             .Case([&](dm::DropoutOp o) {
               K::dropout(get(o.getX()), o.getP().convertToDouble(),
-                         static_cast<uint32_t>(o.getId()), options.seed, result(o));
+                         static_cast<uint32_t>(o.getId()), o.getOrder().str(), options.seed,
+                         result(o));
               return true;
             })
             .Case([&](dm::CausalMaskOp o) {

@@ -118,8 +118,11 @@ private:
   Value dropout(Value x, double p) {
     if (p == 0)
       return x;
+    // The counter runs over the dims in the order built here (the frontend
+    // layout), so 16-byte vectors along the contiguous dim share Philox calls.
     return b.create<dm::DropoutOp>(loc, x.getType(), x, b.getF64FloatAttr(p),
-                                   b.getI64IntegerAttr(nextDropoutId++));
+                                   b.getI64IntegerAttr(nextDropoutId++),
+                                   b.getStringAttr(cast<dm::TensorType>(x.getType()).getNames()));
   }
   Value rename(Value x, StringRef from, StringRef to) {
     auto t = cast<dm::TensorType>(x.getType());

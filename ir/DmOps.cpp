@@ -108,6 +108,12 @@ LogicalResult DropoutOp::verify() {
   int64_t id = getIdAttr().getValue().getSExtValue();
   if (id < 0 || id > 0xFFFFFFFFll)
     return emitOpError() << "id " << id << " is outside [0, 2^32)";
+  std::string order = getOrder().str(), dims = tensorOf(getX()).getNames().str();
+  llvm::sort(order);
+  llvm::sort(dims);
+  if (order != dims)
+    return emitOpError() << "order '" << getOrder() << "' is not a permutation of the dims '"
+                         << tensorOf(getX()).getNames() << "'";
   return success();
 }
 

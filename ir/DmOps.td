@@ -91,13 +91,14 @@ def Dm_ActivationGradOp : Dm_SpaceOp<"activation_grad",
 def Dm_DropoutOp : Dm_UnaryOp<"dropout", [], ["readsElementIndex"]> {
   let summary = "Philox dropout; its own backward (the mask is regenerated)";
   let description = [{
-    Keeps element n (its row-major index over the dimension names sorted
-    alphabetically, so independent of the layout) when the Philox word for
-    (run seed, `id`, n) is at least the threshold of `p`, scaling it by
-    1/(1-p); see runtime/Philox.h for the exact counter layout. The backward
-    is the same op, same `id`, applied to the gradient.
+    Keeps element n (its row-major index over the dims in `order`, a
+    permutation of the tensor's dims fixed when the graph is built, so the
+    mask does not depend on the layout a later pass chooses) when the Philox
+    word for (run seed, `id`, n) is at least the threshold of `p`, scaling it
+    by 1/(1-p); see runtime/Philox.h for the exact counter layout. The
+    backward is the same op, same `id` and `order`, applied to the gradient.
   }];
-  let arguments = (ins Dm_FloatTensor:$x, F64Attr:$p, I64Attr:$id);
+  let arguments = (ins Dm_FloatTensor:$x, F64Attr:$p, I64Attr:$id, StrAttr:$order);
   let assemblyFormat = "$x attr-dict `:` type($result)";
   let hasVerifier = 1;
 }

@@ -58,8 +58,9 @@ LogicalResult ActivationOp::buildGradient(OpBuilder &b, GradientContext &ctx,
 
 LogicalResult DropoutOp::buildGradient(OpBuilder &b, GradientContext &, ArrayRef<Value> dres,
                                        SmallVectorImpl<Value> &dops) {
-  // Same p and id: the backward regenerates the forward mask from Philox.
-  dops.push_back(b.create<DropoutOp>(getLoc(), dres[0].getType(), dres[0], getPAttr(), getIdAttr()));
+  // Same p, id and order: the backward regenerates the forward mask from Philox.
+  dops.push_back(b.create<DropoutOp>(getLoc(), dres[0].getType(), dres[0], getPAttr(), getIdAttr(),
+                                     getOrderAttr()));
   return success();
 }
 

@@ -68,8 +68,9 @@ DMRT_HD inline void philox4x32_10(const uint32_t ctr[4], const uint32_t key[2],
  *
  *   For a dropout op with integer id `opId` (uint32), run seed `seed` (uint64),
  *   and logical element index `n` (uint64; the row-major index of the element
- *   over the tensor's dimension NAMES SORTED ALPHABETICALLY, so it is
- *   independent of the physical layout):
+ *   over the dims in the op's `order` attribute, which the frontend sets to
+ *   the layout it builds and every later pass keeps, so the mask does not
+ *   depend on the physical layout finally chosen):
  *
  *     counter = {lo32(n >> 2), hi32(n >> 2), opId, 0x64726f70 }   // "drop"
  *     key     = {lo32(seed),   hi32(seed)}
@@ -108,6 +109,15 @@ DMRT_HD inline uint32_t dropoutWord(uint64_t seed, uint32_t opId, uint64_t n) {
   uint32_t out[4];
   philox4x32_10(ctr, key, out);
   return out[n & 3];
+}
+
+/// The four words of Philox group `group` (logical elements 4*group .. +3)
+/// of dropout op `opId`: one call serves four consecutive elements.
+DMRT_HD inline void dropoutWords(uint64_t seed, uint32_t opId, uint64_t group,
+                                 uint32_t out[4]) {
+  uint32_t ctr[4] = {(uint32_t)group, (uint32_t)(group >> 32), opId, kDropoutTag};
+  uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
+  philox4x32_10(ctr, key, out);
 }
 
 /// True iff logical element `n` survives dropout op `opId` under `threshold`

@@ -151,7 +151,7 @@ func.func @unknown_activation_grad(%x: !dm.tensor<[b=2, i=8], f32>) {
 
 func.func @dropout_p_one(%x: !dm.tensor<[b=2, i=8], f32>) {
   // expected-error @+1 {{'dm.dropout' op probability 1.000000e+00 is outside [0, 1)}}
-  %0 = dm.dropout %x {p = 1.0 : f64, id = 0 : i64} : !dm.tensor<[b=2, i=8], f32>
+  %0 = dm.dropout %x {p = 1.0 : f64, id = 0 : i64, order = "bi"} : !dm.tensor<[b=2, i=8], f32>
   return
 }
 
@@ -159,7 +159,7 @@ func.func @dropout_p_one(%x: !dm.tensor<[b=2, i=8], f32>) {
 
 func.func @dropout_p_negative(%x: !dm.tensor<[b=2, i=8], f32>) {
   // expected-error @+1 {{'dm.dropout' op probability -1.000000e-01 is outside [0, 1)}}
-  %0 = dm.dropout %x {p = -0.1 : f64, id = 0 : i64} : !dm.tensor<[b=2, i=8], f32>
+  %0 = dm.dropout %x {p = -0.1 : f64, id = 0 : i64, order = "bi"} : !dm.tensor<[b=2, i=8], f32>
   return
 }
 
@@ -167,7 +167,7 @@ func.func @dropout_p_negative(%x: !dm.tensor<[b=2, i=8], f32>) {
 
 func.func @dropout_p_nan(%x: !dm.tensor<[b=2, i=8], f32>) {
   // expected-error @+1 {{'dm.dropout' op probability nan is outside [0, 1)}}
-  %0 = dm.dropout %x {p = 0x7FF8000000000000 : f64, id = 0 : i64} : !dm.tensor<[b=2, i=8], f32>
+  %0 = dm.dropout %x {p = 0x7FF8000000000000 : f64, id = 0 : i64, order = "bi"} : !dm.tensor<[b=2, i=8], f32>
   return
 }
 
@@ -175,7 +175,16 @@ func.func @dropout_p_nan(%x: !dm.tensor<[b=2, i=8], f32>) {
 
 func.func @dropout_id_too_large(%x: !dm.tensor<[b=2, i=8], f32>) {
   // expected-error @+1 {{'dm.dropout' op id 4294967296 is outside [0, 2^32)}}
-  %0 = dm.dropout %x {p = 0.1 : f64, id = 4294967296 : i64} : !dm.tensor<[b=2, i=8], f32>
+  %0 = dm.dropout %x {p = 0.1 : f64, id = 4294967296 : i64, order = "bi"} : !dm.tensor<[b=2, i=8], f32>
+  return
+}
+
+// -----
+
+// The counter order must be a permutation of the dims.
+func.func @dropout_order(%x: !dm.tensor<[b=2, i=8], f32>) {
+  // expected-error @+1 {{'dm.dropout' op order 'bj' is not a permutation of the dims 'bi'}}
+  %0 = dm.dropout %x {p = 0.1 : f64, id = 0 : i64, order = "bj"} : !dm.tensor<[b=2, i=8], f32>
   return
 }
 
@@ -184,7 +193,7 @@ func.func @dropout_id_too_large(%x: !dm.tensor<[b=2, i=8], f32>) {
 // A negative id is rejected, but reported as its unsigned 64-bit value.
 func.func @dropout_id_negative(%x: !dm.tensor<[b=2, i=8], f32>) {
   // expected-error-re @+1 {{'dm.dropout' op id -1 is outside [0, 2^32)}}
-  %0 = dm.dropout %x {p = 0.1 : f64, id = -1 : i64} : !dm.tensor<[b=2, i=8], f32>
+  %0 = dm.dropout %x {p = 0.1 : f64, id = -1 : i64, order = "bi"} : !dm.tensor<[b=2, i=8], f32>
   return
 }
 

@@ -64,11 +64,11 @@ func.func @activations(%x: !dm.tensor<[b=2, u=16], f32>, %dy: !dm.tensor<[b=2, u
 }
 
 // CHECK-LABEL: func.func @dropout
-// CHECK: dm.dropout %{{.*}} {id = 4294967295 : i64, p = 1.000000e-01 : f64} : <[b=2, h=2, j=4, k=4], bf16>
-// CHECK: dm.dropout %{{.*}} {id = 0 : i64, p = 0.000000e+00 : f64} : <[b=2, h=2, j=4, k=4], bf16>
+// CHECK: dm.dropout %{{.*}} {id = 4294967295 : i64, order = "bhjk", p = 1.000000e-01 : f64} : <[b=2, h=2, j=4, k=4], bf16>
+// CHECK: dm.dropout %{{.*}} {id = 0 : i64, order = "bhjk", p = 0.000000e+00 : f64} : <[b=2, h=2, j=4, k=4], bf16>
 func.func @dropout(%x: !dm.tensor<[b=2, h=2, j=4, k=4], bf16>) {
-  %0 = dm.dropout %x {p = 0.1 : f64, id = 4294967295 : i64} : !dm.tensor<[b=2, h=2, j=4, k=4], bf16>
-  %1 = dm.dropout %x {p = 0.0 : f64, id = 0 : i64} : !dm.tensor<[b=2, h=2, j=4, k=4], bf16>
+  %0 = dm.dropout %x {p = 0.1 : f64, id = 4294967295 : i64, order = "bhjk"} : !dm.tensor<[b=2, h=2, j=4, k=4], bf16>
+  %1 = dm.dropout %x {p = 0.0 : f64, id = 0 : i64, order = "bhjk"} : !dm.tensor<[b=2, h=2, j=4, k=4], bf16>
   return
 }
 

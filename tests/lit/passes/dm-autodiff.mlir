@@ -62,15 +62,15 @@ func.func @two_uses(%x: !dm.tensor<[i=8], f32> {dm.name = "x", dm.role = "input"
 // CHECK-LABEL: func.func @dropout
 // CHECK-SAME: %[[DY:[^:]*]]: !dm.tensor<[b=2, i=8], bf16> {dm.name = "dy", dm.role = "grad_output"}
 // CHECK-NOT: dm.save
-// CHECK: dm.dropout %{{.*}} {id = 7 : i64, p = 2.500000e-01 : f64}
-// CHECK-NEXT: %[[Y:.*]] = dm.dropout %{{.*}} {id = 9 : i64, p = 5.000000e-01 : f64}
-// CHECK-NEXT: %[[D1:.*]] = dm.dropout %[[DY]] {id = 9 : i64, p = 5.000000e-01 : f64} : <[b=2, i=8], bf16>
-// CHECK-NEXT: %[[D0:.*]] = dm.dropout %[[D1]] {id = 7 : i64, p = 2.500000e-01 : f64} : <[b=2, i=8], bf16>
+// CHECK: dm.dropout %{{.*}} {id = 7 : i64, order = "{{[a-z]+}}", p = 2.500000e-01 : f64}
+// CHECK-NEXT: %[[Y:.*]] = dm.dropout %{{.*}} {id = 9 : i64, order = "{{[a-z]+}}", p = 5.000000e-01 : f64}
+// CHECK-NEXT: %[[D1:.*]] = dm.dropout %[[DY]] {id = 9 : i64, order = "bi", p = 5.000000e-01 : f64} : <[b=2, i=8], bf16>
+// CHECK-NEXT: %[[D0:.*]] = dm.dropout %[[D1]] {id = 7 : i64, order = "bi", p = 2.500000e-01 : f64} : <[b=2, i=8], bf16>
 // CHECK-NEXT: return %[[Y]], %[[D0]] :
 func.func @dropout(%x: !dm.tensor<[b=2, i=8], bf16> {dm.name = "x", dm.role = "input"})
     -> (!dm.tensor<[b=2, i=8], bf16> {dm.name = "y", dm.role = "output"}) {
-  %0 = dm.dropout %x {p = 0.25 : f64, id = 7 : i64} : !dm.tensor<[b=2, i=8], bf16>
-  %1 = dm.dropout %0 {p = 0.5 : f64, id = 9 : i64} : !dm.tensor<[b=2, i=8], bf16>
+  %0 = dm.dropout %x {p = 0.25 : f64, id = 7 : i64, order = "bi"} : !dm.tensor<[b=2, i=8], bf16>
+  %1 = dm.dropout %0 {p = 0.5 : f64, id = 9 : i64, order = "bi"} : !dm.tensor<[b=2, i=8], bf16>
   return %1 : !dm.tensor<[b=2, i=8], bf16>
 }
 

@@ -121,7 +121,7 @@ func.func @elementwise(%x: !dm.tensor<[b=2, j=8, i=8], f32>, %g: !dm.tensor<[i=8
   %0 = dm.bias_add %x, %g : !dm.tensor<[b=2, j=8, i=8], f32>, !dm.tensor<[i=8], f32>
   %1 = dm.add %0, %x : !dm.tensor<[b=2, j=8, i=8], f32>
   %2 = dm.scale %1 {factor = 2.0 : f64} : !dm.tensor<[b=2, j=8, i=8], f32>
-  %3 = dm.dropout %2 {id = 0 : i64, p = 0.1 : f64} : !dm.tensor<[b=2, j=8, i=8], f32>
+  %3 = dm.dropout %2 {id = 0 : i64, p = 0.1 : f64, order = "bji"} : !dm.tensor<[b=2, j=8, i=8], f32>
   %4 = dm.activation %3 {kind = "gelu_tanh"} : !dm.tensor<[b=2, j=8, i=8], f32>
   %5 = dm.activation_grad %4, %3 {kind = "relu"} : !dm.tensor<[b=2, j=8, i=8], f32>
   %6 = dm.causal_mask %5 {query = "j", key = "i", fill = 0.0 : f64} : !dm.tensor<[b=2, j=8, i=8], f32>

@@ -26,7 +26,7 @@
 func.func @mask_softmax_dropout(%s: !dm.tensor<[h=2, j=4, k=4], f32>, %v: !dm.tensor<[h=2, k=4, p=8], f32>) -> !dm.tensor<[h=2, j=4, p=8], f32> {
   %0 = dm.causal_mask %s {query = "j", key = "k", fill = 0xFFF0000000000000 : f64} : !dm.tensor<[h=2, j=4, k=4], f32>
   %1 = dm.softmax %0 {dim = "k"} : !dm.tensor<[h=2, j=4, k=4], f32>
-  %2 = dm.dropout %1 {id = 0 : i64, p = 0.1 : f64} : !dm.tensor<[h=2, j=4, k=4], f32>
+  %2 = dm.dropout %1 {id = 0 : i64, p = 0.1 : f64, order = "hjk"} : !dm.tensor<[h=2, j=4, k=4], f32>
   %3 = dm.contract %2, %v : !dm.tensor<[h=2, j=4, k=4], f32>, !dm.tensor<[h=2, k=4, p=8], f32> -> !dm.tensor<[h=2, j=4, p=8], f32>
   return %3 : !dm.tensor<[h=2, j=4, p=8], f32>
 }
@@ -47,7 +47,7 @@ func.func @mask_softmax_dropout(%s: !dm.tensor<[h=2, j=4, k=4], f32>, %v: !dm.te
 func.func @bias_dropout_add_layernorm(%h: !dm.tensor<[b=2, i=8], f32>, %bias: !dm.tensor<[i=8], f32>, %r: !dm.tensor<[b=2, i=8], f32>, %g: !dm.tensor<[i=8], f32>, %beta: !dm.tensor<[i=8], f32>)
     -> (!dm.tensor<[b=2, i=8], f32>, !dm.tensor<[b=2], f32>) {
   %0 = dm.bias_add %h, %bias : !dm.tensor<[b=2, i=8], f32>, !dm.tensor<[i=8], f32>
-  %1 = dm.dropout %0 {id = 1 : i64, p = 0.1 : f64} : !dm.tensor<[b=2, i=8], f32>
+  %1 = dm.dropout %0 {id = 1 : i64, p = 0.1 : f64, order = "bi"} : !dm.tensor<[b=2, i=8], f32>
   %2 = dm.add %1, %r : !dm.tensor<[b=2, i=8], f32>
   %y, %m, %rs = dm.layernorm %2, %g, %beta {dims = "i", eps = 1.0e-5 : f64} : !dm.tensor<[b=2, i=8], f32>, !dm.tensor<[i=8], f32> -> !dm.tensor<[b=2], f32>
   return %y, %rs : !dm.tensor<[b=2, i=8], f32>, !dm.tensor<[b=2], f32>
@@ -122,7 +122,7 @@ func.func @layernorm_grads(%dy: !dm.tensor<[b=2, j=4, i=8], f32>, %x: !dm.tensor
 // CHECK-NEXT: dm.reduce_sum
 // CHECK-NEXT: dm.yield
 func.func @elementwise_joins_reduction(%dy: !dm.tensor<[b=2, i=8], f32>) -> !dm.tensor<[i=8], f32> {
-  %0 = dm.dropout %dy {id = 3 : i64, p = 0.1 : f64} : !dm.tensor<[b=2, i=8], f32>
+  %0 = dm.dropout %dy {id = 3 : i64, p = 0.1 : f64, order = "bi"} : !dm.tensor<[b=2, i=8], f32>
   %1 = dm.reduce_sum %0 : !dm.tensor<[b=2, i=8], f32> -> !dm.tensor<[i=8], f32>
   return %1 : !dm.tensor<[i=8], f32>
 }

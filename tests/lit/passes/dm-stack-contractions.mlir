@@ -158,17 +158,17 @@ func.func @stacked_bias(%x: !dm.tensor<[b=2, i=8], f32>, %wq: !dm.tensor<[u=4, i
 // CHECK-LABEL: func.func @dropout_stays
 // CHECK: %[[Y:.*]] = dm.bias_add {{.*}} : <[s=2, b=2, u=4], f32>, <[s=2, u=4], f32>
 // CHECK-NEXT: %[[S:.*]]:2 = dm.unstack %[[Y]] {dim = "s"}
-// CHECK-NEXT: %[[D0:.*]] = dm.dropout %[[S]]#0 {id = 7 : i64, p = 1.000000e-01 : f64} : <[b=2, u=4], f32>
-// CHECK-NEXT: %[[D1:.*]] = dm.dropout %[[S]]#1 {id = 7 : i64, p = 1.000000e-01 : f64} : <[b=2, u=4], f32>
+// CHECK-NEXT: %[[D0:.*]] = dm.dropout %[[S]]#0 {id = 7 : i64, order = "bu", p = 1.000000e-01 : f64} : <[b=2, u=4], f32>
+// CHECK-NEXT: %[[D1:.*]] = dm.dropout %[[S]]#1 {id = 7 : i64, order = "bu", p = 1.000000e-01 : f64} : <[b=2, u=4], f32>
 // CHECK-NEXT: return %[[D0]], %[[D1]] :
 func.func @dropout_stays(%x: !dm.tensor<[b=2, i=8], f32>, %wq: !dm.tensor<[u=4, i=8], f32>, %wk: !dm.tensor<[u=4, i=8], f32>, %bq: !dm.tensor<[u=4], f32>, %bk: !dm.tensor<[u=4], f32>)
     -> (!dm.tensor<[b=2, u=4], f32>, !dm.tensor<[b=2, u=4], f32>) {
   %q = dm.contract %x, %wq : !dm.tensor<[b=2, i=8], f32>, !dm.tensor<[u=4, i=8], f32> -> !dm.tensor<[b=2, u=4], f32>
   %q1 = dm.bias_add %q, %bq : !dm.tensor<[b=2, u=4], f32>, !dm.tensor<[u=4], f32>
-  %q2 = dm.dropout %q1 {id = 7 : i64, p = 0.1 : f64} : !dm.tensor<[b=2, u=4], f32>
+  %q2 = dm.dropout %q1 {id = 7 : i64, p = 0.1 : f64, order = "bu"} : !dm.tensor<[b=2, u=4], f32>
   %k = dm.contract %x, %wk : !dm.tensor<[b=2, i=8], f32>, !dm.tensor<[u=4, i=8], f32> -> !dm.tensor<[b=2, u=4], f32>
   %k1 = dm.bias_add %k, %bk : !dm.tensor<[b=2, u=4], f32>, !dm.tensor<[u=4], f32>
-  %k2 = dm.dropout %k1 {id = 7 : i64, p = 0.1 : f64} : !dm.tensor<[b=2, u=4], f32>
+  %k2 = dm.dropout %k1 {id = 7 : i64, p = 0.1 : f64, order = "bu"} : !dm.tensor<[b=2, u=4], f32>
   return %q2, %k2 : !dm.tensor<[b=2, u=4], f32>, !dm.tensor<[b=2, u=4], f32>
 }
 

@@ -15,11 +15,11 @@ using namespace mlir;
 
 namespace {
 
-/// y = dropout(x) over a tensor with dims `dims` and shape `shape`.
-std::string dropoutFunction(const std::string &type, double p) {
+/// y = dropout(x) over `type`, the counter running over `order`.
+std::string dropoutFunction(const std::string &type, double p, const std::string &order = "bi") {
   return "func.func @f(%x: " + type + " {dm.name = \"x\", dm.role = \"input\"}) -> (" + type +
          " {dm.name = \"y\", dm.role = \"output\"}) {\n  %0 = dm.dropout %x {p = " +
-         std::to_string(p) + " : f64, id = 7 : i64} : " + type + "\n  return %0 : " + type +
+         std::to_string(p) + " : f64, id = 7 : i64, order = \"" + order + "\"} : " + type + "\n  return %0 : " + type +
          "\n}";
 }
 

@@ -63,7 +63,7 @@ const OpCase kCases[] = {
      "  return %0 : !dm.tensor<[b=3, i=5], f32>\n}"},
     {"dropout",
      "func.func @f(%x: !dm.tensor<[b=4, i=6], f32> " ARG("x") ") -> (!dm.tensor<[b=4, i=6], f32> " RES ") {\n"
-     "  %0 = dm.dropout %x {p = 0.3 : f64, id = 5 : i64} : !dm.tensor<[b=4, i=6], f32>\n"
+     "  %0 = dm.dropout %x {p = 0.3 : f64, id = 5 : i64, order = \"bi\"} : !dm.tensor<[b=4, i=6], f32>\n"
      "  return %0 : !dm.tensor<[b=4, i=6], f32>\n}"},
     {"causal_mask_softmax",
      "func.func @f(%s: !dm.tensor<[b=2, j=3, k=3], f32> " ARG("s") ") -> (!dm.tensor<[b=2, j=3, k=3], f32> " RES ") {\n"
