@@ -3,106 +3,12 @@
 
 #include "runtime/JsonReader.h"
 
-#include <algorithm>
-#include <cctype>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <sys/stat.h>
 
 namespace dmrt {
-
-int64_t BundleTensor::numElements() const {
-  int64_t n = 1;
-  for (int64_t s : shape)
-    n *= s;
-  return n;
-}
-
-std::vector<int64_t> BundleContraction::inputs() const {
-  std::vector<int64_t> v{a, b};
-  if (bias >= 0 && dmcgen::epilogueReadsBias(epilogue))
-    v.push_back(bias);
-  if (beta != 0)
-    v.push_back(d);
-  return v;
-}
-
-std::vector<int64_t> BundleContraction::outputs() const {
-  std::vector<int64_t> v{d};
-  if (bias >= 0 && dmcgen::epilogueWritesBias(epilogue))
-    v.push_back(bias);
-  return v;
-}
-
-const BundleTensor *Bundle::tensor(int64_t id) const {
-  auto it = tensorIndex_.find(id);
-  return it == tensorIndex_.end() ? nullptr : &tensors[it->second];
-}
-const BundleKernel *Bundle::kernel(int64_t id) const {
-  auto it = kernelIndex_.find(id);
-  return it == kernelIndex_.end() ? nullptr : &kernels[it->second];
-}
-const BundleKernel *Bundle::kernelByName(const std::string &name) const {
-  for (const auto &k : kernels)
-    if (k.name == name || k.entry == name)
-      return &k;
-  return nullptr;
-}
-const BundleContraction *Bundle::contraction(int64_t id) const {
-  auto it = contractionIndex_.find(id);
-  return it == contractionIndex_.end() ? nullptr : &contractions[it->second];
-}
-int64_t Bundle::baseOf(int64_t id, int64_t &elementOffset) const {
-  elementOffset = 0;
-  const BundleTensor *t = tensor(id);
-  // Validation guarantees the chain ends; the bound is a safety net.
-  for (size_t hops = 0; t && t->isAlias && hops <= tensors.size(); ++hops) {
-    elementOffset += t->aliasOffset;
-    t = tensor(t->aliasOf);
-  }
-  return t ? t->id : -1;
-}
-std::string Bundle::path(const std::string &rel) const {
-  return dir.empty() ? rel : dir + "/" + rel;
-}
-
-bool parseBundleDType(const std::string &s, DType &out) {
-  if (s == "bf16") out = DType::BF16;
-  else if (s == "f16") out = DType::F16;
-  else if (s == "f32") out = DType::F32;
-  else if (s == "i32") out = DType::I32;
-  else return false;
-  return true;
-}
-
-const char *bundleDTypeName(DType t) {
-  switch (t) {
-  case DType::BF16: return "bf16";
-  case DType::F16: return "f16";
-  case DType::F32: return "f32";
-  case DType::I32: return "i32";
-  default: return dtypeName(t);
-  }
-}
-
-bool parseEpilogue(const std::string &s, dmcgen::Epilogue &out) {
-  if (s == "none" || s == "default") {
-    out = dmcgen::Epilogue::None;
-    return true;
-  }
-  for (int i = 0; i <= static_cast<int>(dmcgen::Epilogue::BGradB); ++i) {
-    auto e = static_cast<dmcgen::Epilogue>(i);
-    std::string n = dmcgen::epilogueName(e);
-    std::transform(n.begin(), n.end(), n.begin(),
-                   [](unsigned char c) { return std::tolower(c); });
-    if (n == s) {
-      out = e;
-      return true;
-    }
-  }
-  return false;
-}
 
 namespace {
 
@@ -162,9 +68,9 @@ bool parseManifest(const std::string &text, const std::string &fileName,
     return r.fail("format", "expected \"dmc-bundle\", got \"" + b.format + "\"");
   if (!r.integer(root, "", "version", b.version, 0))
     return false;
-  if (b.version != 1)
+  if (b.version != 1 && b.version != 2)
     return r.fail("version", "unsupported version " + std::to_string(b.version) +
-                                 " (this runtime reads version 1)");
+                                 " (this runtime reads versions 1 and 2)");
   if (!r.str(root, "", "model", b.model) || !r.str(root, "", "arch", b.arch) ||
       !r.str(root, "", "nvrtc", b.nvrtc))
     return false;
@@ -271,7 +177,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
     std::vector<int64_t> grid, block;
     if (!r.object(o, p, {"id", "name", "entry", "cubin", "source", "grid",
                          "block", "shared_bytes", "config", "phase", "inputs",
-                         "outputs", "flop", "bytes"}) ||
+                         "outputs", "flop", "bytes", "workspace_bytes"}) ||
         !r.integer(o, p, "id", k.id, 0) || !r.str(o, p, "name", k.name) ||
         !r.str(o, p, "entry", k.entry) || !r.str(o, p, "cubin", k.cubin) ||
         !r.str(o, p, "source", k.source) || !r.intArray(o, p, "grid", grid, 1) ||
@@ -282,6 +188,18 @@ bool parseManifest(const std::string &text, const std::string &fileName,
         !r.intArray(o, p, "outputs", k.outputs, 0) ||
         !r.integer(o, p, "flop", k.flop, 0) || !r.integer(o, p, "bytes", k.bytes, 0))
       return false;
+    // workspace_bytes: optional (default 0); version 2 introduced it.
+    if (auto wit = o.find("workspace_bytes"); wit != o.end()) {
+      std::string wp = p + ".workspace_bytes";
+      if (b.version < 2)
+        return r.fail(wp, "not in bundle version 1 (a kernel workspace needs "
+                          "version 2)");
+      if (!r.integer(*wit, wp, k.workspaceBytes, 0,
+                     "a non-negative integer (bytes of zeroed scratch memory)"))
+        return false;
+      if (k.workspaceBytes > (int64_t(1) << 40))
+        return r.fail(wp, "impossible size " + std::to_string(k.workspaceBytes));
+    }
     if (grid.size() != 3)
       return r.fail(p + ".grid", "expected 3 positive integers, got " +
                                      std::to_string(grid.size()));
@@ -406,7 +324,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
                                          std::to_string(d.biasLength));
       }
       if (dmcgen::epilogueWritesAux(c.epilogue) || dmcgen::epilogueReadsAux(c.epilogue))
-        return r.fail(p + ".epilogue", "aux epilogues are not in bundle version 1");
+        return r.fail(p + ".epilogue", "aux epilogues are not in bundle versions 1 and 2");
       std::string why;
       if (!dmcgen::validateDescriptor(d, why))
         return r.fail(gp, "invalid descriptor: " + why);

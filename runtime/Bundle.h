@@ -1,7 +1,7 @@
 //===- Bundle.h - Load and validate a layer bundle (OUT.dmlib) ----*- C++ -*-===//
 //
 // Reads `BUNDLE/manifest.json` (docs/bundle-format.md, format "dmc-bundle",
-// version 1) into plain structs. Every field is type-checked; unknown fields,
+// versions 1 and 2) into plain structs. Every field is type-checked; unknown fields,
 // formats and versions are rejected. Errors name the file, the JSON path
 // (e.g. `kernels[3].grid`) and what was expected. No exceptions leave this API.
 //
@@ -45,6 +45,12 @@ struct BundleKernel {
   int64_t sharedBytes = 0;
   std::vector<int64_t> inputs, outputs; // tensor ids
   int64_t flop = 0, bytes = 0;
+  /// Bytes of scratch memory (`workspace_bytes`, version 2; 0: none). When
+  /// > 0 the runtime zeroes it once before the first launch and passes the
+  /// same pointer to every launch, after the outputs and before the seed;
+  /// each launch leaves it ready for the next (e.g. the last block of a split
+  /// reduction resets its counter to 0).
+  int64_t workspaceBytes = 0;
 };
 
 struct BundleContraction {

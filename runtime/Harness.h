@@ -5,8 +5,10 @@
 // GPU parts: `Harness` allocates the tensors a step touches (aliases point
 // into their base tensor), fills the inputs (random or from
 // BUNDLE/reference/k<N>.safetensors / c<N>.safetensors), runs the step once
-// and checks its outputs, then times warm-up + reps launches one by one with
-// CUDA events.
+// and checks its outputs, then times it (TimingMode): back-to-back launches
+// over rotating copies of its buffers (stream, the default), or launches one
+// by one between CUDA events (isolated, optionally after an L2 flush).
+// A kernel with a workspace gets it zeroed once before its first launch.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMRT_HARNESS_H
@@ -68,6 +70,32 @@ TimingStats summarizeTimes(std::vector<double> us);
 /// Parses a decimal uint64 ("seed" metadata); false on anything else.
 bool parseU64(const std::string &s, uint64_t &out);
 
+/// How a step is timed.
+enum class TimingMode {
+  /// Back-to-back launches on one stream, each on the next of R copies of the
+  /// step's tensors ("buffer sets"), so that no launch finds its data in L2
+  /// and launch latency hides behind the previous launch: the bandwidth a
+  /// kernel gets inside a layer.
+  Stream,
+  /// One launch between two events, [after an L2 flush]: latency included.
+  Isolated,
+};
+/// "stream" / "isolated".
+const char *timingModeName(TimingMode m);
+bool parseTimingMode(const std::string &s, TimingMode &out);
+
+/// Buffer sets R of stream timing: ceil(4 x l2Bytes / footprintBytes)
+/// clamped to [1, 64] (R sets together are at least 4x the L2), then reduced
+/// so that the R - 1 extra sets of `setBytes` each leave 1 GiB of
+/// `freeBytes` free (freeBytes < 0: unknown, no limit). At least 1.
+int streamBufferSets(int64_t l2Bytes, int64_t footprintBytes, int64_t setBytes,
+                     int64_t freeBytes);
+/// Launches per timed sample K: the smallest multiple of `sets` that is
+/// >= 20, so each sample visits every set equally and hides launch latency.
+int streamLaunchesPerSample(int sets);
+/// Timed samples of stream timing: max(ceil(reps / K), min(reps, 7)).
+int streamSamples(int reps, int launchesPerSample);
+
 //===--- GPU parts --------------------------------------------------------===//
 
 struct DeviceInfo {
@@ -82,8 +110,12 @@ struct DeviceInfo {
 };
 
 struct HarnessOptions {
+  /// Isolated: timed launches, after `warmup` untimed ones. Stream: see
+  /// streamSamples (warm-up when warmup > 0: max(R, warmup) launches, at
+  /// least one round over the buffer sets).
   int reps = 50, warmup = 5;
-  bool flushL2 = false;
+  TimingMode timing = TimingMode::Stream;
+  bool flushL2 = false; // isolated timing only
   uint64_t seed = 0;
   bool reference = false;
   double tolerance = -1; // < 0: defaultTolerance of each output's dtype
@@ -102,7 +134,12 @@ struct StepResult {
   int64_t id = 0;
   std::string name;       // kernel name or contraction equation
   int64_t bytes = 0, flop = 0;
+  /// Per launch. Stream timing: time.reps is the number of samples, each
+  /// the mean of launchesPerSample back-to-back launches.
   TimingStats time;
+  TimingMode timing = TimingMode::Isolated;
+  int bufferSets = 1;        // R (stream timing)
+  int launchesPerSample = 1; // K (stream timing)
   double gbs = 0;         // bytes / median
   double pctCopy = 0;     // gbs / copy bandwidth * 100
   double tflops = 0;      // flop / median
@@ -134,6 +171,9 @@ public:
   /// short) into device().copyGBs.
   bool measureCopyBandwidth(std::string &error);
 
+  /// Runs kernel `k`; when k.workspaceBytes > 0 it gets a workspace (zeroed
+  /// once, the same for every launch, freed on return) as its parameter
+  /// after the outputs.
   StepStatus runKernel(const Bundle &b, const BundleKernel &k,
                        const HarnessOptions &opt, StepResult &out,
                        std::string &error);

@@ -2,13 +2,16 @@
 //
 //   dmrt-bench BUNDLE [--list] [--kernel ID|NAME|all] [--contraction ID|all]
 //              [--config-sweep] [--reference] [--reps N] [--warmup N]
-//              [--flush-l2] [--seed S] [--json OUT.json] [--tolerance T]
-//              [--device N] [--int-max N]
+//              [--timing stream|isolated] [--flush-l2] [--seed S]
+//              [--json OUT.json] [--tolerance T] [--device N] [--int-max N]
+//
+// Options: runtime/BenchOptions.h (kBenchUsage is the --help text).
 //
 // Exit: 0 every checked output passes; 1 a mismatch or a CUDA failure (named);
 // 2 usage or bundle errors; 77 no CUDA driver/device (skipped).
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/BenchOptions.h"
 #include "runtime/Bundle.h"
 #include "runtime/Harness.h"
 
@@ -35,31 +38,9 @@ bool fileExists(const std::string &path) {
 
 constexpr int kExitMismatch = 1, kExitUsage = 2;
 
-const char *kUsage =
-    "usage: dmrt-bench BUNDLE [--list] [--kernel ID|NAME|all] "
-    "[--contraction ID|all]\n"
-    "                  [--config-sweep] [--reference] [--reps N=50] "
-    "[--warmup N=5] [--flush-l2]\n"
-    "                  [--seed S=0] [--json OUT.json] [--tolerance T] "
-    "[--device N=0] [--int-max N=1]\n"
-    "Runs, checks (--reference: against BUNDLE/reference/{k,c}<N>.safetensors)\n"
-    "and times the kernels and contractions of a layer bundle. Without --kernel\n"
-    "and --contraction every step runs. Exit: 0 pass, 1 mismatch or CUDA failure,\n"
-    "2 usage/bundle error, 77 no CUDA device.\n";
-
 int usage(const std::string &msg) {
-  std::fprintf(stderr, "dmrt-bench: %s\n%s", msg.c_str(), kUsage);
+  std::fprintf(stderr, "dmrt-bench: %s\n%s", msg.c_str(), kBenchUsage);
   return kExitUsage;
-}
-
-bool parseInt(const char *s, long long lo, long long hi, long long &out) {
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(s, &end, 10);
-  if (errno || !end || *end || end == s || v < lo || v > hi)
-    return false;
-  out = v;
-  return true;
 }
 
 json comparisonJson(const OutputCheck &o) {
@@ -85,66 +66,19 @@ json comparisonJson(const OutputCheck &o) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string bundleDir, kernelSel, contractionSel, jsonOut;
-  bool list = false, sweep = false;
-  HarnessOptions opt;
-  int device = 0;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char *name) -> const char * {
-      if (i + 1 >= argc)
-        return nullptr;
-      (void)name;
-      return argv[++i];
-    };
-    long long n;
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "--list") {
-      list = true;
-    } else if (a == "--config-sweep") {
-      sweep = true;
-    } else if (a == "--reference") {
-      opt.reference = true;
-    } else if (a == "--flush-l2") {
-      opt.flushL2 = true;
-    } else if (a == "--kernel" || a == "--contraction" || a == "--json") {
-      const char *v = value(a.c_str());
-      if (!v || !*v)
-        return usage(a + " needs a value");
-      (a == "--kernel" ? kernelSel : a == "--contraction" ? contractionSel : jsonOut) = v;
-    } else if (a == "--reps" || a == "--warmup" || a == "--device" ||
-               a == "--int-max") {
-      const char *v = value(a.c_str());
-      long long lo = a == "--reps" || a == "--int-max" ? 1 : 0;
-      if (!v || !parseInt(v, lo, 1000000, n))
-        return usage(a + " needs an integer >= " + std::to_string(lo));
-      if (a == "--reps") opt.reps = static_cast<int>(n);
-      else if (a == "--warmup") opt.warmup = static_cast<int>(n);
-      else if (a == "--device") device = static_cast<int>(n);
-      else opt.intMax = n;
-    } else if (a == "--seed") {
-      const char *v = value(a.c_str());
-      if (!v || !parseU64(v, opt.seed))
-        return usage("--seed needs an unsigned 64-bit integer");
-    } else if (a == "--tolerance") {
-      const char *v = value(a.c_str());
-      char *end = nullptr;
-      double t = v ? std::strtod(v, &end) : -1;
-      if (!v || !end || *end || !(t >= 0) || !std::isfinite(t))
-        return usage("--tolerance needs a non-negative number");
-      opt.tolerance = t;
-    } else if (!a.empty() && a[0] == '-') {
-      return usage("unknown option " + a);
-    } else if (bundleDir.empty()) {
-      bundleDir = a;
-    } else {
-      return usage("more than one bundle given (" + bundleDir + ", " + a + ")");
-    }
+  BenchOptions args;
+  std::string argError;
+  if (!parseBenchArgs(argc, argv, args, argError))
+    return usage(argError);
+  if (args.help) {
+    std::fputs(kBenchUsage, stdout);
+    return 0;
   }
-  if (bundleDir.empty())
-    return usage("no bundle given");
+  const std::string &bundleDir = args.bundleDir, &kernelSel = args.kernelSel,
+                    &contractionSel = args.contractionSel, &jsonOut = args.jsonOut;
+  const bool list = args.list, sweep = args.sweep;
+  const HarnessOptions &opt = args.harness;
+  const int device = args.device;
 
   Bundle bundle;
   std::string error;
@@ -183,7 +117,7 @@ int main(int argc, char **argv) {
   std::set<int64_t> kSel, cSel;
   if (!kernelSel.empty() && kernelSel != "all") {
     long long id;
-    const BundleKernel *k = parseInt(kernelSel.c_str(), 0, INT64_MAX, id)
+    const BundleKernel *k = parseIntArg(kernelSel.c_str(), 0, INT64_MAX, id)
                                 ? bundle.kernel(id)
                                 : bundle.kernelByName(kernelSel);
     if (!k)
@@ -196,7 +130,7 @@ int main(int argc, char **argv) {
   }
   if (!contractionSel.empty() && contractionSel != "all") {
     long long id;
-    if (!parseInt(contractionSel.c_str(), 0, INT64_MAX, id) ||
+    if (!parseIntArg(contractionSel.c_str(), 0, INT64_MAX, id) ||
         !bundle.contraction(id))
       return usage("--contraction " + contractionSel +
                    ": no such contraction id in " + bundleDir);
@@ -245,13 +179,18 @@ int main(int argc, char **argv) {
   std::printf("copy bandwidth (d2d %lld MiB, read+write, median of 10): %.1f "
               "GB/s\n",
               (long long)(dev.copyBytes >> 20), dev.copyGBs);
-  std::printf("bundle %s (%s, %s); reps %d, warm-up %d%s%s\n", bundleDir.c_str(),
+  std::printf("bundle %s (%s, %s); reps %d, warm-up %d%s\n", bundleDir.c_str(),
               bundle.model.c_str(), bundle.arch.c_str(), opt.reps, opt.warmup,
-              opt.flushL2 ? ", L2 flushed" : "",
               opt.reference ? ", checked against the reference" : "");
-  std::printf("%-4s %-5s %-36s %12s %10s %10s %9s %7s %9s  %s\n", "kind", "id",
+  if (opt.timing == TimingMode::Stream)
+    std::printf("timing: stream (per launch: back-to-back launches over `sets` "
+                "copies of each step's tensors)\n");
+  else
+    std::printf("timing: isolated (each launch alone%s)\n",
+                opt.flushL2 ? ", L2 flushed before it" : "");
+  std::printf("%-4s %-5s %-36s %12s %10s %10s %9s %7s %9s %4s  %s\n", "kind", "id",
               "name", "bytes", "median_us", "min_us", "GB/s", "%copy",
-              "TFLOP/s", "check");
+              "TFLOP/s", "sets", "check");
 
   json j;
   j["bundle"] = bundleDir;
@@ -269,6 +208,7 @@ int main(int argc, char **argv) {
                  {"copy_bytes", dev.copyBytes},
                  {"copy_gbs", dev.copyGBs}};
   j["options"] = {{"reps", opt.reps},       {"warmup", opt.warmup},
+                  {"timing", timingModeName(opt.timing)},
                   {"flush_l2", opt.flushL2}, {"seed", opt.seed},
                   {"reference", opt.reference},
                   {"tolerance", opt.tolerance}};
@@ -326,22 +266,22 @@ int main(int argc, char **argv) {
     }
     checkedSteps += r.checked;
     std::string check = !r.checked ? "-" : r.pass ? "pass" : "FAIL";
-    if (s.kind == BundleStep::Kernel)
-      std::printf("%-4s %-5lld %-36s %12lld %10.2f %10.2f %9.1f %6.1f%% %9s  %s\n",
-                  kind, (long long)r.id, r.name.c_str(), (long long)r.bytes,
-                  r.time.medianUs, r.time.minUs, r.gbs, r.pctCopy, "",
-                  check.c_str());
-    else
-      std::printf("%-4s %-5lld %-36s %12lld %10.2f %10.2f %9.1f %6.1f%% %9.1f  %s\n",
-                  kind, (long long)r.id, r.name.c_str(), (long long)r.bytes,
-                  r.time.medianUs, r.time.minUs, r.gbs, r.pctCopy, r.tflops,
-                  check.c_str());
+    char tflops[32] = "";
+    if (s.kind == BundleStep::Contraction)
+      std::snprintf(tflops, sizeof tflops, "%.1f", r.tflops);
+    std::printf("%-4s %-5lld %-36s %12lld %10.2f %10.2f %9.1f %6.1f%% %9s %4d  %s\n",
+                kind, (long long)r.id, r.name.c_str(), (long long)r.bytes,
+                r.time.medianUs, r.time.minUs, r.gbs, r.pctCopy, tflops,
+                r.bufferSets, check.c_str());
     js["bytes"] = r.bytes;
     js["flop"] = r.flop;
     js["median_us"] = r.time.medianUs;
     js["min_us"] = r.time.minUs;
     js["max_us"] = r.time.maxUs;
-    js["reps"] = r.time.reps;
+    js["reps"] = r.time.reps; // timed samples
+    js["timing"] = timingModeName(r.timing);
+    js["buffer_sets"] = r.bufferSets;
+    js["launches_per_sample"] = r.launchesPerSample;
     js["gbs"] = r.gbs;
     js["pct_copy"] = r.pctCopy;
     js["tflops"] = r.tflops;

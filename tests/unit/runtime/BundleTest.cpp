@@ -256,15 +256,61 @@ TEST(Bundle, AliasErrors) {
 
 TEST(Bundle, FormatAndVersion) {
   json j = validManifest();
-  j["version"] = 2;
-  EXPECT_EQ(parseError(j),
-            "m.json: version: unsupported version 2 (this runtime reads version 1)");
+  j["version"] = 3;
+  EXPECT_EQ(parseError(j), "m.json: version: unsupported version 3 (this "
+                           "runtime reads versions 1 and 2)");
+  j["version"] = 0;
+  EXPECT_HAS(parseError(j), "unsupported version 0");
+  j["version"] = 2; // version 2 adds only the optional workspace_bytes
+  Bundle b;
+  std::string err;
+  ASSERT_TRUE(parseManifest(j.dump(), "m.json", b, err)) << err;
+  EXPECT_EQ(b.version, 2);
+  EXPECT_EQ(b.kernel(0)->workspaceBytes, 0);
   j = validManifest();
   j["format"] = "dmc-db";
   EXPECT_HAS(parseError(j), "m.json: format: expected \"dmc-bundle\"");
   j = validManifest();
   j["version"] = "1";
   EXPECT_HAS(parseError(j), "m.json: version: expected a non-negative integer, got string");
+}
+
+// Version 2: a kernel may ask for a zeroed scratch workspace, and split
+// reductions launch 2-D grids.
+TEST(Bundle, KernelWorkspace) {
+  json j = validManifest();
+  j["version"] = 2;
+  j["kernels"][0]["workspace_bytes"] = 4096;
+  j["kernels"][0]["grid"] = {4, 16, 2};
+  Bundle b;
+  std::string err;
+  ASSERT_TRUE(parseManifest(j.dump(), "m.json", b, err)) << err;
+  const BundleKernel *k = b.kernel(0);
+  EXPECT_EQ(k->workspaceBytes, 4096);
+  EXPECT_EQ(k->grid[0], 4);
+  EXPECT_EQ(k->grid[1], 16);
+  EXPECT_EQ(k->grid[2], 2);
+  j["kernels"][0]["workspace_bytes"] = 0;
+  ASSERT_TRUE(parseManifest(j.dump(), "m.json", b, err)) << err;
+  EXPECT_EQ(b.kernel(0)->workspaceBytes, 0);
+
+  j["kernels"][0]["workspace_bytes"] = -8;
+  EXPECT_EQ(parseError(j),
+            "m.json: kernels[0].workspace_bytes: expected a non-negative integer "
+            "(bytes of zeroed scratch memory), got number -8");
+  j["kernels"][0]["workspace_bytes"] = 1.5;
+  EXPECT_HAS(parseError(j), "kernels[0].workspace_bytes: expected a non-negative integer");
+  j["kernels"][0]["workspace_bytes"] = "64";
+  EXPECT_HAS(parseError(j), "kernels[0].workspace_bytes: expected a non-negative integer");
+  j["kernels"][0]["workspace_bytes"] = nullptr;
+  EXPECT_HAS(parseError(j), "kernels[0].workspace_bytes: expected a non-negative integer");
+  // Version 1 has no workspace: the field is a format error there.
+  j = validManifest();
+  j["kernels"][0]["workspace_bytes"] = 64;
+  EXPECT_HAS(parseError(j), "kernels[0].workspace_bytes: not in bundle version 1");
+  j["version"] = 2;
+  j["kernels"][0]["grid"] = {4, 65536, 1};
+  EXPECT_HAS(parseError(j), "kernels[0].grid: exceeds CUDA grid limits");
 }
 
 TEST(Bundle, GemmDescriptorChecks) {

@@ -1,0 +1,133 @@
+//===- BenchOptions.cpp - dmrt-bench's command line -----------------------===//
+#include "runtime/BenchOptions.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace dmrt {
+
+const char *const kBenchUsage =
+    "usage: dmrt-bench BUNDLE [--list] [--kernel ID|NAME|all] "
+    "[--contraction ID|all]\n"
+    "                  [--config-sweep] [--reference] [--reps N=50] "
+    "[--warmup N=5]\n"
+    "                  [--timing stream|isolated] [--flush-l2] [--seed S=0]\n"
+    "                  [--json OUT.json] [--tolerance T] [--device N=0] "
+    "[--int-max N=1]\n"
+    "Runs, checks (--reference: against BUNDLE/reference/{k,c}<N>.safetensors)\n"
+    "and times the kernels and contractions of a layer bundle. Without --kernel\n"
+    "and --contraction every step runs.\n"
+    "Timing (per launch; median, min, max over samples):\n"
+    "  --timing stream    (default) back-to-back launches on one stream, each on\n"
+    "                     the next of R copies of the step's tensors (R sets span\n"
+    "                     >= 4x the L2, at most 64); a sample is K >= 20\n"
+    "                     launches (a multiple of R) between two events, and\n"
+    "                     there are max(ceil(reps/K), min(reps, 7)) samples.\n"
+    "  --timing isolated  each of --reps launches alone between two events,\n"
+    "                     after --warmup launches; --flush-l2 (isolated only)\n"
+    "                     overwrites 2x the L2 before each timed launch.\n"
+    "Exit: 0 pass, 1 mismatch or CUDA failure, 2 usage/bundle error, 77 no\n"
+    "CUDA device.\n";
+
+bool parseIntArg(const char *s, long long lo, long long hi, long long &out) {
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(s, &end, 10);
+  if (errno || !end || *end || end == s || v < lo || v > hi)
+    return false;
+  out = v;
+  return true;
+}
+
+bool parseBenchArgs(int argc, const char *const *argv, BenchOptions &out,
+                    std::string &error) {
+  out = BenchOptions();
+  HarnessOptions &opt = out.harness;
+  bool flushGiven = false, timingGiven = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> const char * {
+      return i + 1 < argc ? argv[++i] : nullptr;
+    };
+    long long n;
+    if (a == "-h" || a == "--help") {
+      out.help = true;
+      return true;
+    } else if (a == "--list") {
+      out.list = true;
+    } else if (a == "--config-sweep") {
+      out.sweep = true;
+    } else if (a == "--reference") {
+      opt.reference = true;
+    } else if (a == "--flush-l2") {
+      opt.flushL2 = flushGiven = true;
+    } else if (a == "--timing") {
+      const char *v = value();
+      if (!v || !parseTimingMode(v, opt.timing)) {
+        error = "--timing needs \"stream\" or \"isolated\"" +
+                (v ? std::string(", got \"") + v + "\"" : std::string());
+        return false;
+      }
+      timingGiven = true;
+    } else if (a == "--kernel" || a == "--contraction" || a == "--json") {
+      const char *v = value();
+      if (!v || !*v) {
+        error = a + " needs a value";
+        return false;
+      }
+      (a == "--kernel"        ? out.kernelSel
+       : a == "--contraction" ? out.contractionSel
+                              : out.jsonOut) = v;
+    } else if (a == "--reps" || a == "--warmup" || a == "--device" ||
+               a == "--int-max") {
+      const char *v = value();
+      long long lo = a == "--reps" || a == "--int-max" ? 1 : 0;
+      if (!v || !parseIntArg(v, lo, 1000000, n)) {
+        error = a + " needs an integer >= " + std::to_string(lo);
+        return false;
+      }
+      if (a == "--reps") opt.reps = static_cast<int>(n);
+      else if (a == "--warmup") opt.warmup = static_cast<int>(n);
+      else if (a == "--device") out.device = static_cast<int>(n);
+      else opt.intMax = n;
+    } else if (a == "--seed") {
+      const char *v = value();
+      if (!v || !parseU64(v, opt.seed)) {
+        error = "--seed needs an unsigned 64-bit integer";
+        return false;
+      }
+    } else if (a == "--tolerance") {
+      const char *v = value();
+      char *end = nullptr;
+      double t = v ? std::strtod(v, &end) : -1;
+      if (!v || !end || *end || !(t >= 0) || !std::isfinite(t)) {
+        error = "--tolerance needs a non-negative number";
+        return false;
+      }
+      opt.tolerance = t;
+    } else if (!a.empty() && a[0] == '-') {
+      error = "unknown option " + a;
+      return false;
+    } else if (out.bundleDir.empty()) {
+      out.bundleDir = a;
+    } else {
+      error = "more than one bundle given (" + out.bundleDir + ", " + a + ")";
+      return false;
+    }
+  }
+  if (flushGiven && opt.timing != TimingMode::Isolated) {
+    error = std::string("--flush-l2 needs --timing isolated") +
+            (timingGiven ? "" : " (the default timing is stream)") +
+            ": stream timing rotates over copies of the tensors larger than "
+            "the L2 instead of flushing it";
+    return false;
+  }
+  if (out.bundleDir.empty()) {
+    error = "no bundle given";
+    return false;
+  }
+  return true;
+}
+
+} // namespace dmrt

@@ -1,0 +1,130 @@
+//===- HarnessInternal.h - Shared pieces of the harness's GPU side -*- C++ -*-===//
+//
+// Private to Harness.cpp, HarnessStep.cpp and StreamTiming.cpp: the buffers
+// of one step (buffer set 0 is checked; stream timing adds more sets), the
+// launch closures, and the step runner and its two timing modes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMRT_HARNESSINTERNAL_H
+#define DMRT_HARNESSINTERNAL_H
+
+#include "runtime/Harness.h"
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dmrt {
+namespace detail {
+
+inline std::string cudaMsg(cudaError_t e, const char *call) {
+  return std::string(call) + " failed: " + cudaGetErrorName(e) + " (" +
+         cudaGetErrorString(e) + ")";
+}
+
+/// Returns StepStatus::CudaError from the enclosing function (which has a
+/// `std::string &error`) when `call` fails.
+#define DMRT_CUDA(call)                                                        \
+  do {                                                                         \
+    cudaError_t e_ = (call);                                                   \
+    if (e_ != cudaSuccess) {                                                   \
+      error = ::dmrt::detail::cudaMsg(e_, #call);                              \
+      return StepStatus::CudaError;                                            \
+    }                                                                          \
+  } while (0)
+
+/// One launch of the step on one buffer set.
+using Launch = std::function<bool(std::string &)>;
+/// Device address of a tensor of the step in one buffer set.
+using PtrFn = std::function<void *(int64_t)>;
+/// Builds the launch closure of one buffer set. Called once per set (stream
+/// timing: R times), so it must not keep mutable state between calls: every
+/// launch closure owns its own parameters.
+using Setup = std::function<StepStatus(const PtrFn &ptr, uint64_t dropoutSeed,
+                                       Launch &launch, std::string &error)>;
+
+struct StepSpec {
+  char prefix; // 'k' or 'c'
+  int64_t id;
+  std::vector<int64_t> inputs, outputs;
+};
+
+/// Device buffers of the base tensors a step touches, per buffer set. Every
+/// set has the same base tensors and sizes; tensor views (aliases) are a base
+/// and a byte offset, the same in every set.
+struct StepBuffers {
+  std::vector<std::map<int64_t, void *>> sets{1}; // set -> base id -> memory
+  std::map<int64_t, size_t> baseBytes;            // base id -> bytes allocated
+  std::map<int64_t, std::pair<int64_t, int64_t>> view; // id -> (base, byte offset)
+
+  StepBuffers() = default;
+  StepBuffers(const StepBuffers &) = delete;
+  StepBuffers &operator=(const StepBuffers &) = delete;
+  ~StepBuffers();
+  void *ptr(size_t set, int64_t id) const;
+  PtrFn ptrFn(size_t set) const {
+    return [this, set](int64_t id) { return ptr(set, id); };
+  }
+  /// Bytes of one set.
+  int64_t setBytes() const;
+};
+
+/// What the timing of a step needs besides its buffers.
+struct TimingContext {
+  const HarnessOptions &opt;
+  const DeviceInfo &info;
+  cudaStream_t stream;
+  void *&flush; // the L2 flush buffer (isolated timing), allocated on demand
+  size_t &flushBytes;
+};
+
+/// Allocates and fills buffer set 0, runs the step once, checks it against
+/// the reference (--reference), then times it as opt.timing says.
+StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
+                   const Setup &setup, StepResult &out, std::string &error);
+
+/// Times `launch` alone: [L2 flush,] event, launch, event; opt.reps times
+/// after opt.warmup launches.
+StepStatus timeIsolated(const Launch &launch, TimingContext &tc,
+                        StepResult &out, std::string &error);
+
+/// Times back-to-back launches cycling over R buffer sets (set 0 is copied
+/// to sets 1..R-1; streamBufferSets picks R). `footprintBytes`: the bytes of
+/// the tensors the step touches.
+StepStatus timeStream(StepBuffers &buf, int64_t footprintBytes,
+                      const Setup &setup, uint64_t dropoutSeed,
+                      TimingContext &tc, StepResult &out, std::string &error);
+
+/// Per-launch times in microseconds of events [2i, 2i+1], each divided by
+/// `launchesPerSample`.
+StepStatus elapsedPerLaunch(const std::vector<cudaEvent_t> &ev,
+                            int launchesPerSample, std::vector<double> &us,
+                            std::string &error);
+
+/// Events that destroy themselves.
+struct Events {
+  std::vector<cudaEvent_t> ev;
+  Events() = default;
+  Events(const Events &) = delete;
+  Events &operator=(const Events &) = delete;
+  ~Events() {
+    for (cudaEvent_t e : ev)
+      if (e)
+        cudaEventDestroy(e);
+  }
+  cudaError_t create(size_t n) {
+    ev.assign(n, nullptr);
+    for (cudaEvent_t &e : ev)
+      if (cudaError_t r = cudaEventCreate(&e); r != cudaSuccess)
+        return r;
+    return cudaSuccess;
+  }
+};
+
+} // namespace detail
+} // namespace dmrt
+
+#endif // DMRT_HARNESSINTERNAL_H

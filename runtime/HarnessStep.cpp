@@ -1,0 +1,223 @@
+//===- HarnessStep.cpp - Run, check and time one step of a bundle ---------===//
+//
+// runStep: allocate the tensors of a kernel or contraction (buffer set 0),
+// fill the inputs (random or from the reference file), run it once, compare
+// its outputs with the reference, then time it (StreamTiming.cpp).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/HarnessInternal.h"
+
+#include "runtime/ReferenceData.h"
+
+#include <algorithm>
+#include <set>
+#include <sys/stat.h>
+
+namespace dmrt {
+namespace detail {
+
+namespace {
+bool fileExists(const std::string &p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+} // namespace
+
+StepBuffers::~StepBuffers() {
+  for (auto &set : sets)
+    for (auto &kv : set)
+      cudaFree(kv.second);
+}
+
+void *StepBuffers::ptr(size_t set, int64_t id) const {
+  const auto &v = view.at(id);
+  return static_cast<char *>(sets.at(set).at(v.first)) + v.second;
+}
+
+int64_t StepBuffers::setBytes() const {
+  int64_t n = 0;
+  for (const auto &kv : baseBytes)
+    n += static_cast<int64_t>(kv.second);
+  return n;
+}
+
+StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
+                   const Setup &setup, StepResult &out, std::string &error) {
+  const HarnessOptions &opt = tc.opt;
+  cudaStream_t st = tc.stream;
+  std::string stepName = std::string(1, spec.prefix) + std::to_string(spec.id);
+  // Reference file.
+  TensorFile ref;
+  bool haveRef = false;
+  std::string refPath = b.path("reference/" + stepName + ".safetensors");
+  if (opt.reference || fileExists(refPath)) {
+    if (!fileExists(refPath)) {
+      error = "--reference: " + refPath + " does not exist";
+      return StepStatus::BundleError;
+    }
+    if (!readSafetensors(refPath, ref, error))
+      return StepStatus::BundleError;
+    haveRef = true;
+  }
+  out.dropoutSeed = opt.seed;
+  if (opt.reference) {
+    auto it = ref.metadata.find("seed");
+    if (it != ref.metadata.end() && !parseU64(it->second, out.dropoutSeed)) {
+      error = refPath + ": metadata seed \"" + it->second +
+              "\" is not an unsigned 64-bit integer";
+      return StepStatus::BundleError;
+    }
+  }
+  // Allocation of every base tensor touched (buffer set 0).
+  StepBuffers buf;
+  auto touch = [&](int64_t id) -> StepStatus {
+    int64_t off;
+    int64_t base = b.baseOf(id, off);
+    buf.view[id] = {base, off * static_cast<int64_t>(dtypeSize(b.tensor(id)->dtype))};
+    if (!buf.sets[0].count(base)) {
+      const BundleTensor *bt = b.tensor(base);
+      void *p = nullptr;
+      size_t bytes = std::max<int64_t>(bt->bytes, 1);
+      cudaError_t e = cudaMalloc(&p, bytes);
+      if (e != cudaSuccess) {
+        error = cudaMsg(e, "cudaMalloc") + " for tensor " + bt->name + " (" +
+                std::to_string(bytes) + " bytes)";
+        return StepStatus::CudaError;
+      }
+      buf.sets[0][base] = p;
+      buf.baseBytes[base] = bytes;
+    }
+    return StepStatus::Ok;
+  };
+  for (int64_t id : spec.inputs)
+    if (StepStatus s = touch(id); s != StepStatus::Ok)
+      return s;
+  for (int64_t id : spec.outputs)
+    if (StepStatus s = touch(id); s != StepStatus::Ok)
+      return s;
+  PtrFn ptr = buf.ptrFn(0);
+  // Outputs first get NaN bytes (unwritten elements fail the check), then the
+  // inputs are written (they win where an input and an output overlap).
+  for (int64_t id : spec.outputs) {
+    const BundleTensor *t = b.tensor(id);
+    DMRT_CUDA(cudaMemsetAsync(ptr(id), 0xFF, t->bytes, st));
+  }
+  for (size_t k = 0; k < spec.inputs.size(); ++k) {
+    const BundleTensor *t = b.tensor(spec.inputs[k]);
+    std::vector<uint8_t> host;
+    std::string refName = "in" + std::to_string(k);
+    const Tensor *rt = haveRef ? ref.find(refName) : nullptr;
+    if (opt.reference && !rt && ref.metadata.count("unit")) {
+      // Inputs drawn from the seed, as the compiler drew them
+      // (runtime/ReferenceData.h).
+      uint64_t unit = 0, maxInt = 1, seed = out.dropoutSeed;
+      parseU64(ref.metadata["unit"], unit);
+      if (ref.metadata.count("max_int"))
+        parseU64(ref.metadata["max_int"], maxInt);
+      std::vector<double> v =
+          referenceValues(t->numElements(), seed,
+                          referenceStream(uint32_t(unit), uint32_t(k)), !isFloat(t->dtype),
+                          int64_t(maxInt));
+      host = fromDoubles("", t->dtype, {t->numElements()}, v).bytes;
+    } else if (opt.reference) {
+      if (!rt) {
+        error = refPath + ": no tensor " + refName + " (input " +
+                std::to_string(k) + ", " + t->name + ")";
+        return StepStatus::BundleError;
+      }
+      if (rt->numElements() != t->numElements()) {
+        error = refPath + ": " + refName + " has " +
+                std::to_string(rt->numElements()) + " elements but tensor " +
+                t->name + " has " + std::to_string(t->numElements());
+        return StepStatus::BundleError;
+      }
+      host = rt->dtype == t->dtype
+                 ? rt->bytes
+                 : fromDoubles("", t->dtype, {t->numElements()}, toDoubles(*rt))
+                       .bytes;
+    } else {
+      int64_t intMax = opt.intMax;
+      if (!isFloat(t->dtype) && rt) {
+        std::vector<double> v = toDoubles(*rt);
+        if (!v.empty())
+          intMax = static_cast<int64_t>(*std::max_element(v.begin(), v.end()));
+      }
+      host = makeInput(opt.seed, static_cast<uint32_t>(spec.inputs[k]), t->dtype,
+                       t->numElements(), intMax);
+    }
+    DMRT_CUDA(cudaMemcpyAsync(ptr(spec.inputs[k]), host.data(), host.size(),
+                              cudaMemcpyHostToDevice, st));
+    DMRT_CUDA(cudaStreamSynchronize(st)); // `host` dies here
+  }
+  Launch launch;
+  if (StepStatus s = setup(ptr, out.dropoutSeed, launch, error);
+      s != StepStatus::Ok)
+    return s;
+  // The checked run.
+  if (!launch(error))
+    return StepStatus::CudaError;
+  DMRT_CUDA(cudaStreamSynchronize(st));
+  DMRT_CUDA(cudaGetLastError());
+  if (opt.reference) {
+    out.checked = true;
+    for (size_t k = 0; k < spec.outputs.size(); ++k) {
+      const BundleTensor *t = b.tensor(spec.outputs[k]);
+      std::string refName = "out" + std::to_string(k);
+      const Tensor *rt = ref.find(refName);
+      if (!rt) {
+        error = refPath + ": no tensor " + refName + " (output " +
+                std::to_string(k) + ", " + t->name + ")";
+        return StepStatus::BundleError;
+      }
+      Tensor got;
+      got.dtype = t->dtype;
+      got.shape = {t->numElements()};
+      got.bytes.resize(t->bytes);
+      DMRT_CUDA(cudaMemcpy(got.bytes.data(), ptr(spec.outputs[k]), t->bytes,
+                           cudaMemcpyDeviceToHost));
+      // Large outputs are referenced every `stride`-th element.
+      std::vector<double> gotValues = toDoubles(got);
+      uint64_t stride = 1;
+      if (auto it = ref.metadata.find("stride." + refName); it != ref.metadata.end())
+        parseU64(it->second, stride);
+      if (stride > 1) {
+        std::vector<double> sampled;
+        for (size_t e = 0; e < gotValues.size(); e += stride)
+          sampled.push_back(gotValues[e]);
+        gotValues.swap(sampled);
+      }
+      OutputCheck oc;
+      oc.tensor = t->id;
+      oc.name = refName + " (" + t->name + ")";
+      oc.cmp = compareOutput(toDoubles(*rt), gotValues,
+                             opt.tolerance >= 0 ? opt.tolerance
+                                                : defaultTolerance(t->dtype));
+      out.pass &= oc.cmp.pass;
+      out.outputs.push_back(oc);
+    }
+  }
+  // Timing.
+  out.timing = opt.timing;
+  StepStatus ts;
+  if (opt.timing == TimingMode::Isolated) {
+    ts = timeIsolated(launch, tc, out, error);
+  } else {
+    std::set<int64_t> touched(spec.inputs.begin(), spec.inputs.end());
+    touched.insert(spec.outputs.begin(), spec.outputs.end());
+    int64_t footprint = 0;
+    for (int64_t id : touched)
+      footprint += b.tensor(id)->bytes;
+    ts = timeStream(buf, footprint, setup, out.dropoutSeed, tc, out, error);
+  }
+  if (ts != StepStatus::Ok)
+    return ts;
+  if (out.time.medianUs > 0) {
+    out.gbs = out.bytes / (out.time.medianUs * 1e3);
+    out.tflops = out.flop / (out.time.medianUs * 1e6);
+    out.pctCopy = tc.info.copyGBs > 0 ? 100.0 * out.gbs / tc.info.copyGBs : 0;
+  }
+  return out.pass ? StepStatus::Ok : StepStatus::Mismatch;
+}
+
+} // namespace detail
+} // namespace dmrt
