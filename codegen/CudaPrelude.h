@@ -92,6 +92,37 @@ __device__ __forceinline__ float dmcBlockReduce(float v, float *smem) {
   __syncthreads();
   return r;
 }
+
+/// Combines VEC values per thread over the TY threads of each column
+/// threadIdx.x of a TX x TY block (TX a power of two up to 32): shuffles
+/// within each warp, then one exchange through `smem` (TX * TY * VEC / 32
+/// floats, at least TX * VEC). The threads with threadIdx.y == 0 get the
+/// results in v; two barriers whatever VEC is.
+template <typename Op, int TX, int TY, int VEC>
+__device__ __forceinline__ void dmcColumnReduce(float (&v)[VEC], float *smem) {
+  for (int offset = TX; offset < 32; offset <<= 1)
+#pragma unroll
+    for (int k = 0; k < VEC; ++k)
+      v[k] = Op::apply(v[k], __shfl_xor_sync(0xffffffffu, v[k], offset));
+  constexpr int kWarps = TX * TY / 32;
+  if (kWarps == 1)
+    return;
+  const int t = threadIdx.y * TX + threadIdx.x, lane = t % 32, warp = t / 32;
+  if (lane < TX)
+#pragma unroll
+    for (int k = 0; k < VEC; ++k)
+      smem[(warp * TX + lane) * VEC + k] = v[k];
+  __syncthreads();
+  if (threadIdx.y == 0)
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) {
+      float r = smem[threadIdx.x * VEC + k];
+      for (int w = 1; w < kWarps; ++w)
+        r = Op::apply(r, smem[(w * TX + threadIdx.x) * VEC + k]);
+      v[k] = r;
+    }
+  __syncthreads();
+}
 )cuda";
 
 } // namespace dmc::codegen

@@ -11,7 +11,7 @@
 #include "codegen/KernelEmitter.h"
 
 #include "codegen/CudaPrelude.h"
-#include "codegen/NodeGraph.h"
+#include "codegen/EmitSupport.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -19,101 +19,6 @@
 using namespace mlir;
 
 namespace dmc::codegen {
-namespace {
-
-std::string pointerType(Type t, bool input) {
-  std::string s = storageOf(t);
-  std::string base = s == "f32" ? "float" : s == "i32" ? "int" : "uint16_t";
-  return (input ? "const " : "") + base + " *__restrict__";
-}
-
-std::string storeCall(Type t, const std::string &ptr, const std::string &off,
-                      const std::string &v) {
-  std::string s = storageOf(t);
-  std::string fn = s == "bf16" ? "dmcStoreBf16" : s == "f16" ? "dmcStoreHalf" : "dmcStore";
-  return fn + "(" + ptr + ", " + off + ", " + v + ");";
-}
-
-/// "b=8 j=512 i=1024" for shape comments.
-std::string shapeOf(Type t) {
-  auto tt = cast<dm::TensorType>(t);
-  std::string s;
-  for (unsigned n = 0; n < tt.getRank(); ++n)
-    s += (n ? " " : "") + std::string(1, tt.getNames()[n]) + "=" +
-         std::to_string(tt.getShape()[n]);
-  return s + " " + storageOf(t);
-}
-
-/// `name` = sum of index * stride over `dims` for tensor type `t`.
-std::string offsetExpr(Type t, llvm::StringRef dims) {
-  auto tt = cast<dm::TensorType>(t);
-  std::string e = "0";
-  for (char c : dims)
-    if (tt.hasDim(c)) {
-      int64_t stride = 1;
-      for (unsigned n = tt.indexOf(c) + 1; n < tt.getRank(); ++n)
-        stride *= tt.getShape()[n];
-      e += " + i_" + std::string(1, c) + " * " + std::to_string(stride);
-    }
-  return e;
-}
-
-/// Index variables i_<dim> from the linear index `var` over `order` (innermost last).
-void decode(llvm::raw_ostream &os, const std::string &indent, const std::string &var,
-            llvm::StringRef order, const KernelSpace &s) {
-  os << indent << "Idx t_" << var << " = " << var << ";\n";
-  for (size_t n = order.size(); n-- > 0;) {
-    int64_t size = s.sizes.at(order[n]);
-    os << indent << "const Idx i_" << order[n] << " = t_" << var << " % " << size << ";\n";
-    if (n)
-      os << indent << "t_" << var << " /= " << size << ";\n";
-  }
-}
-
-/// The dropout counter's element index: row-major over the draw's order,
-/// with the vector dim `vd` (if any) at its chunk's first point.
-std::string counterIndex(const Draw &d, const KernelSpace &s, char vd) {
-  std::string e = "0ull";
-  for (char c : d.order)
-    e = "(" + e + ") * " + std::to_string(s.sizes.at(c)) + "ull + (unsigned long long)" +
-        (c == vd ? "first_" : "i_") + std::string(1, c);
-  return e;
-}
-
-/// Defines the words array wv<k>_ for every draw in `code` that a vector of
-/// `vec` along `vd` serves with one Philox call per four elements.
-void emitVectorDraws(llvm::raw_ostream &os, const std::string &indent, const std::string &code,
-                     const NodeGraph &g, const KernelSpace &s, char vd, int vec) {
-  for (auto [k, d] : llvm::enumerate(g.draws)) {
-    std::string w = NodeGraph::wordName(k);
-    if (code.find(w) == std::string::npos || d.order.back() != vd || vec % 4)
-      continue;
-    os << indent << "uint32_t wv" << w << "[" << vec << "];  // dropout " << d.opId
-       << ": one Philox call per 4 elements\n"
-       << indent << "#pragma unroll\n"
-       << indent << "for (int q = 0; q < " << vec / 4 << "; ++q)\n"
-       << indent << "  dmrt::dropoutWords(seed, " << d.opId << "u, ((" << counterIndex(d, s, vd)
-       << ") >> 2) + q, wv" << w << " + 4 * q);\n";
-  }
-}
-
-/// Defines the word of each draw `code` reads, from the vector's array when
-/// emitVectorDraws made one, else with its own Philox call.
-void emitWords(llvm::raw_ostream &os, const std::string &indent, const std::string &code,
-               const NodeGraph &g, const KernelSpace &s, char vd, int vec) {
-  for (auto [k, d] : llvm::enumerate(g.draws)) {
-    std::string w = NodeGraph::wordName(k);
-    if (code.find(w) == std::string::npos)
-      continue;
-    if (vd && d.order.back() == vd && vec % 4 == 0)
-      os << indent << "const uint32_t " << w << " = wv" << w << "[v];\n";
-    else
-      os << indent << "const uint32_t " << w << " = dmrt::dropoutWord(seed, " << d.opId << "u, "
-         << counterIndex(d, s, 0) << ");\n";
-  }
-}
-
-} // namespace
 
 llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig &config,
                                          llvm::StringRef entry) {
@@ -125,6 +30,8 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   NodeGraph g;
   if (llvm::Error e = lowerKernel(kernel, s, g))
     return std::move(e);
+  if (isColumnConfig(config))
+    return emitColumnKernel(kernel, s, g, config, entry);
 
   // The lane dim goes innermost among the outer dims.
   std::string outer = s.outer;
@@ -143,22 +50,9 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
      << " (" << s.outerPoints << " points), rows " << (s.row.empty() ? "-" : s.row) << " ("
      << s.rowPoints << " points); " << config.describe() << ", " << passes << " pass(es)\n";
   os << kCudaPrelude << "\n";
-  os << "extern \"C\" __global__ void __launch_bounds__(" << config.tx * config.ty << ")\n"
-     << entry << "(";
+  emitSignature(os, kernel, config.tx * config.ty, entry, /*workspace=*/false);
   unsigned numIn = kernel.getInputs().size();
-  for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
-    os << "\n    " << pointerType(v.getType(), true) << " in" << n << ",  // "
-       << shapeOf(v.getType());
-  for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
-    os << "\n    " << pointerType(t, false) << " out" << n << ",  // " << shapeOf(t);
-  os << "\n    unsigned long long seed) {\n";
-  // 32-bit index arithmetic (cheap division by constants) when it cannot overflow.
-  int64_t largest = s.outerPoints * s.rowPoints + int64_t(config.tx) * config.perThread;
-  for (Type t : kernel.getInputs().getTypes())
-    largest = std::max(largest, cast<dm::TensorType>(t).getNumElements());
-  for (Type t : kernel.getResultTypes())
-    largest = std::max(largest, cast<dm::TensorType>(t).getNumElements());
-  os << "  typedef " << (largest < (int64_t(1) << 31) ? "int" : "long long") << " Idx;\n";
+  emitIndexType(os, kernel, s.outerPoints * s.rowPoints + int64_t(config.tx) * config.perThread);
   os << "  constexpr int TX = " << config.tx << ", TY = " << config.ty << ";\n";
   if (reduces)
     os << "  __shared__ float dmcSmem[TX * TY];\n";
@@ -206,10 +100,6 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   // Tensors whose contiguous dim is the vector dim move as one vector each.
   auto vectorized = [&](Type t) {
     return vd && cast<dm::TensorType>(t).getNames().back() == vd;
-  };
-  auto elementType = [&](Type t) {
-    std::string st = storageOf(t);
-    return st == "f32" ? "float" : st == "i32" ? "int" : "uint16_t";
   };
   if (outerVec) {
     for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
@@ -408,7 +298,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   k.blockX = config.tx;
   k.blockY = config.ty;
   k.grid = (outerChunks + int64_t(config.tx) * per - 1) / (int64_t(config.tx) * per);
-  k.sharedBytes = reduces ? 4 * config.tx * config.ty : 0;
+  k.sharedBytes = 0; // static shared memory only
   k.passes = passes;
   return k;
 }

@@ -9,12 +9,16 @@
 namespace dmc::codegen {
 
 /// One kernel ready for NVRTC, and how to launch it. Parameters, in order:
-/// the kernel's inputs, its outputs, then the dropout seed (uint64).
+/// the kernel's inputs, its outputs, the workspace (only when
+/// workspaceBytes > 0), then the dropout seed (uint64).
 struct EmittedKernel {
   std::string entry;  ///< the extern "C" function name
   std::string source; ///< complete CUDA C++ (includes dmrt/Philox.h, dmrt/Float16.h)
-  int64_t grid = 0;
+  int64_t grid = 0, gridY = 1;
   int blockX = 1, blockY = 1;
+  /// Scratch the kernel needs (0: none; then it takes no workspace
+  /// parameter): zeroed before the first launch, left zeroed by each.
+  int64_t workspaceBytes = 0;
   int sharedBytes = 0;
   int passes = 0;     ///< sweeps over each row (one per reduction level + 1)
 };

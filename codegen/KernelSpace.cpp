@@ -5,6 +5,9 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
+#include <set>
+
 using namespace mlir;
 
 namespace dmc::codegen {
@@ -12,7 +15,15 @@ namespace dmc::codegen {
 KernelSpace spaceOf(dm::KernelOp kernel) {
   KernelSpace s;
   std::string all, reduced;
+  s.finalReductions = true;
   kernel.getBody().walk([&](dm::IterationSpaceOpInterface op) {
+    std::string r = op.getReductionDims();
+    for (Value v : op->getResults())
+      s.finalReductions &= r.empty() || (llvm::all_of(r, [&](char c) {
+                             return !cast<dm::TensorType>(v.getType()).hasDim(c);
+                           }) && llvm::all_of(v.getUsers(), [](Operation *u) {
+                             return isa<dm::YieldOp>(u);
+                           }));
     for (char c : dm::iterationDims(op))
       if (all.find(c) == std::string::npos) {
         all.push_back(c);
@@ -62,10 +73,14 @@ std::string KernelConfig::describe() const {
                                   : std::string();
   if (vec > 1)
     per += llvm::formatv(", vectors of {0}", vec).str();
+  if (split > 1)
+    per += llvm::formatv(", rows split over {0} blocks", split).str();
   if (!laneDim)
     return llvm::formatv("block {0}x{1}{2}", tx, ty, per);
   return llvm::formatv("lanes along {0}, block {1}x{2}{3}", laneDim, tx, ty, per);
 }
+
+bool isColumnConfig(const KernelConfig &c) { return c.laneDim && (c.vec > 1 || c.split > 1); }
 
 std::string whyInfeasible(const KernelSpace &s, const KernelConfig &c) {
   if (c.tx * c.ty > 1024)
@@ -79,13 +94,30 @@ std::string whyInfeasible(const KernelSpace &s, const KernelConfig &c) {
     return "several points per thread apply to elementwise kernels only";
   if (!s.row.empty() && c.ty > 32 && c.ty * c.vec > s.rowPoints)
     return llvm::formatv("{0} threads per row but the row has {1} points", c.ty, s.rowPoints);
+  if (c.split < 1)
+    return "split must be at least 1";
+  if (c.split > 1) {
+    if (s.row.empty() || !c.laneDim)
+      return "splitting rows across blocks needs a reduction and a lane dim";
+    if (s.rowPoints % c.split || s.rowPoints / c.split < c.ty)
+      return llvm::formatv("{0} rows do not split into {1} parts of at least {2}", s.rowPoints,
+                           c.split, c.ty);
+  }
+  if (isColumnConfig(c) && !s.finalReductions)
+    return "a reduction feeds other ops in the kernel: the column strategy (lane vectors, split "
+           "rows) needs one sweep";
   if (c.vec != 1) {
     char d = s.mainLayout.back();
     if (c.vec < 1 || (c.vec & (c.vec - 1)))
       return "vectors come in powers of two";
-    if (!s.row.empty() && (s.row.find(d) == std::string::npos || c.laneDim))
-      return llvm::formatv("row vectors need the contiguous dim '{0}' among the reduced dims "
-                           "and no lanes", d);
+    if (!s.row.empty() && c.laneDim && c.laneDim != d)
+      return llvm::formatv("lane vectors need lanes along the contiguous dim '{0}'", d);
+    if (!s.row.empty() && !c.laneDim && s.row.find(d) == std::string::npos)
+      return llvm::formatv("row vectors need the contiguous dim '{0}' among the reduced dims", d);
+    if (c.laneDim && s.sizes.at(d) % (int64_t(c.vec) * c.tx))
+      return llvm::formatv("the lane dim '{0}' of size {1} is not a multiple of {2} lanes x "
+                           "vectors of {3}",
+                           d, s.sizes.at(d), c.tx, c.vec);
     if (s.sizes.at(d) % c.vec)
       return llvm::formatv("the contiguous dim '{0}' of size {1} is not a multiple of {2}", d,
                            s.sizes.at(d), c.vec);
@@ -113,6 +145,17 @@ std::string whyInfeasible(const KernelSpace &s, const KernelConfig &c) {
 std::vector<KernelConfig> enumerateConfigs(const KernelSpace &s,
                                            std::vector<std::string> *rejected) {
   std::vector<KernelConfig> candidates;
+  // Most promising first: `--config-index N` sweeps take the first few.
+  char innermost = s.mainLayout.empty() ? 0 : s.mainLayout.back();
+  if (!s.row.empty() && s.outer.find(innermost) != std::string::npos) {
+    KernelConfig def = defaultConfig(s);
+    if (isColumnConfig(def))
+      candidates.push_back(def);
+    for (int vec : {8, 4})
+      for (int tx : {8, 16})
+        for (int split : {1, 4, 16, 64})
+          candidates.push_back({innermost, tx, 256 / tx, 1, vec, split});
+  }
   if (s.row.empty()) {
     for (int vec : {1, 8, 4})
       for (int tx : {128, 256, 512})
@@ -128,7 +171,10 @@ std::vector<KernelConfig> enumerateConfigs(const KernelSpace &s,
           candidates.push_back({lane, tx, ty});
   }
   std::vector<KernelConfig> feasible;
+  std::set<std::string> seen;
   for (const KernelConfig &c : candidates) {
+    if (!seen.insert(c.describe()).second)
+      continue;
     std::string why = whyInfeasible(s, c);
     if (why.empty())
       feasible.push_back(c);
@@ -164,6 +210,26 @@ KernelConfig defaultConfig(const KernelSpace &s) {
         return c;
     }
     return {0, 1, ty};
+  }
+  if (s.finalReductions) {
+    // Column reductions: 8 lanes x 16 bytes cover a 128-byte line of each
+    // row, 256 threads per block, and enough blocks over the rows to fill
+    // an H100/H200 twice (132 SMs) with at least two rows per thread.
+    constexpr int64_t kTargetBlocks = 264;
+    int bytes = 1;
+    for (const auto &[dims, b] : s.tensors)
+      if (dims.back() == innermost)
+        bytes = std::max(bytes, b);
+    for (int vec : {8, 4, 2}) {
+      int tx = std::clamp(128 / (vec * bytes), 1, 32);
+      KernelConfig c{innermost, tx, 256 / tx, 1, vec, 1};
+      int64_t grid = s.outerPoints / (int64_t(tx) * vec);
+      while (grid * c.split < kTargetBlocks && s.rowPoints % (2 * c.split) == 0 &&
+             s.rowPoints / (2 * c.split) >= 2 * c.ty)
+        c.split *= 2;
+      if (whyInfeasible(s, c).empty())
+        return c;
+    }
   }
   // The contiguous dim is an outer one: lanes along it keep loads coalesced,
   // as long as enough blocks remain to fill the GPU (measured on an H200:

@@ -25,6 +25,9 @@ struct KernelSpace {
   int64_t outerPoints = 1, rowPoints = 1;
   /// Dims (layout) and element bytes of every input and output.
   std::vector<std::pair<std::string, int>> tensors;
+  /// Every reducing op's results lack the row dims and only leave the
+  /// kernel: one sweep computes everything, so blocks may split the rows.
+  bool finalReductions = false;
 };
 
 /// The space of `kernel`, read from its members' iteration spaces.
@@ -42,6 +45,10 @@ struct KernelConfig {
   /// Elementwise kernels: consecutive points along the contiguous dim handled
   /// together with one vector load/store per tensor (1: scalar).
   int vec = 1;
+  /// Blocks sharing each outer tile's rows (gridDim.y); above 1, partial
+  /// sums meet in a workspace and the tile's last block combines them.
+  /// With a lane dim, `vec` runs along it (the contiguous dim).
+  int split = 1;
   std::string describe() const;
 };
 
@@ -52,6 +59,9 @@ std::vector<KernelConfig> enumerateConfigs(const KernelSpace &space,
 /// The heuristic used until the tuner has measured: reduce over the rows with
 /// a block when the innermost dim is reduced, lanes along it otherwise.
 KernelConfig defaultConfig(const KernelSpace &space);
+/// True when `config` is emitted by the column emitter: lanes along the
+/// contiguous dim with vectors, or rows split across blocks.
+bool isColumnConfig(const KernelConfig &config);
 /// Empty when `config` is feasible for `space`, else why not.
 std::string whyInfeasible(const KernelSpace &space, const KernelConfig &config);
 

@@ -149,9 +149,10 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
         {"entry", k.entry},
         {"cubin", "kernels/k" + std::to_string(n) + ".cubin"},
         {"source", "kernels/k" + std::to_string(n) + ".cu"},
-        {"grid", json::Array{k.grid, 1, 1}},
+        {"grid", json::Array{k.grid, k.gridY, 1}},
         {"block", json::Array{k.blockX, k.blockY, 1}},
         {"shared_bytes", k.sharedBytes},
+        {"workspace_bytes", k.workspaceBytes},
         {"config", configs[n].describe()},
         {"phase", phase(kernels[n])},
         {"inputs", ids(*table, kernels[n].getInputs())},
@@ -234,7 +235,7 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
 
   json::Object manifest{
       {"format", "dmc-bundle"},
-      {"version", 1},
+      {"version", 2},
       {"model", options.modelName},
       {"arch", options.arch},
       {"nvrtc", dmcgen::nvrtcVersion()},

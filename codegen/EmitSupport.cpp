@@ -1,0 +1,119 @@
+//===- EmitSupport.cpp - pieces shared by the kernel emitters -------------===//
+#include "codegen/EmitSupport.h"
+
+using namespace mlir;
+
+namespace dmc::codegen {
+
+std::string pointerType(Type t, bool input) {
+  std::string s = storageOf(t);
+  std::string base = s == "f32" ? "float" : s == "i32" ? "int" : "uint16_t";
+  return (input ? "const " : "") + base + " *__restrict__";
+}
+
+std::string storeCall(Type t, const std::string &ptr, const std::string &off,
+                      const std::string &v) {
+  std::string s = storageOf(t);
+  std::string fn = s == "bf16" ? "dmcStoreBf16" : s == "f16" ? "dmcStoreHalf" : "dmcStore";
+  return fn + "(" + ptr + ", " + off + ", " + v + ");";
+}
+
+std::string shapeOf(Type t) {
+  auto tt = cast<dm::TensorType>(t);
+  std::string s;
+  for (unsigned n = 0; n < tt.getRank(); ++n)
+    s += (n ? " " : "") + std::string(1, tt.getNames()[n]) + "=" +
+         std::to_string(tt.getShape()[n]);
+  return s + " " + storageOf(t);
+}
+
+std::string offsetExpr(Type t, llvm::StringRef dims) {
+  auto tt = cast<dm::TensorType>(t);
+  std::string e = "0";
+  for (char c : dims)
+    if (tt.hasDim(c)) {
+      int64_t stride = 1;
+      for (unsigned n = tt.indexOf(c) + 1; n < tt.getRank(); ++n)
+        stride *= tt.getShape()[n];
+      e += " + i_" + std::string(1, c) + " * " + std::to_string(stride);
+    }
+  return e;
+}
+
+void decode(llvm::raw_ostream &os, const std::string &indent, const std::string &var,
+            llvm::StringRef order, const KernelSpace &s) {
+  os << indent << "Idx t_" << var << " = " << var << ";\n";
+  for (size_t n = order.size(); n-- > 0;) {
+    int64_t size = s.sizes.at(order[n]);
+    os << indent << "const Idx i_" << order[n] << " = t_" << var << " % " << size << ";\n";
+    if (n)
+      os << indent << "t_" << var << " /= " << size << ";\n";
+  }
+}
+
+std::string counterIndex(const Draw &d, const KernelSpace &s, char vd) {
+  std::string e = "0ull";
+  for (char c : d.order)
+    e = "(" + e + ") * " + std::to_string(s.sizes.at(c)) + "ull + (unsigned long long)" +
+        (c == vd ? "first_" : "i_") + std::string(1, c);
+  return e;
+}
+
+void emitVectorDraws(llvm::raw_ostream &os, const std::string &indent, const std::string &code,
+                     const NodeGraph &g, const KernelSpace &s, char vd, int vec) {
+  for (auto [k, d] : llvm::enumerate(g.draws)) {
+    std::string w = NodeGraph::wordName(k);
+    if (code.find(w) == std::string::npos || d.order.back() != vd || vec % 4)
+      continue;
+    os << indent << "uint32_t wv" << w << "[" << vec << "];  // dropout " << d.opId
+       << ": one Philox call per 4 elements\n"
+       << indent << "#pragma unroll\n"
+       << indent << "for (int q = 0; q < " << vec / 4 << "; ++q)\n"
+       << indent << "  dmrt::dropoutWords(seed, " << d.opId << "u, ((" << counterIndex(d, s, vd)
+       << ") >> 2) + q, wv" << w << " + 4 * q);\n";
+  }
+}
+
+void emitWords(llvm::raw_ostream &os, const std::string &indent, const std::string &code,
+               const NodeGraph &g, const KernelSpace &s, char vd, int vec) {
+  for (auto [k, d] : llvm::enumerate(g.draws)) {
+    std::string w = NodeGraph::wordName(k);
+    if (code.find(w) == std::string::npos)
+      continue;
+    if (vd && d.order.back() == vd && vec % 4 == 0)
+      os << indent << "const uint32_t " << w << " = wv" << w << "[v];\n";
+    else
+      os << indent << "const uint32_t " << w << " = dmrt::dropoutWord(seed, " << d.opId << "u, "
+         << counterIndex(d, s, 0) << ");\n";
+  }
+}
+
+
+std::string elementType(Type t) {
+  std::string st = storageOf(t);
+  return st == "f32" ? "float" : st == "i32" ? "int" : "uint16_t";
+}
+
+void emitSignature(llvm::raw_ostream &os, dm::KernelOp kernel, int threads,
+                   llvm::StringRef entry, bool workspace) {
+  os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ")\n" << entry << "(";
+  for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
+    os << "\n    " << pointerType(v.getType(), true) << " in" << n << ",  // "
+       << shapeOf(v.getType());
+  for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
+    os << "\n    " << pointerType(t, false) << " out" << n << ",  // " << shapeOf(t);
+  if (workspace)
+    os << "\n    void *__restrict__ workspace,  // zeroed before the first launch; left zeroed";
+  os << "\n    unsigned long long seed) {\n";
+}
+
+void emitIndexType(llvm::raw_ostream &os, dm::KernelOp kernel, int64_t points) {
+  int64_t largest = points;
+  for (Type t : kernel.getInputs().getTypes())
+    largest = std::max(largest, cast<dm::TensorType>(t).getNumElements());
+  for (Type t : kernel.getResultTypes())
+    largest = std::max(largest, cast<dm::TensorType>(t).getNumElements());
+  os << "  typedef " << (largest < (int64_t(1) << 31) ? "int" : "long long") << " Idx;\n";
+}
+
+} // namespace dmc::codegen

@@ -1,0 +1,62 @@
+//===- EmitSupport.h - pieces shared by the kernel emitters ---------------===//
+//
+// Both emitters (KernelEmitter.cpp: rows per block; ColumnEmitter.cpp: rows
+// split across blocks, lanes along the contiguous dim) write the same
+// signature, index arithmetic, loads, stores and dropout words.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMC_CODEGEN_EMITSUPPORT_H
+#define DMC_CODEGEN_EMITSUPPORT_H
+
+#include "codegen/NodeGraph.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace dmc::codegen {
+
+/// "const uint16_t *__restrict__" and the like for a tensor type.
+std::string pointerType(mlir::Type t, bool input);
+/// The element type of a tensor's storage in CUDA ("float", "int", "uint16_t").
+std::string elementType(mlir::Type t);
+/// A store of fp32 `v` at ptr[off] converted to the storage of `t`.
+std::string storeCall(mlir::Type t, const std::string &ptr, const std::string &off,
+                      const std::string &v);
+/// "b=8 j=512 i=1024 bf16" for shape comments.
+std::string shapeOf(mlir::Type t);
+/// sum of i_<d> * stride(d) over the dims `dims` that tensor type `t` has.
+std::string offsetExpr(mlir::Type t, llvm::StringRef dims);
+/// Index variables i_<dim> from the linear index `var` over `order`
+/// (innermost last), with the sizes in `s`.
+void decode(llvm::raw_ostream &os, const std::string &indent, const std::string &var,
+            llvm::StringRef order, const KernelSpace &s);
+
+/// The extern "C" head of the kernel: inputs, outputs, [workspace], seed.
+void emitSignature(llvm::raw_ostream &os, dm::KernelOp kernel, int threads,
+                   llvm::StringRef entry, bool workspace);
+/// `typedef int Idx` when no index of the kernel reaches 2^31 (cheap
+/// division by constants), else long long; `points` is the largest linear
+/// index the loops form besides the tensors' sizes.
+void emitIndexType(llvm::raw_ostream &os, dm::KernelOp kernel, int64_t points);
+
+/// The dropout counter's element index: row-major over the draw's order,
+/// with the vector dim `vd` (if any) at its chunk's first point, first_<vd>.
+std::string counterIndex(const Draw &d, const KernelSpace &s, char vd);
+/// Defines the words array wv<w> for every draw in `code` that a vector of
+/// `vec` along `vd` serves with one Philox call per four elements.
+void emitVectorDraws(llvm::raw_ostream &os, const std::string &indent, const std::string &code,
+                     const NodeGraph &g, const KernelSpace &s, char vd, int vec);
+/// Defines the word of each draw `code` reads: from the array emitVectorDraws
+/// made (inside the loop over v), else with its own Philox call.
+void emitWords(llvm::raw_ostream &os, const std::string &indent, const std::string &code,
+               const NodeGraph &g, const KernelSpace &s, char vd, int vec);
+
+/// The column strategy (ColumnEmitter.cpp), for configs with
+/// isColumnConfig(config); `g` is the kernel lowered for `s`.
+struct EmittedKernel;
+llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const KernelSpace &s,
+                                               const NodeGraph &g, const KernelConfig &config,
+                                               llvm::StringRef entry);
+
+} // namespace dmc::codegen
+
+#endif // DMC_CODEGEN_EMITSUPPORT_H
