@@ -157,12 +157,12 @@ std::vector<KernelConfig> enumerateConfigs(const KernelSpace &s,
           candidates.push_back({innermost, tx, 256 / tx, 1, vec, split});
   }
   if (s.row.empty()) {
-    for (int vec : {1, 8, 4})
+    for (int vec : {8, 4, 1})
       for (int tx : {128, 256, 512})
         for (int per : {1, 2, 4})
           candidates.push_back({0, tx, 1, per, vec});
   } else {
-    for (int vec : {1, 8, 4})
+    for (int vec : {8, 4, 1})
       for (int ty : {32, 64, 128, 256, 512, 1024})
         candidates.push_back({0, 1, ty, 1, vec});
     for (char lane : s.outer)

@@ -73,6 +73,12 @@ cl::opt<bool> withReference("reference",
                                      "(reference/) for validating on a GPU"),
                             cl::sub(compileCmd), cl::cat(dmcCategory));
 
+cl::opt<int64_t> referenceSamples(
+    "reference-samples",
+    cl::desc("With --reference: store at most N elements of each reference output, every "
+             "k-th one (default 262144)"),
+    cl::init(1 << 18), cl::value_desc("N"), cl::sub(compileCmd), cl::cat(dmcCategory));
+
 cl::opt<int> configIndex("config-index",
                           cl::desc("Compile each kernel in its N-th feasible configuration "
                                    "instead of the default (for sweeps)"),
@@ -212,6 +218,12 @@ int runCompile(mlir::MLIRContext &ctx) {
   dmc::bundle::BundleOptions options;
   options.arch = arch;
   options.reference = withReference;
+  if (referenceSamples < 1) {
+    errs() << "dmc compile: --reference-samples must be at least 1, got " << referenceSamples
+           << "\n";
+    return 1;
+  }
+  options.referenceSamples = referenceSamples;
   options.configIndex = configIndex;
   options.modelName = sys::path::stem(modelPath).str();
   if (Error e = dmc::bundle::writeBundle(dmc::layerFunction(**module), bundleOut, options, errs()))

@@ -250,7 +250,8 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
     return e;
 
   if (options.reference) {
-    ReferenceOptions ref{options.referenceSeed, options.referenceFlopLimit};
+    ReferenceOptions ref{options.referenceSeed, options.referenceFlopLimit,
+                         options.referenceSamples};
     if (llvm::Error e = writeReferences(kernels, contractions, dir, ref, log))
       return e;
   }

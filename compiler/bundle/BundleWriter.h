@@ -18,6 +18,7 @@ struct BundleOptions {
   bool reference = false;
   double referenceFlopLimit = 2e9;
   uint64_t referenceSeed = 1234;
+  int64_t referenceSamples = 1 << 18; ///< most elements stored per reference output
   unsigned threads = 0; ///< NVRTC workers (0: all cores)
   /// -1: each kernel's default configuration; N >= 0: its N-th feasible one
   /// (modulo their number), for sweeping configurations on a GPU.

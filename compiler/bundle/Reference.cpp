@@ -61,7 +61,7 @@ llvm::Error writeOne(Operation *op, const std::string &path, const ReferenceOpti
   for (auto [k, r] : llvm::enumerate(op->getResults())) {
     const HostTensor &t = (*outputs)[k];
     std::string name = "out" + std::to_string(k);
-    int64_t stride = dmrt::referenceStride(t.data.size());
+    int64_t stride = dmrt::referenceStride(t.data.size(), options.samples);
     std::vector<double> sampled;
     for (size_t e = 0; e < t.data.size(); e += stride)
       sampled.push_back(t.data[e]);

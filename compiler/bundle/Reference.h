@@ -14,6 +14,7 @@ namespace dmc::bundle {
 struct ReferenceOptions {
   uint64_t seed = 1234;          ///< inputs and dropout
   double flopLimit = 2e9;        ///< skip contractions above this (the CPU is slow)
+  int64_t samples = 1 << 18;     ///< most elements stored per output
 };
 
 /// Writes reference/k<N>.safetensors for every kernel and c<N>.safetensors for

@@ -34,6 +34,27 @@ for b in gpu-bundles/small-*.dmlib; do
     --contraction all --reference --reps 1 --warmup 0 > "build-gpu/memcheck-$(basename "$b").log" 2>&1
   echo "memcheck $(basename "$b"): exit $? ($(grep -h 'ERROR SUMMARY' "build-gpu/memcheck-$(basename "$b").log"))"
 done | tee "$OUT/memcheck.txt"
+# Every swept configuration of the small models against the references, and
+# memcheck on a few (split column reductions included).
+if [ -d gpu-bundles/sweep-small ]; then
+  pass=0; fail=0
+  for b in gpu-bundles/sweep-small/*.dmlib; do
+    if $bench "$b" --kernel all --reference --reps 1 --warmup 0 \
+        > "build-gpu/check-$(basename "$b").log" 2>&1; then
+      pass=$((pass + 1))
+    else
+      fail=$((fail + 1)); echo "sweep-small $(basename "$b"): FAILED"
+      grep -E "FAIL|error" "build-gpu/check-$(basename "$b").log" | head -5
+    fi
+  done
+  echo "sweep-small: $pass bundles pass, $fail fail"
+  for b in gpu-bundles/sweep-small/small-bert-large-c{0,2,5}.dmlib; do
+    [ -d "$b" ] || continue
+    compute-sanitizer --tool memcheck --error-exitcode 9 $bench "$b" --kernel all \
+      --reference --reps 1 --warmup 0 > "build-gpu/memcheck-$(basename "$b").log" 2>&1
+    echo "memcheck $(basename "$b"): exit $? ($(grep -h 'ERROR SUMMARY' "build-gpu/memcheck-$(basename "$b").log"))"
+  done
+fi 2>&1 | tee -a "$OUT/memcheck.txt"
 # Configuration sweep: the same model compiled with --config-index N.
 if [ -d gpu-bundles/sweep ]; then
   for b in gpu-bundles/sweep/*.dmlib; do
