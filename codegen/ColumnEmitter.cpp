@@ -89,9 +89,8 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
       continue;
     Type t = v.getType();
     if (vectorized(t))
-      os << "    alignas(16) " << elementType(t) << " vin" << n << "[VEC];\n"
-         << "    dmcCopyVec<VEC>(vin" << n << ", in" << n << " + base_in" << n << " + "
-         << offsetExpr(t, s.row) << ");\n";
+      os << "    " << vectorLoad(t, n, vec, "in" + std::to_string(n) + " + base_in" +
+                                             std::to_string(n) + " + " + offsetExpr(t, s.row));
     else
       os << "    const Idx off_in" << n << " = base_in" << n << " + " << offsetExpr(t, s.row)
          << ";\n";
@@ -99,23 +98,13 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
   auto isRowOutput = [&](int id) { return !g.nodes[id].outer; };
   for (auto [n, id] : llvm::enumerate(g.outputs))
     if (isRowOutput(id) && vectorized(kernel.getResultTypes()[n]))
-      os << "    alignas(16) " << elementType(kernel.getResultTypes()[n]) << " vout" << n
-         << "[VEC];\n";
+      os << "    float vout" << n << "[VEC];\n";
   emitVectorDraws(os, "    ", sweep, g, s, d, vec);
   os << "#pragma unroll\n"
      << "    for (int v = 0; v < VEC; ++v) {\n"
      << "      const Idx " << di << " = " << first << " + v;\n";
-  auto fromRegisters = [&](std::string code) {
-    for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
-      if (vectorized(v.getType())) {
-        std::string k = std::to_string(n);
-        for (auto [from, to] : {std::make_pair("(in" + k + ", off_in" + k + ")",
-                                               "(vin" + k + ", v)"),
-                                std::make_pair("in" + k + "[off_in" + k + "]", "vin" + k + "[v]")})
-          for (size_t at; (at = code.find(from)) != std::string::npos;)
-            code.replace(at, from.size(), to);
-      }
-    return code;
+  auto fromRegisters = [&](const std::string &code) {
+    return loadsFromRegisters(code, kernel, vectorized);
   };
   for (size_t id = 0; id < g.nodes.size(); ++id) {
     if (g.nodes[id].outer)
@@ -132,7 +121,7 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
       continue;
     Type t = kernel.getResultTypes()[n];
     if (vectorized(t))
-      os << "      " << storeCall(t, "vout" + std::to_string(n), "v", NodeGraph::name(id)) << "\n";
+      os << "      vout" << n << "[v] = " << NodeGraph::name(id) << ";\n";
     else
       os << "      "
          << storeCall(t, "out" + std::to_string(n),
@@ -143,8 +132,10 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
   os << "    }\n";
   for (auto [n, id] : llvm::enumerate(g.outputs))
     if (isRowOutput(id) && vectorized(kernel.getResultTypes()[n]))
-      os << "    dmcCopyVec<VEC>(out" << n << " + base_out" << n << " + "
-         << offsetExpr(kernel.getResultTypes()[n], s.row) << ", vout" << n << ");\n";
+      os << "    "
+         << vectorStore(kernel.getResultTypes()[n], n,
+                        "out" + std::to_string(n) + " + base_out" + std::to_string(n) + " + " +
+                            offsetExpr(kernel.getResultTypes()[n], s.row));
   os << "  }\n";
   if (reductions.empty()) {
     os << "}\n";

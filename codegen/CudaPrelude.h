@@ -52,6 +52,75 @@ template <int N, typename T> __device__ __forceinline__ void dmcCopyVec(T *dst, 
       dst[k] = src[k];
 }
 
+/// Two floats rounded to bf16 (fp16) and packed, `lo` in the low half: one
+/// instruction, the same rounding as dmrt::floatToBf16 (floatToHalf).
+__device__ __forceinline__ uint32_t dmcPackBf16x2(float lo, float hi) {
+  uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+__device__ __forceinline__ uint32_t dmcPackHalfx2(float lo, float hi) {
+  uint32_t r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+/// Vector loads: N consecutive elements (one access) converted to fp32.
+template <int N> __device__ __forceinline__ void dmcLoadVec(float (&dst)[N], const float *src) {
+  dmcCopyVec<N>(dst, src);
+}
+template <int N> __device__ __forceinline__ void dmcLoadVecI32(float (&dst)[N], const int *src) {
+  alignas(16) int raw[N];
+  dmcCopyVec<N>(raw, src);
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    dst[k] = (float)raw[k];
+}
+template <int N>
+__device__ __forceinline__ void dmcLoadVecBf16(float (&dst)[N], const uint16_t *src) {
+  alignas(16) uint16_t raw[N];
+  dmcCopyVec<N>(raw, src);
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    dst[k] = dmrt::bf16ToFloat(raw[k]);
+}
+template <int N>
+__device__ __forceinline__ void dmcLoadVecHalf(float (&dst)[N], const uint16_t *src) {
+  alignas(16) uint16_t raw[N];
+  dmcCopyVec<N>(raw, src);
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    dst[k] = dmrt::halfToFloat(raw[k]);
+}
+/// Vector stores: N fp32 values converted and written with one access;
+/// 16-bit types are rounded two at a time.
+template <int N> __device__ __forceinline__ void dmcStoreVec(float *dst, const float (&src)[N]) {
+  dmcCopyVec<N>(dst, src);
+}
+template <bool Bf16, int N>
+__device__ __forceinline__ void dmcStoreVec16(uint16_t *dst, const float (&src)[N]) {
+  if constexpr (N % 2 == 0) {
+    alignas(16) uint32_t packed[N / 2];
+#pragma unroll
+    for (int k = 0; k < N / 2; ++k)
+      packed[k] = Bf16 ? dmcPackBf16x2(src[2 * k], src[2 * k + 1])
+                       : dmcPackHalfx2(src[2 * k], src[2 * k + 1]);
+    dmcCopyVec<N / 2>(reinterpret_cast<uint32_t *>(dst), packed);
+  } else {
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      dst[k] = Bf16 ? dmrt::floatToBf16(src[k]) : dmrt::floatToHalf(src[k]);
+  }
+}
+template <int N>
+__device__ __forceinline__ void dmcStoreVecBf16(uint16_t *dst, const float (&src)[N]) {
+  dmcStoreVec16<true>(dst, src);
+}
+template <int N>
+__device__ __forceinline__ void dmcStoreVecHalf(uint16_t *dst, const float (&src)[N]) {
+  dmcStoreVec16<false>(dst, src);
+}
+
 struct DmcSum {
   __device__ static float apply(float a, float b) { return a + b; }
 };

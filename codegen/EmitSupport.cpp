@@ -94,6 +94,40 @@ std::string elementType(Type t) {
   return st == "f32" ? "float" : st == "i32" ? "int" : "uint16_t";
 }
 
+namespace {
+/// The prelude's suffix for vector loads and stores of `t`'s storage.
+std::string vectorSuffix(Type t) {
+  std::string st = storageOf(t);
+  return st == "bf16" ? "Bf16" : st == "f16" ? "Half" : st == "i32" ? "I32" : "";
+}
+} // namespace
+
+std::string vectorLoad(Type t, unsigned n, int vec, const std::string &address) {
+  std::string v = "vin" + std::to_string(n);
+  return "float " + v + "[" + std::to_string(vec) + "];  dmcLoadVec" + vectorSuffix(t) + "(" +
+         v + ", " + address + ");\n";
+}
+
+std::string vectorStore(Type t, unsigned n, const std::string &address) {
+  return "dmcStoreVec" + vectorSuffix(t) + "(" + address + ", vout" + std::to_string(n) + ");\n";
+}
+
+std::string loadsFromRegisters(std::string code, dm::KernelOp kernel,
+                               llvm::function_ref<bool(Type)> vectorized) {
+  for (auto [n, v] : llvm::enumerate(kernel.getInputs())) {
+    if (!vectorized(v.getType()))
+      continue;
+    std::string k = std::to_string(n), in = "in" + k, off = "off_in" + k;
+    // Every form KernelLowering's loads take.
+    for (const std::string &from :
+         {"dmcLoadBf16(" + in + ", " + off + ")", "dmcLoadHalf(" + in + ", " + off + ")",
+          "dmcLoad(" + in + ", " + off + ")", "((float)" + in + "[" + off + "])"})
+      for (size_t at; (at = code.find(from)) != std::string::npos;)
+        code.replace(at, from.size(), "vin" + k + "[v]");
+  }
+  return code;
+}
+
 void emitSignature(llvm::raw_ostream &os, dm::KernelOp kernel, int threads,
                    llvm::StringRef entry, bool workspace) {
   os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ")\n" << entry << "(";

@@ -30,6 +30,15 @@ std::string offsetExpr(mlir::Type t, llvm::StringRef dims);
 void decode(llvm::raw_ostream &os, const std::string &indent, const std::string &var,
             llvm::StringRef order, const KernelSpace &s);
 
+/// Declares float vin<n>[vec] and fills it from `address` (one access of
+/// input n's storage, converted to fp32).
+std::string vectorLoad(mlir::Type t, unsigned n, int vec, const std::string &address);
+/// Writes float vout<n>[] to `address`, converted to the storage of `t`.
+std::string vectorStore(mlir::Type t, unsigned n, const std::string &address);
+/// `code` with its loads of vectorized inputs read from vin<n>[v] instead.
+std::string loadsFromRegisters(std::string code, dm::KernelOp kernel,
+                               llvm::function_ref<bool(mlir::Type)> vectorized);
+
 /// The extern "C" head of the kernel: inputs, outputs, [workspace], seed.
 void emitSignature(llvm::raw_ostream &os, dm::KernelOp kernel, int threads,
                    llvm::StringRef entry, bool workspace);

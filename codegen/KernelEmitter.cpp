@@ -90,7 +90,13 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
         e.replace(at, vdIndex.size(), "first_" + std::string(1, vd));
     return e;
   };
-  auto base = [&](Type t) { return chunkOffset(t, outer); };
+  auto base = [&](Type t) {
+    // A tensor laid out exactly as the outer loop (elementwise kernels): its
+    // offset is the chunk index itself, with no dims to decode.
+    if (s.row.empty() && cast<dm::TensorType>(t).getNames() == outer)
+      return "o * " + std::to_string(outerVec ? vec : 1);
+    return chunkOffset(t, outer);
+  };
   if (outerVec)
     os << ind << "const Idx first_" << vd << " = " << vdIndex << " * " << vec << ";\n";
   for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
@@ -104,13 +110,11 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   if (outerVec) {
     for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
       if (vectorized(v.getType()))
-        os << ind << "alignas(16) " << elementType(v.getType()) << " vin" << n << "[" << vec
-           << "];\n"
-           << ind << "dmcCopyVec<" << vec << ">(vin" << n << ", in" << n << " + base_in" << n
-           << ");\n";
+        os << ind << vectorLoad(v.getType(), n, vec, "in" + std::to_string(n) + " + base_in" +
+                                                        std::to_string(n));
     for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
       if (vectorized(t))
-        os << ind << "alignas(16) " << elementType(t) << " vout" << n << "[" << vec << "];\n";
+        os << ind << "float vout" << n << "[" << vec << "];\n";
     std::string all;
     for (const Node &n : g.nodes)
       all += n.code;
@@ -119,18 +123,8 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
        << ind << "for (int v = 0; v < " << vec << "; ++v) {\n"
        << ind << "const Idx " << vdIndex << " = first_" << vd << " + v;\n";
   }
-  /// Vectorized inputs are read from their registers.
-  auto fromRegisters = [&](std::string code) {
-    for (unsigned n = 0; n < kernel.getInputs().size(); ++n)
-      if (vectorized(kernel.getInputs()[n].getType())) {
-        std::string k = std::to_string(n);
-        for (auto [from, to] : {std::make_pair("(in" + k + ", off_in" + k + ")",
-                                               "(vin" + k + ", v)"),
-                                std::make_pair("in" + k + "[off_in" + k + "]", "vin" + k + "[v]")})
-          for (size_t at; (at = code.find(from)) != std::string::npos;)
-            code.replace(at, from.size(), to);
-      }
-    return code;
+  auto fromRegisters = [&](const std::string &code) {
+    return loadsFromRegisters(code, kernel, vectorized);
   };
 
   // Row points per thread; rows of a few points per thread stay in registers
@@ -213,17 +207,15 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     if (rowVec) {
       // Whole chunks of the row: one vector access per tensor, then the points.
       for (unsigned n = 0; n < numIn; ++n)
-        if (sweep.find("(vin" + std::to_string(n) + ", v)") != std::string::npos ||
-            sweep.find("vin" + std::to_string(n) + "[v]") != std::string::npos) {
+        if (sweep.find("vin" + std::to_string(n) + "[v]") != std::string::npos) {
           Type t = kernel.getInputs()[n].getType();
-          os << in2 << "alignas(16) " << elementType(t) << " vin" << n << "[" << vec << "];\n"
-             << in2 << "dmcCopyVec<" << vec << ">(vin" << n << ", in" << n << " + base_in" << n
-             << " + " << chunkOffset(t, s.row) << ");\n";
+          os << in2 << vectorLoad(t, n, vec, "in" + std::to_string(n) + " + base_in" +
+                                                 std::to_string(n) + " + " +
+                                                 chunkOffset(t, s.row));
         }
       for (auto [n, id] : llvm::enumerate(g.outputs))
         if (isOutputAt(id, p) && vectorized(kernel.getResultTypes()[n]))
-          os << in2 << "alignas(16) " << elementType(kernel.getResultTypes()[n]) << " vout" << n
-             << "[" << vec << "];\n";
+          os << in2 << "float vout" << n << "[" << vec << "];\n";
       emitVectorDraws(os, in2, sweep, g, s, vd, vec);
       os << in2 << "#pragma unroll\n"
          << in2 << "for (int v = 0; v < " << vec << "; ++v) {\n";
@@ -253,8 +245,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
       if (isOutputAt(id, p)) {
         Type t = kernel.getResultTypes()[n];
         if (vectorized(t))
-          os << in3 << storeCall(t, "vout" + std::to_string(n), "v", NodeGraph::name(id))
-             << "\n";
+          os << in3 << "vout" << n << "[v] = " << NodeGraph::name(id) << ";\n";
         else
           os << in3 << storeCall(t, "out" + std::to_string(n),
                                  "base_out" + std::to_string(n) + " + " + offsetExpr(t, s.row),
@@ -265,8 +256,10 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
       os << in2 << "}\n";
       for (auto [n, id] : llvm::enumerate(g.outputs))
         if (isOutputAt(id, p) && vectorized(kernel.getResultTypes()[n]))
-          os << in2 << "dmcCopyVec<" << vec << ">(out" << n << " + base_out" << n << " + "
-             << chunkOffset(kernel.getResultTypes()[n], s.row) << ", vout" << n << ");\n";
+          os << in2 << vectorStore(kernel.getResultTypes()[n], n,
+                                   "out" + std::to_string(n) + " + base_out" +
+                                       std::to_string(n) + " + " +
+                                       chunkOffset(kernel.getResultTypes()[n], s.row));
     }
     os << ind << "}\n";
     for (size_t id = 0; id < g.nodes.size(); ++id)
@@ -285,8 +278,8 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     os << ind << "}\n";
     for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
       if (vectorized(t))
-        os << ind << "dmcCopyVec<" << vec << ">(out" << n << " + base_out" << n << ", vout" << n
-           << ");\n";
+        os << ind << vectorStore(t, n, "out" + std::to_string(n) + " + base_out" +
+                                           std::to_string(n));
   }
   if (per > 1)
     os << "  }\n";

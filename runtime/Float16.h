@@ -42,9 +42,14 @@ DMRT_HD inline float bitsToFloat(uint32_t u) {
 /// float -> bfloat16, round to nearest even. NaN stays a (quiet) NaN with its
 /// sign; values beyond the bf16 range round to infinity.
 DMRT_HD inline uint16_t floatToBf16(float f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint16_t h; // the same rounding in one instruction
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+#endif
   uint32_t u = floatBits(f);
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u) // NaN: truncate, force the quiet bit
-    return (uint16_t)((u >> 16) | 0x0040u);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) // NaN: the canonical one, as the GPU's cvt
+    return (uint16_t)0x7FFFu;
   uint32_t lsb = (u >> 16) & 1u;
   u += 0x7FFFu + lsb;
   return (uint16_t)(u >> 16);
@@ -58,14 +63,18 @@ DMRT_HD inline float bf16ToFloat(uint16_t h) {
 /// float -> IEEE binary16, round to nearest even. Handles half subnormals,
 /// overflow to infinity (anything >= 65520 in magnitude) and NaN.
 DMRT_HD inline uint16_t floatToHalf(float f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint16_t h; // the same rounding in one instruction
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+#endif
   uint32_t u = floatBits(f);
   uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
   uint32_t a = u & 0x7FFFFFFFu;
   if (a >= 0x7F800000u) { // inf or NaN
     if (a == 0x7F800000u)
       return (uint16_t)(sign | 0x7C00u);
-    // NaN: keep the top payload bits, force quiet so it cannot become inf.
-    return (uint16_t)(sign | 0x7E00u | ((a >> 13) & 0x03FFu));
+    return (uint16_t)0x7FFFu; // NaN: the canonical one, as the GPU's cvt
   }
   int32_t e = (int32_t)(a >> 23); // biased float exponent
   uint32_t mant = a & 0x007FFFFFu;
@@ -95,6 +104,11 @@ DMRT_HD inline uint16_t floatToHalf(float f) {
 
 /// IEEE binary16 -> float (exact).
 DMRT_HD inline float halfToFloat(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+  float f; // exact, as below
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+#endif
   uint32_t sign = ((uint32_t)h & 0x8000u) << 16;
   uint32_t e = ((uint32_t)h >> 10) & 0x1Fu;
   uint32_t mant = (uint32_t)h & 0x03FFu;
