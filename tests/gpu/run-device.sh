@@ -64,3 +64,36 @@ if [ -d gpu-bundles/sweep ]; then
   done
   python3 $summary build-gpu/sweep/*.json | tee "$OUT/sweep.txt"
 fi
+# Optional (DMC_NCU=1): Nsight Compute metrics per bert-large kernel, one
+# line each: time, issue-slot use, ALU and FMA-heavy pipe use, instructions
+# per element-byte, registers, achieved occupancy.
+if [ -n "${DMC_NCU:-}" ] && [ -d gpu-bundles/bert-large.dmlib ]; then
+  m=gpu__time_duration.sum,sm__issue_active.avg.pct_of_peak_sustained_active
+  m=$m,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active
+  m=$m,sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active
+  m=$m,smsp__inst_executed.sum,launch__registers_per_thread
+  m=$m,sm__warps_active.avg.pct_of_peak_sustained_active
+  ncu --metrics "$m" --csv --page raw "$bench" gpu-bundles/bert-large.dmlib --kernel all \
+    --reps 1 --warmup 0 --timing isolated > build-gpu/ncu.csv 2> build-gpu/ncu.err
+  python3 - build-gpu/ncu.csv <<'PY'
+import csv, sys
+all_rows = list(csv.DictReader(open(sys.argv[1])))
+units = all_rows[0] if all_rows else {}
+rows = [r for r in all_rows if r.get("Kernel Name", "").startswith("k")]
+seen = set()
+print("ncu: kernel, time (" + units.get("gpu__time_duration.sum", "?") +
+      "), issue%, alu%, fmaheavy%, warp-instructions, regs, occupancy%")
+for r in rows:
+    name = r["Kernel Name"]
+    if name in seen:
+        continue
+    seen.add(name)
+    g = lambda k: r.get(k, "?")
+    print(f"ncu: {name:34s} {g('gpu__time_duration.sum'):>9s} "
+          f"{g('sm__issue_active.avg.pct_of_peak_sustained_active'):>6s} "
+          f"{g('sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active'):>6s} "
+          f"{g('sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active'):>6s} "
+          f"{g('smsp__inst_executed.sum'):>12s} {g('launch__registers_per_thread'):>4s} "
+          f"{g('sm__warps_active.avg.pct_of_peak_sustained_active'):>6s}")
+PY
+fi
