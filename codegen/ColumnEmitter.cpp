@@ -155,20 +155,26 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
            << "    for (int v = 0; v < VEC; ++v)\n"
            << "      part[(" << k << " * SPLIT + blockIdx.y) * OUTER + o * VEC + v] = acc" << id
            << "[v];\n";
+      // The barrier orders every thread's partials before thread 0's fence,
+      // which releases them all (fences are cumulative) before it counts in;
+      // the last block's thread 0 fences again to acquire the others'.
       os << "  }\n"
-         << "  __threadfence();\n"
          << "  __syncthreads();\n"
          << "  __shared__ bool dmcLast;\n"
-         << "  if (threadIdx.x == 0 && threadIdx.y == 0)\n"
+         << "  if (threadIdx.x == 0 && threadIdx.y == 0) {\n"
+         << "    asm volatile(\"fence.acq_rel.gpu;\" ::: \"memory\");\n"
          << "    dmcLast = atomicAdd(&arrived[blockIdx.x], 1u) == SPLIT - 1;\n"
+         << "    if (dmcLast)\n"
+         << "      asm volatile(\"fence.acq_rel.gpu;\" ::: \"memory\");\n"
+         << "  }\n"
          << "  __syncthreads();\n"
          << "  if (!dmcLast)\n"
-         << "    return;\n"
-         << "  __threadfence();  // the other blocks' partials are visible from here\n";
+         << "    return;\n";
       for (auto [k, id] : llvm::enumerate(reductions))
         os << "#pragma unroll\n"
            << "  for (int v = 0; v < VEC; ++v) {\n"
            << "    acc" << id << "[v] = " << g.nodes[id].init << ";\n"
+           << "#pragma unroll 1\n"
            << "    for (int p = threadIdx.y; p < SPLIT; p += TY)\n"
            << "      acc" << id << "[v] = " << g.nodes[id].combine << "::apply(acc" << id
            << "[v], __ldcg(&part[(" << k << " * SPLIT + p) * OUTER + o * VEC + v]));\n"

@@ -121,6 +121,25 @@ __device__ __forceinline__ void dmcStoreVecHalf(uint16_t *dst, const float (&src
   dmcStoreVec16<false>(dst, src);
 }
 
+/// e^x through the hardware exp2 (2 ulp; far below the 16-bit rounding of
+/// what it feeds: softmax, the GELU derivative).
+__device__ __forceinline__ float dmcExp(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x * 1.44269504088896341f));
+  return r;
+}
+
+/// erf(x) within about 1e-6 (Abramowitz & Stegun 7.1.26 with the fast
+/// reciprocal and exponential): a third of erff's instructions, far below
+/// the bf16/fp16 rounding of what it feeds (GELU and its derivative).
+__device__ __forceinline__ float dmcErf(float x) {
+  const float a = fabsf(x);
+  const float t = __fdividef(1.f, fmaf(0.3275911f, a, 1.f));
+  const float p = t * fmaf(t, fmaf(t, fmaf(t, fmaf(t, 1.061405429f, -1.453152027f),
+                                           1.421413741f), -0.284496736f), 0.254829592f);
+  return copysignf(1.f - p * dmcExp(-a * a), x);
+}
+
 struct DmcSum {
   __device__ static float apply(float a, float b) { return a + b; }
 };

@@ -1,7 +1,8 @@
 //===- KernelLowering.cpp - dm ops of a kernel -> node graph ---------------===//
 //
 // The per-op arithmetic follows the interpreter (compiler/HostKernels.cpp)
-// in fp32, constant for constant; dropout uses the same Philox counters.
+// in fp32, constant for constant, except exp and erf (dmcExp, dmcErf: within
+// 1e-6, far below the 16-bit rounding of the outputs); dropout uses the same Philox counters.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/NodeGraph.h"
@@ -128,7 +129,7 @@ llvm::Error Lowering::lower(Operation &op) {
         if (o.getKind() == "relu")
           set(o, map("$0 > 0.f ? $0 : 0.f", {x(0)}));
         else if (o.getKind() == "gelu")
-          set(o, map("0.5f * $0 * (1.f + erff($0 * 7.0710678118654752e-01f))", {x(0)}));
+          set(o, map("0.5f * $0 * (1.f + dmcErf($0 * 7.0710678118654752e-01f))", {x(0)}));
         else
           set(o, map("0.5f * $0 * (1.f + tanhf(7.9788456080286536e-01f * ($0 + 4.4715e-02f * $0 * "
                      "$0 * $0)))",
@@ -140,8 +141,8 @@ llvm::Error Lowering::lower(Operation &op) {
         if (o.getKind() == "relu") {
           d = map("$0 > 0.f ? 1.f : 0.f", {v});
         } else if (o.getKind() == "gelu") {
-          d = map("0.5f * (1.f + erff($0 * 7.0710678118654752e-01f)) + $0 * "
-                  "3.9894228040143268e-01f * expf(-0.5f * $0 * $0)",
+          d = map("0.5f * (1.f + dmcErf($0 * 7.0710678118654752e-01f)) + $0 * "
+                  "3.9894228040143268e-01f * dmcExp(-0.5f * $0 * $0)",
                   {v});
         } else {
           int t = map("tanhf(7.9788456080286536e-01f * ($0 + 4.4715e-02f * $0 * $0 * $0))", {v});
@@ -175,7 +176,7 @@ llvm::Error Lowering::lower(Operation &op) {
           return;
         int in = x(0);
         int mx = reduce("DmcMax", "__int_as_float(0xff800000)", in);
-        int e = map("$1 == __int_as_float(0xff800000) ? 0.f : expf($0 - $1)", {in, mx});
+        int e = map("$1 == __int_as_float(0xff800000) ? 0.f : dmcExp($0 - $1)", {in, mx});
         int sum = reduce("DmcSum", "0.f", e);
         int inv = map("$0 > 0.f ? 1.f / $0 : 0.f", {sum});
         set(o, map("$0 * $1", {e, inv}));
