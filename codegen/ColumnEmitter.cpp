@@ -90,7 +90,7 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
     Type t = v.getType();
     if (vectorized(t))
       os << "    " << vectorLoad(t, n, vec, "in" + std::to_string(n) + " + base_in" +
-                                             std::to_string(n) + " + " + offsetExpr(t, s.row));
+                                             std::to_string(n) + " + " + offsetExpr(t, s.row), g, d);
     else
       os << "    const Idx off_in" << n << " = base_in" << n << " + " << offsetExpr(t, s.row)
          << ";\n";

@@ -102,10 +102,15 @@ std::string vectorSuffix(Type t) {
 }
 } // namespace
 
-std::string vectorLoad(Type t, unsigned n, int vec, const std::string &address) {
-  std::string v = "vin" + std::to_string(n);
-  return "float " + v + "[" + std::to_string(vec) + "];  dmcLoadVec" + vectorSuffix(t) + "(" +
-         v + ", " + address + ");\n";
+std::string vectorLoad(Type t, unsigned n, int vec, const std::string &address,
+                       const NodeGraph &g, char vd) {
+  std::string v = "vin" + std::to_string(n), guard = g.guardOf(n);
+  if (guard.find(std::string("i_") + vd) != std::string::npos)
+    guard.clear();
+  std::string load = "dmcLoadVec" + vectorSuffix(t) + "(" + v + ", " + address + ");";
+  if (!guard.empty()) // the select reads vin only where the guard holds
+    load = "if (" + guard + ") " + load;
+  return "float " + v + "[" + std::to_string(vec) + "];  " + load + "\n";
 }
 
 std::string vectorStore(Type t, unsigned n, const std::string &address) {

@@ -31,8 +31,11 @@ void decode(llvm::raw_ostream &os, const std::string &indent, const std::string 
             llvm::StringRef order, const KernelSpace &s);
 
 /// Declares float vin<n>[vec] and fills it from `address` (one access of
-/// input n's storage, converted to fp32).
-std::string vectorLoad(mlir::Type t, unsigned n, int vec, const std::string &address);
+/// input n's storage, converted to fp32), only where `guard` holds when the
+/// graph reads input n under a condition that does not involve the vector
+/// dim `vd`.
+std::string vectorLoad(mlir::Type t, unsigned n, int vec, const std::string &address,
+                       const NodeGraph &g, char vd);
 /// Writes float vout<n>[] to `address`, converted to the storage of `t`.
 std::string vectorStore(mlir::Type t, unsigned n, const std::string &address);
 /// `code` with its loads of vectorized inputs read from vin<n>[v] instead.

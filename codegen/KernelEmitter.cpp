@@ -111,7 +111,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
       if (vectorized(v.getType()))
         os << ind << vectorLoad(v.getType(), n, vec, "in" + std::to_string(n) + " + base_in" +
-                                                        std::to_string(n));
+                                                        std::to_string(n), g, vd);
     for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
       if (vectorized(t))
         os << ind << "float vout" << n << "[" << vec << "];\n";
@@ -211,7 +211,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
           Type t = kernel.getInputs()[n].getType();
           os << in2 << vectorLoad(t, n, vec, "in" + std::to_string(n) + " + base_in" +
                                                  std::to_string(n) + " + " +
-                                                 chunkOffset(t, s.row));
+                                                 chunkOffset(t, s.row), g, vd);
         }
       for (auto [n, id] : llvm::enumerate(g.outputs))
         if (isOutputAt(id, p) && vectorized(kernel.getResultTypes()[n]))

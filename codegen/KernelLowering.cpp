@@ -86,6 +86,7 @@ private:
     if (auto it = valueNode.find(v); it != valueNode.end())
       return it->second;
     Node node;
+    g.unguardedLoads.insert(cast<BlockArgument>(v).getArgNumber());
     node.code = loadExpr(cast<BlockArgument>(v).getArgNumber());
     int id = g.add(std::move(node));
     valueNode[v] = id;
@@ -228,13 +229,17 @@ llvm::Error Lowering::lower(Operation &op) {
         std::string code = "0.f";
         for (size_t n = o.getInputs().size(); n-- > 0;) {
           std::string part;
+          std::string cond = "i_" + dim + " == " + std::to_string(n);
           if (auto arg = dyn_cast<BlockArgument>(o.getInputs()[n])) {
             part = loadExpr(arg.getArgNumber());
+            auto [it, fresh] = g.loadGuards.insert({arg.getArgNumber(), cond});
+            if (!fresh && it->second != cond)
+              g.unguardedLoads.insert(arg.getArgNumber());
           } else {
             part = "$" + std::to_string(parts.size());
             parts.push_back(x(n));
           }
-          code = "i_" + dim + " == " + std::to_string(n) + " ? " + part + " : " + code;
+          code = cond + " ? " + part + " : " + code;
         }
         set(o, map(code, parts, true));
       })

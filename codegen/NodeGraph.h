@@ -13,6 +13,8 @@
 
 #include "llvm/Support/Error.h"
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,17 @@ public:
   std::vector<Node> nodes;
   std::vector<int> outputs; ///< one node per kernel output
   std::vector<Draw> draws;
+  /// Inputs read only under a condition on the point (a stack's slice
+  /// select, e.g. "i_s == 1"): a vector load of them can be skipped
+  /// elsewhere. Inputs also read unconditionally are not listed.
+  std::map<unsigned, std::string> loadGuards;
+  std::set<unsigned> unguardedLoads;
+
+  /// The condition input `n` is read under ("" when always).
+  std::string guardOf(unsigned n) const {
+    auto it = loadGuards.find(n);
+    return it == loadGuards.end() || unguardedLoads.count(n) ? "" : it->second;
+  }
 
   static std::string name(int id) { return "v" + std::to_string(id); }
   static std::string wordName(int k) { return "w" + std::to_string(k) + "_"; }
