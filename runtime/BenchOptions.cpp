@@ -3,6 +3,8 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
 
 namespace dmrt {
@@ -27,6 +29,9 @@ const char *const kBenchUsage =
     "  --timing isolated  each of --reps launches alone between two events,\n"
     "                     after --warmup launches; --flush-l2 (isolated only)\n"
     "                     overwrites 2x the L2 before each timed launch.\n"
+    "%copy: GB/s as a % of a 1 GiB device-to-device copy; %size-copy: as a %\n"
+    "of a copy moving the step's bytes (bytes/2 copied) timed the same way\n"
+    "(\"-\": not measured; --json: copy_us, pct_same_size_copy).\n"
     "Exit: 0 pass, 1 mismatch or CUDA failure, 2 usage/bundle error, 77 no\n"
     "CUDA device.\n";
 
@@ -38,6 +43,45 @@ bool parseIntArg(const char *s, long long lo, long long hi, long long &out) {
     return false;
   out = v;
   return true;
+}
+
+namespace {
+/// printf into a std::string.
+__attribute__((format(printf, 1, 2))) std::string format(const char *fmt, ...) {
+  va_list ap, ap2;
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  int n = std::vsnprintf(nullptr, 0, fmt, ap);
+  va_end(ap);
+  std::string out(n > 0 ? n : 0, '\0');
+  if (n > 0)
+    std::vsnprintf(out.data(), out.size() + 1, fmt, ap2);
+  va_end(ap2);
+  return out;
+}
+} // namespace
+
+std::string percentCell(double pct, int width) {
+  if (pct > 0 && std::isfinite(pct))
+    return format("%*.1f%%", width > 1 ? width - 1 : 0, pct);
+  return format("%*s", width, "-");
+}
+
+std::string stepTableHeader() {
+  return format("%-4s %-5s %-36s %12s %10s %10s %9s %7s %10s %9s %4s  %s",
+                "kind", "id", "name", "bytes", "median_us", "min_us", "GB/s",
+                "%copy", "%size-copy", "TFLOP/s", "sets", "check");
+}
+
+std::string stepTableRow(const StepResult &r, const std::string &check) {
+  bool contraction = r.kind == BundleStep::Contraction;
+  std::string tflops = contraction ? format("%.1f", r.tflops) : "";
+  return format("%-4s %-5lld %-36s %12lld %10.2f %10.2f %9.1f %6.1f%% %10s "
+                "%9s %4d  %s",
+                contraction ? "c" : "k", (long long)r.id, r.name.c_str(),
+                (long long)r.bytes, r.time.medianUs, r.time.minUs, r.gbs,
+                r.pctCopy, percentCell(r.pctSameCopy, 10).c_str(),
+                tflops.c_str(), r.bufferSets, check.c_str());
 }
 
 bool parseBenchArgs(int argc, const char *const *argv, BenchOptions &out,

@@ -1,7 +1,8 @@
 //===- BenchOptions.h - dmrt-bench's command line -----------------*- C++ -*-===//
 //
 // The arguments of dmrt-bench, parsed apart from main so that their checks
-// are unit-tested (tests/unit/runtime/BenchOptionsTest.cpp).
+// are unit-tested (tests/unit/runtime/BenchOptionsTest.cpp), and the lines of
+// its step table.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMRT_BENCHOPTIONS_H
@@ -31,6 +32,14 @@ bool parseBenchArgs(int argc, const char *const *argv, BenchOptions &out,
 
 /// A decimal integer in [lo, hi], nothing else.
 bool parseIntArg(const char *s, long long lo, long long hi, long long &out);
+
+/// dmrt-bench's step table (text output): the header line and the line of
+/// a timed step, without newline, their columns aligned.
+std::string stepTableHeader();
+std::string stepTableRow(const StepResult &r, const std::string &check);
+/// `pct` as "12.3%" right-aligned in `width`, or "-" when it is not > 0 (not
+/// measured, e.g. StepResult::pctSameCopy when the copy could not run).
+std::string percentCell(double pct, int width);
 
 } // namespace dmrt
 

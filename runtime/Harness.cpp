@@ -1,8 +1,8 @@
 //===- Harness.cpp - Run, check and time the steps of a bundle ------------===//
 //
-// The Harness object: device, stream and cuBLASLt handle; copy bandwidth;
-// the launch closures of kernels and contractions (runStep in
-// HarnessStep.cpp runs, checks and times them).
+// The Harness object: device, stream and cuBLASLt handle; copy bandwidth and
+// the cache of same-size copy times; the launch closures of kernels and
+// contractions (runStep in HarnessStep.cpp runs, checks and times them).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/HarnessInternal.h"
@@ -10,6 +10,7 @@
 #include <array>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 
 namespace dmrt {
@@ -23,6 +24,7 @@ struct Harness::Impl {
   void *workspace = nullptr;
   void *flush = nullptr;
   size_t flushBytes = 0;
+  std::map<CopyTimingKey, double> copyCache; // same-size copy times
   ~Impl() {
     if (flush) cudaFree(flush);
     if (workspace) cudaFree(workspace);
@@ -209,7 +211,8 @@ StepStatus Harness::runKernel(const Bundle &b, const BundleKernel &k,
     };
     return StepStatus::Ok;
   };
-  TimingContext tc{opt, info_, impl_->stream, impl_->flush, impl_->flushBytes};
+  TimingContext tc{opt, info_, impl_->stream, impl_->flush, impl_->flushBytes,
+                   impl_->copyCache};
   StepStatus s = runStep(b, spec, tc, setup, out, error);
   if (s != StepStatus::Ok && s != StepStatus::Mismatch && !error.empty())
     error = "kernel " + std::to_string(k.id) + " (" + k.name + "): " + error;
@@ -259,7 +262,8 @@ StepStatus Harness::runContraction(const Bundle &b, const BundleContraction &c,
     };
     return StepStatus::Ok;
   };
-  TimingContext tc{opt, info_, impl_->stream, impl_->flush, impl_->flushBytes};
+  TimingContext tc{opt, info_, impl_->stream, impl_->flush, impl_->flushBytes,
+                   impl_->copyCache};
   StepStatus s = runStep(b, spec, tc, setup, out, error);
   if (s != StepStatus::Ok && s != StepStatus::Mismatch && !error.empty())
     error = "contraction " + std::to_string(c.id) + " (" + c.equation + "): " + error;

@@ -96,6 +96,30 @@ int streamLaunchesPerSample(int sets);
 /// Timed samples of stream timing: max(ceil(reps / K), min(reps, 7)).
 int streamSamples(int reps, int launchesPerSample);
 
+/// The "same-size copy" of a step: a device-to-device cudaMemcpyAsync of
+/// stepBytes / 2 bytes, so that its read + write traffic is the step's bytes,
+/// timed the way the step is (stream: rotating source/destination pairs, R,
+/// K and samples as for a step; isolated: the same warm-up, reps and flush).
+/// It is the fair reference for small steps, whose fixed per-launch costs
+/// make the 1 GiB copy bandwidth out of reach. 0: no copy (stepBytes < 2).
+int64_t sameSizeCopyBytes(int64_t stepBytes);
+/// 100 x copyUs / stepUs: the step's bandwidth as a percentage of that of
+/// its same-size copy; 0 when either time is not > 0 (not measured).
+double pctSameSizeCopy(double copyUs, double stepUs);
+
+struct HarnessOptions;
+/// Key of the per-Harness cache of same-size copy times: the copy's bytes
+/// and what its timing depends on (many steps of a run share sizes).
+struct CopyTimingKey {
+  int64_t copyBytes = 0;
+  TimingMode timing = TimingMode::Stream;
+  bool flushL2 = false; // isolated only (false under stream timing)
+  int reps = 0, warmup = 0;
+  bool operator<(const CopyTimingKey &o) const;
+  bool operator==(const CopyTimingKey &o) const;
+};
+CopyTimingKey copyTimingKey(int64_t stepBytes, const HarnessOptions &opt);
+
 //===--- GPU parts --------------------------------------------------------===//
 
 struct DeviceInfo {
@@ -142,6 +166,10 @@ struct StepResult {
   int launchesPerSample = 1; // K (stream timing)
   double gbs = 0;         // bytes / median
   double pctCopy = 0;     // gbs / copy bandwidth * 100
+  /// The same-size copy (sameSizeCopyBytes(bytes)), timed as the step: median
+  /// per-launch time; 0 when not measured (allocation failed, no bytes).
+  double copyUs = 0;
+  double pctSameCopy = 0; // pctSameSizeCopy(copyUs, time.medianUs)
   double tflops = 0;      // flop / median
   uint64_t dropoutSeed = 0;
   int algorithms = 0;     // contractions: heuristic results found
@@ -168,7 +196,8 @@ public:
   const DeviceInfo &device() const { return info_; }
 
   /// Measures device-to-device copy bandwidth (1 GiB, or less when memory is
-  /// short) into device().copyGBs.
+  /// short) into device().copyGBs. (Every step also gets its same-size copy
+  /// timed: StepResult::copyUs, cached per CopyTimingKey.)
   bool measureCopyBandwidth(std::string &error);
 
   /// Runs kernel `k`; when k.workspaceBytes > 0 it gets a workspace (zeroed

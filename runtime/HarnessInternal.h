@@ -2,7 +2,8 @@
 //
 // Private to Harness.cpp, HarnessStep.cpp and StreamTiming.cpp: the buffers
 // of one step (buffer set 0 is checked; stream timing adds more sets), the
-// launch closures, and the step runner and its two timing modes.
+// launch closures, and the step runner and its two timing modes (which also
+// time each step's same-size copy).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMRT_HARNESSINTERNAL_H
@@ -64,6 +65,8 @@ struct StepBuffers {
   StepBuffers(const StepBuffers &) = delete;
   StepBuffers &operator=(const StepBuffers &) = delete;
   ~StepBuffers();
+  /// Frees every set (ptr() is unusable afterwards).
+  void freeAll();
   void *ptr(size_t set, int64_t id) const;
   PtrFn ptrFn(size_t set) const {
     return [this, set](int64_t id) { return ptr(set, id); };
@@ -79,6 +82,9 @@ struct TimingContext {
   cudaStream_t stream;
   void *&flush; // the L2 flush buffer (isolated timing), allocated on demand
   size_t &flushBytes;
+  /// Same-size copy times of this Harness (sameSizeCopyUs); failures are not
+  /// cached.
+  std::map<CopyTimingKey, double> &copyCache;
 };
 
 /// Allocates and fills buffer set 0, runs the step once, checks it against
@@ -97,6 +103,14 @@ StepStatus timeIsolated(const Launch &launch, TimingContext &tc,
 StepStatus timeStream(StepBuffers &buf, int64_t footprintBytes,
                       const Setup &setup, uint64_t dropoutSeed,
                       TimingContext &tc, StepResult &out, std::string &error);
+
+/// The median per-launch time of the same-size copy of a step of
+/// `stepBytes` (sameSizeCopyBytes), timed as tc.opt says: isolated as
+/// timeIsolated, stream as timeStream over R source/destination pairs (R
+/// from the pair's bytes, as for a step). Cached in tc.copyCache. 0 when it
+/// cannot be measured (no bytes, allocation or CUDA failure): never an error
+/// of the step.
+double sameSizeCopyUs(int64_t stepBytes, TimingContext &tc);
 
 /// Per-launch times in microseconds of events [2i, 2i+1], each divided by
 /// `launchesPerSample`.

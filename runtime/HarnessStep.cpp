@@ -2,7 +2,8 @@
 //
 // runStep: allocate the tensors of a kernel or contraction (buffer set 0),
 // fill the inputs (random or from the reference file), run it once, compare
-// its outputs with the reference, then time it (StreamTiming.cpp).
+// its outputs with the reference, then time it and its same-size copy
+// (StreamTiming.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/HarnessInternal.h"
@@ -23,10 +24,13 @@ bool fileExists(const std::string &p) {
 }
 } // namespace
 
-StepBuffers::~StepBuffers() {
+StepBuffers::~StepBuffers() { freeAll(); }
+
+void StepBuffers::freeAll() {
   for (auto &set : sets)
     for (auto &kv : set)
       cudaFree(kv.second);
+  sets.assign(1, {});
 }
 
 void *StepBuffers::ptr(size_t set, int64_t id) const {
@@ -215,6 +219,11 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
     out.gbs = out.bytes / (out.time.medianUs * 1e3);
     out.tflops = out.flop / (out.time.medianUs * 1e6);
     out.pctCopy = tc.info.copyGBs > 0 ? 100.0 * out.gbs / tc.info.copyGBs : 0;
+    // The copy moving the same bytes, timed the same way, once the step's
+    // buffers are freed (its pairs need the memory; 0 when it cannot run).
+    buf.freeAll();
+    out.copyUs = sameSizeCopyUs(out.bytes, tc);
+    out.pctSameCopy = pctSameSizeCopy(out.copyUs, out.time.medianUs);
   }
   return out.pass ? StepStatus::Ok : StepStatus::Mismatch;
 }

@@ -7,11 +7,14 @@
 // launch is the elapsed time / K. Consecutive launches touch different
 // memory (R sets span >= 4x the L2), and each launch's latency overlaps the
 // previous launch's execution, as in a layer's stream of kernels.
+// Same-size copy: a device-to-device copy moving a step's bytes, timed the
+// step's way (stream: over R source/destination pairs), as its reference.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/HarnessInternal.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace dmrt {
 
@@ -56,6 +59,33 @@ int streamSamples(int reps, int launchesPerSample) {
     return 0;
   int k = std::max(launchesPerSample, 1);
   return std::max((reps + k - 1) / k, std::min(reps, 7));
+}
+
+int64_t sameSizeCopyBytes(int64_t stepBytes) {
+  return stepBytes >= 2 ? stepBytes / 2 : 0;
+}
+
+double pctSameSizeCopy(double copyUs, double stepUs) {
+  return copyUs > 0 && stepUs > 0 ? 100.0 * copyUs / stepUs : 0;
+}
+
+bool CopyTimingKey::operator<(const CopyTimingKey &o) const {
+  return std::tie(copyBytes, timing, flushL2, reps, warmup) <
+         std::tie(o.copyBytes, o.timing, o.flushL2, o.reps, o.warmup);
+}
+
+bool CopyTimingKey::operator==(const CopyTimingKey &o) const {
+  return !(*this < o) && !(o < *this);
+}
+
+CopyTimingKey copyTimingKey(int64_t stepBytes, const HarnessOptions &opt) {
+  CopyTimingKey k;
+  k.copyBytes = sameSizeCopyBytes(stepBytes);
+  k.timing = opt.timing;
+  k.flushL2 = opt.timing == TimingMode::Isolated && opt.flushL2;
+  k.reps = opt.reps;
+  k.warmup = opt.warmup;
+  return k;
 }
 
 namespace detail {
@@ -182,6 +212,64 @@ StepStatus timeStream(StepBuffers &buf, int64_t footprintBytes,
   out.bufferSets = sets;
   out.launchesPerSample = perSample;
   return StepStatus::Ok;
+}
+
+double sameSizeCopyUs(int64_t stepBytes, TimingContext &tc) {
+  CopyTimingKey key = copyTimingKey(stepBytes, tc.opt);
+  if (key.copyBytes <= 0)
+    return 0;
+  if (auto it = tc.copyCache.find(key); it != tc.copyCache.end())
+    return it->second;
+  size_t bytes = static_cast<size_t>(key.copyBytes);
+  cudaStream_t st = tc.stream;
+  // Set 0: base 0 the source, base 1 the destination; timeStream adds pairs.
+  StepBuffers buf;
+  for (int64_t id : {int64_t(0), int64_t(1)}) {
+    void *p = nullptr;
+    if (cudaMalloc(&p, bytes) != cudaSuccess) {
+      cudaGetLastError(); // not sticky: clear it
+      return 0;
+    }
+    buf.sets[0][id] = p;
+    buf.baseBytes[id] = bytes;
+    buf.view[id] = {id, 0};
+  }
+  Setup setup = [bytes, st](const PtrFn &ptr, uint64_t, Launch &launch,
+                            std::string &) {
+    const void *src = ptr(0);
+    void *dst = ptr(1);
+    launch = [src, dst, bytes, st](std::string &err) {
+      cudaError_t e =
+          cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st);
+      if (e != cudaSuccess) {
+        err = cudaMsg(e, "cudaMemcpyAsync (same-size copy)");
+        return false;
+      }
+      return true;
+    };
+    return StepStatus::Ok;
+  };
+  std::string error;
+  StepResult r;
+  StepStatus s = [&]() -> StepStatus {
+    DMRT_CUDA(cudaMemsetAsync(buf.sets[0].at(0), 1, bytes, st));
+    DMRT_CUDA(cudaMemsetAsync(buf.sets[0].at(1), 0, bytes, st));
+    if (tc.opt.timing == TimingMode::Isolated) {
+      Launch launch;
+      if (StepStatus r0 = setup(buf.ptrFn(0), 0, launch, error);
+          r0 != StepStatus::Ok)
+        return r0;
+      return timeIsolated(launch, tc, r, error);
+    }
+    return timeStream(buf, 2 * key.copyBytes, setup, 0, tc, r, error);
+  }();
+  if (s != StepStatus::Ok || !(r.time.medianUs > 0)) {
+    cudaStreamSynchronize(st);
+    cudaGetLastError();
+    return 0;
+  }
+  tc.copyCache[key] = r.time.medianUs;
+  return r.time.medianUs;
 }
 
 } // namespace detail

@@ -188,9 +188,9 @@ int main(int argc, char **argv) {
   else
     std::printf("timing: isolated (each launch alone%s)\n",
                 opt.flushL2 ? ", L2 flushed before it" : "");
-  std::printf("%-4s %-5s %-36s %12s %10s %10s %9s %7s %9s %4s  %s\n", "kind", "id",
-              "name", "bytes", "median_us", "min_us", "GB/s", "%copy",
-              "TFLOP/s", "sets", "check");
+  std::printf("%%size-copy: GB/s as a %% of a device-to-device copy moving the "
+              "step's bytes, timed the same way\n");
+  std::printf("%s\n", stepTableHeader().c_str());
 
   json j;
   j["bundle"] = bundleDir;
@@ -266,13 +266,7 @@ int main(int argc, char **argv) {
     }
     checkedSteps += r.checked;
     std::string check = !r.checked ? "-" : r.pass ? "pass" : "FAIL";
-    char tflops[32] = "";
-    if (s.kind == BundleStep::Contraction)
-      std::snprintf(tflops, sizeof tflops, "%.1f", r.tflops);
-    std::printf("%-4s %-5lld %-36s %12lld %10.2f %10.2f %9.1f %6.1f%% %9s %4d  %s\n",
-                kind, (long long)r.id, r.name.c_str(), (long long)r.bytes,
-                r.time.medianUs, r.time.minUs, r.gbs, r.pctCopy, tflops,
-                r.bufferSets, check.c_str());
+    std::printf("%s\n", stepTableRow(r, check).c_str());
     js["bytes"] = r.bytes;
     js["flop"] = r.flop;
     js["median_us"] = r.time.medianUs;
@@ -284,6 +278,8 @@ int main(int argc, char **argv) {
     js["launches_per_sample"] = r.launchesPerSample;
     js["gbs"] = r.gbs;
     js["pct_copy"] = r.pctCopy;
+    js["copy_us"] = r.copyUs; // same-size copy; 0: not measured
+    js["pct_same_size_copy"] = r.pctSameCopy;
     js["tflops"] = r.tflops;
     js["dropout_seed"] = r.dropoutSeed;
     if (s.kind == BundleStep::Contraction)

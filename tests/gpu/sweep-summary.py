@@ -4,7 +4,9 @@
   sweep-summary.py OUT.json ...   a configuration sweep: the same model compiled
   with `dmc compile --config-index N` for several N. Prints, per kernel: bytes,
   best/median/worst median time over the configurations, best GB/s and % of the
-  copy bandwidth measured in the same runs, and the best configuration.
+  copy bandwidth measured in the same runs, the best configuration's % of a copy
+  moving its bytes timed the same way (%size-copy, the step's
+  pct_same_size_copy; "-" in files without it), and the best configuration.
 
   sweep-summary.py --compare A.json B.json   the same bundle timed two ways
   (e.g. --timing stream and --timing isolated --flush-l2): one line per kernel
@@ -37,6 +39,12 @@ def describe_timing(runs):
     return text
 
 
+def size_copy_cell(step, width=10):
+    """The step's pct_same_size_copy right-aligned, "-" when absent or 0."""
+    pct = step.get("pct_same_size_copy") or 0
+    return f"{pct:{width - 1}.1f}%" if pct > 0 else f"{'-':>{width}}"
+
+
 def kernel_steps(run):
     return {s["id"]: s for s in run["steps"]
             if s.get("kind") == "kernel" and "median_us" in s}
@@ -54,20 +62,21 @@ def sweep(paths):
     for p, r in zip(paths, runs):
         for kid, s in kernel_steps(r).items():
             rows.setdefault(kid, []).append((s["median_us"], s["bytes"], s["name"],
-                                             manifests[p][kid]))
+                                             manifests[p][kid], s))
     print(f"device {runs[0]['device']['name']}; copy bandwidth {copy:.0f} GB/s (median over runs); "
           f"{len(runs)} configurations; {describe_timing(runs)}")
     print(f"{'id':>3} {'kernel':<28} {'MB':>8} {'best us':>9} {'median':>9} {'worst':>9} "
-          f"{'GB/s':>7} {'%copy':>6}  best configuration")
+          f"{'GB/s':>7} {'%copy':>6} {'%size-copy':>10}  best configuration")
     total_best = 0.0
     for kid in sorted(rows):
-        times = sorted(rows[kid])
+        times = sorted(rows[kid], key=lambda t: t[:4])
         best = times[0]
         med = statistics.median(t[0] for t in times)
         gbs = best[1] / best[0] / 1e3
         total_best += best[0]
         print(f"{kid:>3} {best[2]:<28} {best[1] / 1e6:8.1f} {best[0]:9.1f} {med:9.1f} "
-              f"{times[-1][0]:9.1f} {gbs:7.0f} {100 * gbs / copy:5.1f}%  {best[3]}")
+              f"{times[-1][0]:9.1f} {gbs:7.0f} {100 * gbs / copy:5.1f}% "
+              f"{size_copy_cell(best[4])}  {best[3]}")
     print(f"sum of best kernel times: {total_best:.1f} us")
 
 

@@ -1,8 +1,12 @@
 //===- BenchOptionsTest.cpp - dmrt-bench's command line and timing plan ---===//
+//
+// Also the same-size copy (bytes, percentage, cache key) and the step table.
+//
 #include "runtime/BenchOptions.h"
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <vector>
 
 using namespace dmrt;
@@ -80,6 +84,7 @@ TEST(BenchOptions, OtherErrorsAndHelp) {
   EXPECT_EQ(parse({"--help", "--bogus"}, o), "");
   EXPECT_TRUE(o.help);
   EXPECT_NE(std::string(kBenchUsage).find("--timing stream|isolated"), std::string::npos);
+  EXPECT_NE(std::string(kBenchUsage).find("%size-copy"), std::string::npos);
 }
 
 TEST(StreamTiming, ModeNames) {
@@ -128,6 +133,97 @@ TEST(StreamTiming, LaunchesAndSamples) {
   EXPECT_EQ(streamSamples(1, 64), 1);
   EXPECT_EQ(streamSamples(1000, 20), 50);
   EXPECT_EQ(streamSamples(0, 20), 0);
+}
+
+TEST(HarnessSameSizeCopy, BytesAndPercentage) {
+  // Half the step's bytes are copied: read + write = the step's bytes.
+  EXPECT_EQ(sameSizeCopyBytes(16 << 20), 8 << 20);
+  EXPECT_EQ(sameSizeCopyBytes(7), 3);
+  EXPECT_EQ(sameSizeCopyBytes(2), 1);
+  EXPECT_EQ(sameSizeCopyBytes(1), 0);
+  EXPECT_EQ(sameSizeCopyBytes(0), 0);
+  EXPECT_EQ(sameSizeCopyBytes(-5), 0);
+  // 100 x copy time / step time = step GB/s as a % of the copy's GB/s.
+  EXPECT_DOUBLE_EQ(pctSameSizeCopy(8, 10), 80);
+  EXPECT_DOUBLE_EQ(pctSameSizeCopy(12, 10), 120); // faster than the copy
+  EXPECT_EQ(pctSameSizeCopy(0, 10), 0);           // copy not measured
+  EXPECT_EQ(pctSameSizeCopy(8, 0), 0);
+  EXPECT_EQ(pctSameSizeCopy(-1, 10), 0);
+}
+
+TEST(HarnessSameSizeCopy, CacheKey) {
+  HarnessOptions opt;
+  // Steps with the same copy size share a key; odd bytes round down.
+  EXPECT_EQ(copyTimingKey(100, opt), copyTimingKey(101, opt));
+  EXPECT_EQ(copyTimingKey(100, opt).copyBytes, 50);
+  EXPECT_FALSE(copyTimingKey(100, opt) == copyTimingKey(102, opt));
+  EXPECT_TRUE(copyTimingKey(100, opt) < copyTimingKey(102, opt));
+  // Timing mode and repetitions make a different measurement.
+  HarnessOptions iso = opt;
+  iso.timing = TimingMode::Isolated;
+  EXPECT_FALSE(copyTimingKey(100, opt) == copyTimingKey(100, iso));
+  HarnessOptions isoFlush = iso;
+  isoFlush.flushL2 = true;
+  EXPECT_FALSE(copyTimingKey(100, iso) == copyTimingKey(100, isoFlush));
+  EXPECT_TRUE(copyTimingKey(100, isoFlush).flushL2);
+  HarnessOptions reps = opt;
+  reps.reps = 7;
+  EXPECT_FALSE(copyTimingKey(100, opt) == copyTimingKey(100, reps));
+  // Strict weak order: usable as a std::map key.
+  CopyTimingKey a = copyTimingKey(100, opt), b = copyTimingKey(100, iso);
+  EXPECT_NE(a < b, b < a);
+  EXPECT_FALSE(a < a);
+}
+
+TEST(BenchStepTable, SizeCopyColumn) {
+  std::string header = stepTableHeader();
+  size_t pct = header.find("%copy"), size = header.find("%size-copy"),
+         tflops = header.find("TFLOP/s");
+  ASSERT_NE(size, std::string::npos);
+  EXPECT_LT(pct, size);
+  EXPECT_LT(size, tflops);
+  StepResult r;
+  r.kind = BundleStep::Kernel;
+  r.id = 3;
+  r.name = "fused_softmax";
+  r.bytes = 16 << 20;
+  r.time.medianUs = 10;
+  r.time.minUs = 9.5;
+  r.gbs = 1677.7;
+  r.pctCopy = 55.3;
+  r.copyUs = 8.5;
+  r.pctSameCopy = 85;
+  r.bufferSets = 13;
+  std::string row = stepTableRow(r, "pass");
+  // Every column ends where its header ends.
+  EXPECT_EQ(row.size(), header.size() - std::string("check").size() + 4);
+  size_t end = size + std::string("%size-copy").size();
+  EXPECT_EQ(row.substr(end - 5, 5), "85.0%") << row;
+  size_t copyEnd = pct + std::string("%copy").size();
+  EXPECT_EQ(row.substr(copyEnd - 5, 5), "55.3%") << row;
+  EXPECT_EQ(row.substr(0, 2), "k ");
+  EXPECT_EQ(row.substr(row.size() - 4), "pass");
+  // Not measured: "-", same width.
+  r.copyUs = r.pctSameCopy = 0;
+  std::string none = stepTableRow(r, "pass");
+  EXPECT_EQ(none.size(), row.size());
+  EXPECT_EQ(none.substr(end - 10, 10), "         -") << none;
+  // Contractions show TFLOP/s.
+  r.kind = BundleStep::Contraction;
+  r.tflops = 312.5;
+  std::string c = stepTableRow(r, "-");
+  size_t tEnd = tflops + std::string("TFLOP/s").size();
+  EXPECT_EQ(c.substr(tEnd - 5, 5), "312.5") << c;
+  EXPECT_EQ(c.substr(0, 2), "c ");
+}
+
+TEST(BenchStepTable, PercentCell) {
+  EXPECT_EQ(percentCell(85, 10), "     85.0%");
+  EXPECT_EQ(percentCell(123.45, 7), " 123.5%");
+  EXPECT_EQ(percentCell(0, 10), "         -");
+  EXPECT_EQ(percentCell(-3, 4), "   -");
+  EXPECT_EQ(percentCell(std::numeric_limits<double>::infinity(), 4), "   -");
+  EXPECT_EQ(percentCell(1234.5, 4), "1234.5%"); // wider than asked: not cut
 }
 
 } // namespace
