@@ -32,6 +32,15 @@ const char *cublasStatusName(cublasStatus_t s) {
 
 GemmRunner::~GemmRunner() { release(); }
 
+int64_t GemmRunner::auxBytes(const dmcgen::GemmDescriptor &g, DType typeD) {
+  int64_t n = g.auxSize();
+  if (n <= 0)
+    return 0;
+  if (dmcgen::epilogueIsRelu(g.epilogue))
+    return (n + 127) / 128 * 16; // bits, in whole 128-bit words
+  return n * static_cast<int64_t>(dtypeSize(typeD));
+}
+
 void GemmRunner::release() {
   if (pref_) cublasLtMatmulPreferenceDestroy(pref_);
   if (la_) cublasLtMatrixLayoutDestroy(la_);
@@ -42,13 +51,17 @@ void GemmRunner::release() {
   pref_ = nullptr;
   la_ = lb_ = lc_ = ld_ = nullptr;
   op_ = nullptr;
+  epilogue_ = dmcgen::Epilogue::None;
+  bias_ = aux_ = bound_ = false;
+  boundBias_ = boundAux_ = nullptr;
+  status_ = CUBLAS_STATUS_SUCCESS;
   algos_.clear();
 }
 
-bool GemmRunner::check(cublasStatus_t s, const char *call,
-                       std::string &error) const {
+bool GemmRunner::check(cublasStatus_t s, const char *call, std::string &error) {
   if (s == CUBLAS_STATUS_SUCCESS)
     return true;
+  status_ = s;
   error = std::string(call) + " failed: " + cublasStatusName(s) + " (" +
           cublasLtGetStatusString(s) + ") for " + what_;
   return false;
@@ -61,6 +74,12 @@ bool GemmRunner::init(cublasLtHandle_t handle, const dmcgen::GemmDescriptor &g,
   handle_ = handle;
   workspace_ = workspace;
   what_ = g.describe();
+  const char *epiName = dmcgen::epilogueName(g.epilogue);
+  std::string why;
+  if (!dmcgen::validateDescriptor(g, why)) {
+    error = "invalid descriptor (" + why + ") for " + what_;
+    return false;
+  }
   cudaDataType_t ta, tb, td, tbias = CUDA_R_32F;
   if (!toCudaDataType(typeA, ta) || !toCudaDataType(typeB, tb) ||
       !toCudaDataType(typeD, td)) {
@@ -68,46 +87,54 @@ bool GemmRunner::init(cublasLtHandle_t handle, const dmcgen::GemmDescriptor &g,
             " B=" + dtypeName(typeB) + " D=" + dtypeName(typeD) + " for " + what_;
     return false;
   }
-  cublasLtEpilogue_t epi;
-  switch (g.epilogue) {
-  case dmcgen::Epilogue::None: epi = CUBLASLT_EPILOGUE_DEFAULT; break;
-  case dmcgen::Epilogue::Bias:
-    epi = CUBLASLT_EPILOGUE_BIAS;
-    bias_ = true;
-    if (!toCudaDataType(biasType, tbias)) {
-      error = std::string("unsupported bias type ") + dtypeName(biasType);
-      return false;
-    }
-    break;
-  default:
-    error = std::string("epilogue ") + dmcgen::epilogueName(g.epilogue) +
-            " is not supported by the runner yet (only DEFAULT and BIAS)";
+  epilogue_ = g.epilogue;
+  bias_ = dmcgen::epilogueReadsBias(g.epilogue) ||
+          dmcgen::epilogueWritesBias(g.epilogue);
+  aux_ = dmcgen::epilogueWritesAux(g.epilogue) ||
+         dmcgen::epilogueReadsAux(g.epilogue);
+  if (bias_ && !toCudaDataType(biasType, tbias)) {
+    error = std::string("unsupported bias type ") + dtypeName(biasType) +
+            " for epilogue " + epiName + " (bf16, f16 or f32) for " + what_;
     return false;
   }
+  cublasLtEpilogue_t epi = dmcgen::toCublasLt(g.epilogue);
   alpha_ = static_cast<float>(g.alpha);
   beta_ = static_cast<float>(g.beta);
   cublasOperation_t opA = g.transA, opB = g.transB;
+  // "cublasLtMatmulDescSetAttribute(X)" for epilogue attributes.
+  auto setAttr = [&](cublasLtMatmulDescAttributes_t attr, const void *buf,
+                     size_t size, const char *name) {
+    std::string call =
+        std::string("cublasLtMatmulDescSetAttribute(") + name + ")";
+    return check(cublasLtMatmulDescSetAttribute(op_, attr, buf, size),
+                 call.c_str(), error);
+  };
   if (!check(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F),
              "cublasLtMatmulDescCreate", error) ||
-      !check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &opA,
-                                            sizeof(opA)),
-             "cublasLtMatmulDescSetAttribute(TRANSA)", error) ||
-      !check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &opB,
-                                            sizeof(opB)),
-             "cublasLtMatmulDescSetAttribute(TRANSB)", error) ||
-      !check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE,
-                                            &epi, sizeof(epi)),
-             "cublasLtMatmulDescSetAttribute(EPILOGUE)", error))
+      !setAttr(CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA), "TRANSA") ||
+      !setAttr(CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB), "TRANSB") ||
+      !setAttr(CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi), "EPILOGUE"))
     return false;
   if (bias_) {
     int64_t bs = g.biasBatchStride;
-    if (!check(cublasLtMatmulDescSetAttribute(
-                   op_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &tbias, sizeof(tbias)),
-               "cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)", error) ||
-        !check(cublasLtMatmulDescSetAttribute(
-                   op_, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &bs, sizeof(bs)),
-               "cublasLtMatmulDescSetAttribute(BIAS_BATCH_STRIDE)", error))
+    if (!setAttr(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &tbias, sizeof(tbias),
+                 "BIAS_DATA_TYPE") ||
+        !setAttr(CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &bs, sizeof(bs),
+                 "BIAS_BATCH_STRIDE"))
       return false;
+  }
+  if (aux_) {
+    int64_t auxLd = g.auxLd, auxBs = g.auxBatchStride;
+    if (!setAttr(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &auxLd, sizeof(auxLd),
+                 "EPILOGUE_AUX_LD") ||
+        !setAttr(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, &auxBs,
+                 sizeof(auxBs), "EPILOGUE_AUX_BATCH_STRIDE"))
+      return false;
+    // CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE stays at its default (-1):
+    // the ReLU aux is a bit-mask, and the GELU input is stored in D's type.
+    // cuBLASLt accepts another aux type only for FP8 kernels and documents
+    // that otherwise the attribute "should be left unset or set to the
+    // default value of -1" (else cublasLtMatmul fails with INVALID_VALUE).
   }
   auto layout = [&](cublasLtMatrixLayout_t &l, cudaDataType_t t,
                     const dmcgen::MatrixLayout &m, const char *name) {
@@ -137,6 +164,27 @@ bool GemmRunner::init(cublasLtHandle_t handle, const dmcgen::GemmDescriptor &g,
                "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)", error);
 }
 
+bool GemmRunner::bindPointers(const void *bias, const void *aux,
+                              std::string &error) {
+  if (bias_ && (!bound_ || bias != boundBias_)) {
+    if (!check(cublasLtMatmulDescSetAttribute(
+                   op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+               "cublasLtMatmulDescSetAttribute(BIAS_POINTER)", error))
+      return false;
+    boundBias_ = bias;
+  }
+  if (aux_ && (!bound_ || aux != boundAux_)) {
+    if (!check(cublasLtMatmulDescSetAttribute(
+                   op_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux,
+                   sizeof(aux)),
+               "cublasLtMatmulDescSetAttribute(EPILOGUE_AUX_POINTER)", error))
+      return false;
+    boundAux_ = aux;
+  }
+  bound_ = true;
+  return true;
+}
+
 bool GemmRunner::algorithms(int k,
                             std::vector<cublasLtMatmulHeuristicResult_t> &out,
                             std::string &error) {
@@ -144,6 +192,12 @@ bool GemmRunner::algorithms(int k,
     error = "GemmRunner::algorithms before init";
     return false;
   }
+  // The heuristic looks at the bias / aux pointers' alignment: until run()
+  // binds the real ones, stand in a device address that is 256-byte aligned
+  // (the workspace; never dereferenced by the heuristic).
+  if (!bound_ && (bias_ || aux_) && workspace_ &&
+      !bindPointers(workspace_, workspace_, error))
+    return false;
   if (static_cast<int>(algos_.size()) < k) {
     std::vector<cublasLtMatmulHeuristicResult_t> res(k);
     int found = 0;
@@ -157,6 +211,7 @@ bool GemmRunner::algorithms(int k,
   out.assign(algos_.begin(),
              algos_.begin() + std::min<size_t>(algos_.size(), k));
   if (out.empty()) {
+    status_ = CUBLAS_STATUS_NOT_SUPPORTED;
     error = "cublasLtMatmulAlgoGetHeuristic found no algorithm for " + what_;
     return false;
   }
@@ -164,23 +219,33 @@ bool GemmRunner::algorithms(int k,
 }
 
 bool GemmRunner::run(const void *a, const void *b, void *d, const void *bias,
-                     cudaStream_t stream, const cublasLtMatmulAlgo_t *algo,
-                     std::string &error) {
+                     const void *aux, cudaStream_t stream,
+                     const cublasLtMatmulAlgo_t *algo, std::string &error) {
+  if (!op_) {
+    error = "GemmRunner::run before init";
+    return false;
+  }
+  const char *epiName = dmcgen::epilogueName(epilogue_);
+  if (bias_ && !bias) {
+    error = std::string("epilogue ") + epiName + " needs a bias " +
+            (dmcgen::epilogueWritesBias(epilogue_) ? "gradient (output)"
+                                                   : "(input)") +
+            " pointer for " + what_;
+    return false;
+  }
+  if (aux_ && !aux) {
+    error = std::string("epilogue ") + epiName + " needs an aux " +
+            (dmcgen::epilogueWritesAux(epilogue_) ? "(output)" : "(input)") +
+            " pointer for " + what_;
+    return false;
+  }
+  if (!bindPointers(bias_ ? bias : nullptr, aux_ ? aux : nullptr, error))
+    return false;
   if (!algo) {
     std::vector<cublasLtMatmulHeuristicResult_t> best;
     if (!algorithms(1, best, error))
       return false;
     algo = &algos_[0].algo;
-  }
-  if (bias_) {
-    if (!bias) {
-      error = "BIAS epilogue without a bias pointer for " + what_;
-      return false;
-    }
-    if (!check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                              &bias, sizeof(bias)),
-               "cublasLtMatmulDescSetAttribute(BIAS_POINTER)", error))
-      return false;
   }
   return check(cublasLtMatmul(handle_, op_, &alpha_, a, la_, b, lb_, &beta_, d,
                               lc_, d, ld_, algo, workspace_, kWorkspaceBytes,

@@ -2,10 +2,30 @@
 //
 // Runs a dmcgen::GemmDescriptor with cuBLASLt: compute CUBLAS_COMPUTE_32F,
 // scale CUDA_R_32F, A/B/C/D types from the tensors' dtypes, column-major
-// strided-batched layouts, transa/transb, epilogue DEFAULT or BIAS (others
-// are reported unsupported), 32 MiB workspace. Algorithms come from
-// cublasLtMatmulAlgoGetHeuristic; `algorithms(k)` exposes the top k so a tuner
-// can time each. Every cuBLAS failure becomes a message naming the call.
+// strided-batched layouts, transa/transb, 32 MiB workspace. Algorithms come
+// from cublasLtMatmulAlgoGetHeuristic; `algorithms(k)` exposes the top k so a
+// tuner can time each. Every cuBLAS failure becomes a message naming the call
+// and the epilogue.
+//
+// Epilogues: every one the descriptor defines (DEFAULT, BIAS, RELU[_AUX][_BIAS],
+// GELU[_AUX][_BIAS], DRELU[_BGRAD], DGELU[_BGRAD], BGRADA, BGRADB), set as
+// CUBLASLT_MATMUL_DESC_EPILOGUE. Whether cuBLASLt has a kernel for a given
+// epilogue, layout and type is its own business: without one the heuristic
+// fails with CUBLAS_STATUS_NOT_SUPPORTED (see lastStatus()).
+//  - bias (CUBLASLT_MATMUL_DESC_BIAS_POINTER): read by the *BIAS epilogues,
+//    written (the gradient) by D*_BGRAD, BGRADA and BGRADB. Its type
+//    (CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE) is `biasType`; cuBLASLt documents
+//    the bias / bias gradient as D's type for the non-FP8 types run here.
+//    CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE = g.biasBatchStride.
+//  - aux (CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER): written by *_AUX, read
+//    by DRELU* / DGELU*. _AUX_LD = g.auxLd, _AUX_BATCH_STRIDE =
+//    g.auxBatchStride. ReLU: a bit-mask, ld and stride in bits (multiples of
+//    128; bit i of the buffer is bit i%8 of byte i/8); no aux data type.
+//    GELU: the GELU input in D's type (ld, stride in elements, multiples of 8).
+//    CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE is left at its default (-1:
+//    bit-mask / D's type): cuBLASLt accepts another aux type only for FP8
+//    kernels, which this runner does not run, and documents that it must
+//    otherwise stay unset. auxBytes() says how big the buffer must be.
 //
 // Operands are the *cuBLASLt* operands: when the descriptor has swapOperands,
 // the caller passes tensor b as `a` and tensor a as `b`.
@@ -20,6 +40,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -39,26 +60,55 @@ public:
   GemmRunner(const GemmRunner &) = delete;
   GemmRunner &operator=(const GemmRunner &) = delete;
 
-  /// Creates the descriptors. typeA/typeB: the cuBLASLt operands' dtypes
-  /// (after the swap); typeD also for C; biasType for the bias vector.
-  /// `handle` and `workspace` (kWorkspaceBytes) are owned by the caller.
+  /// Bytes the aux buffer of `g` needs when D has type `typeD` (0: the
+  /// epilogue has no aux): ReLU bit-mask: g.auxSize() bits rounded up to whole
+  /// 16-byte words; GELU input: g.auxSize() elements of typeD.
+  static int64_t auxBytes(const dmcgen::GemmDescriptor &g, DType typeD);
+
+  /// Validates `g` (dmcgen::validateDescriptor) and creates the descriptors.
+  /// typeA/typeB: the cuBLASLt operands' dtypes (after the swap); typeD also
+  /// for C; biasType for the bias vector or bias gradient (ignored when the
+  /// epilogue has none). `handle` and `workspace` (kWorkspaceBytes) are owned
+  /// by the caller.
   bool init(cublasLtHandle_t handle, const dmcgen::GemmDescriptor &g,
             DType typeA, DType typeB, DType typeD, DType biasType,
             void *workspace, std::string &error);
 
   /// Up to k heuristic algorithms, best first (cached after the first call).
+  /// cuBLASLt reads the bias / aux pointers' values (alignment) here: before
+  /// the first run() they are bound to the workspace (256-byte aligned).
   bool algorithms(int k, std::vector<cublasLtMatmulHeuristicResult_t> &out,
                   std::string &error);
 
   /// D = epilogue(alpha op(A) op(B) + beta D [+ bias]) with algorithm
   /// `algo` (an entry of algorithms(); nullptr: the heuristic's best).
+  /// `bias`: input of the *BIAS epilogues, output of the *BGRAD* ones.
+  /// `aux`: output of the *_AUX epilogues, input of DRELU* / DGELU*.
+  /// Each must be non-null exactly when the epilogue uses it (an unused one
+  /// is ignored).
+  bool run(const void *a, const void *b, void *d, const void *bias,
+           const void *aux, cudaStream_t stream,
+           const cublasLtMatmulAlgo_t *algo, std::string &error);
+  /// The same without an aux buffer (epilogues without aux).
   bool run(const void *a, const void *b, void *d, const void *bias,
            cudaStream_t stream, const cublasLtMatmulAlgo_t *algo,
-           std::string &error);
+           std::string &error) {
+    return run(a, b, d, bias, nullptr, stream, algo, error);
+  }
+
+  /// Whether the epilogue uses a bias / bias-gradient pointer, an aux pointer.
+  bool usesBias() const { return bias_; }
+  bool usesAux() const { return aux_; }
+  /// The status of the last cuBLAS call that failed (CUBLAS_STATUS_SUCCESS
+  /// if none). A heuristic that found no algorithm reads as
+  /// CUBLAS_STATUS_NOT_SUPPORTED: cuBLASLt has no kernel for this
+  /// epilogue / layout / type.
+  cublasStatus_t lastStatus() const { return status_; }
 
 private:
   void release();
-  bool check(cublasStatus_t s, const char *call, std::string &error) const;
+  bool check(cublasStatus_t s, const char *call, std::string &error);
+  bool bindPointers(const void *bias, const void *aux, std::string &error);
 
   cublasLtHandle_t handle_ = nullptr;
   cublasLtMatmulDesc_t op_ = nullptr;
@@ -67,7 +117,10 @@ private:
   cublasLtMatmulPreference_t pref_ = nullptr;
   void *workspace_ = nullptr;
   float alpha_ = 1, beta_ = 0;
-  bool bias_ = false;
+  dmcgen::Epilogue epilogue_ = dmcgen::Epilogue::None;
+  bool bias_ = false, aux_ = false, bound_ = false;
+  const void *boundBias_ = nullptr, *boundAux_ = nullptr;
+  cublasStatus_t status_ = CUBLAS_STATUS_SUCCESS;
   std::vector<cublasLtMatmulHeuristicResult_t> algos_;
   std::string what_;
 };
