@@ -93,7 +93,12 @@ std::string whyInfeasible(const KernelSpace &s, const KernelConfig &c) {
   if (c.perThread < 1 || (!s.row.empty() && c.perThread != 1))
     return "several points per thread apply to elementwise kernels only";
   if (!s.row.empty() && c.ty > 32 && c.ty * c.vec > s.rowPoints)
-    return llvm::formatv("{0} threads per row but the row has {1} points", c.ty, s.rowPoints);
+    return c.vec > 1 ? llvm::formatv("{0} threads x vectors of {1} exceed the row's {2} points",
+                                     c.ty, c.vec, s.rowPoints)
+                           .str()
+                     : llvm::formatv("{0} threads per row but the row has {1} points", c.ty,
+                                     s.rowPoints)
+                           .str();
   if (c.split < 1)
     return "split must be at least 1";
   if (c.split > 1) {
