@@ -157,7 +157,7 @@ std::vector<KernelConfig> enumerateConfigs(const KernelSpace &s,
     if (isColumnConfig(def))
       candidates.push_back(def);
     for (int vec : {8, 4})
-      for (int tx : {8, 16})
+      for (int tx : {8, 16, 32})
         for (int split : {1, 4, 16, 64})
           candidates.push_back({innermost, tx, 256 / tx, 1, vec, split});
   }
