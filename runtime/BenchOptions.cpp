@@ -17,6 +17,7 @@ const char *const kBenchUsage =
     "                  [--timing stream|isolated] [--flush-l2] [--seed S=0]\n"
     "                  [--json OUT.json] [--tolerance T] [--device N=0] "
     "[--int-max N=1]\n"
+    "                  [--algorithms heuristic|all] [--max-algorithms N=256]\n"
     "Runs, checks (--reference: against BUNDLE/reference/{k,c}<N>.safetensors)\n"
     "and times the kernels and contractions of a layer bundle. Without --kernel\n"
     "and --contraction every step runs.\n"
@@ -32,6 +33,19 @@ const char *const kBenchUsage =
     "%copy: GB/s as a % of a 1 GiB device-to-device copy; %size-copy: as a %\n"
     "of a copy moving the step's bytes (bytes/2 copied) timed the same way\n"
     "(\"-\": not measured; --json: copy_us, pct_same_size_copy).\n"
+    "cuBLASLt algorithms of a contraction:\n"
+    "  --algorithms heuristic  (default) check and time the heuristic's best.\n"
+    "  --algorithms all        then also time every algorithm of the heuristic's\n"
+    "                     top 8 and those enumerated from\n"
+    "                     cublasLtMatmulAlgoGetIds (tile x stages x split-k x\n"
+    "                     swizzle that cublasLtMatmulAlgoCheck accepts), at most\n"
+    "                     --max-algorithms in all, each timed as the step with\n"
+    "                     min(reps, 5) reps; a failing algorithm is counted, not\n"
+    "                     fatal. A line per contraction: algorithms tried, the\n"
+    "                     heuristic best's and the fastest one's time and\n"
+    "                     configuration (--json: algorithms_tried, heuristic_us,\n"
+    "                     best_us, best_algorithm); with --reference the fastest\n"
+    "                     is checked too.\n"
     "Exit: 0 pass, 1 mismatch or CUDA failure, 2 usage/bundle error, 77 no\n"
     "CUDA device.\n";
 
@@ -84,11 +98,34 @@ std::string stepTableRow(const StepResult &r, const std::string &check) {
                 tflops.c_str(), r.bufferSets, check.c_str());
 }
 
+std::string algorithmSweepLine(const AlgorithmSweep &s) {
+  std::string line = format("       algorithms: %d tried (%d heuristic, %d "
+                            "enumerated), %d failed, %d rep%s each",
+                            s.tried, s.heuristic, s.enumerated, s.errors,
+                            s.reps, s.reps == 1 ? "" : "s");
+  if (!s.enumerationError.empty())
+    line += "; enumeration failed: " + s.enumerationError;
+  line += s.heuristicUs > 0
+              ? format("; heuristic %.2f us", s.heuristicUs)
+              : std::string("; heuristic -");
+  if (s.bestIndex < 0)
+    return line + "; none ran";
+  line += format("; best %.2f us", s.bestUs);
+  if (s.heuristicUs > 0 && s.bestUs > 0)
+    line += format(" (%.2fx)", s.heuristicUs / s.bestUs);
+  line += format(" by %s #%d: ", s.bestIsHeuristic ? "heuristic" : "enumerated",
+                 s.bestIndex) +
+          s.bestAlgorithm;
+  if (s.bestChecked)
+    line += s.bestPass ? " [checked: pass]" : " [checked: FAIL]";
+  return line;
+}
+
 bool parseBenchArgs(int argc, const char *const *argv, BenchOptions &out,
                     std::string &error) {
   out = BenchOptions();
   HarnessOptions &opt = out.harness;
-  bool flushGiven = false, timingGiven = false;
+  bool flushGiven = false, timingGiven = false, maxAlgorithmsGiven = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> const char * {
@@ -114,6 +151,21 @@ bool parseBenchArgs(int argc, const char *const *argv, BenchOptions &out,
         return false;
       }
       timingGiven = true;
+    } else if (a == "--algorithms") {
+      const char *v = value();
+      if (!v || !parseAlgorithmMode(v, opt.algorithms)) {
+        error = "--algorithms needs \"heuristic\" or \"all\"" +
+                (v ? std::string(", got \"") + v + "\"" : std::string());
+        return false;
+      }
+    } else if (a == "--max-algorithms") {
+      const char *v = value();
+      if (!v || !parseIntArg(v, 1, 100000, n)) {
+        error = "--max-algorithms needs an integer in [1, 100000]";
+        return false;
+      }
+      opt.maxAlgorithms = static_cast<int>(n);
+      maxAlgorithmsGiven = true;
     } else if (a == "--kernel" || a == "--contraction" || a == "--json") {
       const char *v = value();
       if (!v || !*v) {
@@ -165,6 +217,11 @@ bool parseBenchArgs(int argc, const char *const *argv, BenchOptions &out,
             (timingGiven ? "" : " (the default timing is stream)") +
             ": stream timing rotates over copies of the tensors larger than "
             "the L2 instead of flushing it";
+    return false;
+  }
+  if (maxAlgorithmsGiven && opt.algorithms != AlgorithmMode::All) {
+    error = "--max-algorithms needs --algorithms all (the default, heuristic, "
+            "times the heuristic's best alone)";
     return false;
   }
   if (out.bundleDir.empty()) {

@@ -37,6 +37,11 @@ bool parseIntArg(const char *s, long long lo, long long hi, long long &out);
 /// a timed step, without newline, their columns aligned.
 std::string stepTableHeader();
 std::string stepTableRow(const StepResult &r, const std::string &check);
+/// The line under a contraction's row when it swept its algorithms
+/// (--algorithms all): tried, heuristic and enumerated counts, failures, reps,
+/// the heuristic best's time, the fastest's time, speed-up, index and
+/// description ("none ran" when no algorithm ran).
+std::string algorithmSweepLine(const AlgorithmSweep &s);
 /// `pct` as "12.3%" right-aligned in `width`, or "-" when it is not > 0 (not
 /// measured, e.g. StepResult::pctSameCopy when the copy could not run).
 std::string percentCell(double pct, int width);

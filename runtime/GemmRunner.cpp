@@ -87,6 +87,9 @@ bool GemmRunner::init(cublasLtHandle_t handle, const dmcgen::GemmDescriptor &g,
             " B=" + dtypeName(typeB) + " D=" + dtypeName(typeD) + " for " + what_;
     return false;
   }
+  typeA_ = ta;
+  typeB_ = tb;
+  typeD_ = td;
   epilogue_ = g.epilogue;
   bias_ = dmcgen::epilogueReadsBias(g.epilogue) ||
           dmcgen::epilogueWritesBias(g.epilogue);
@@ -109,7 +112,7 @@ bool GemmRunner::init(cublasLtHandle_t handle, const dmcgen::GemmDescriptor &g,
     return check(cublasLtMatmulDescSetAttribute(op_, attr, buf, size),
                  call.c_str(), error);
   };
-  if (!check(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+  if (!check(cublasLtMatmulDescCreate(&op_, kComputeType, kScaleType),
              "cublasLtMatmulDescCreate", error) ||
       !setAttr(CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA), "TRANSA") ||
       !setAttr(CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB), "TRANSB") ||

@@ -4,8 +4,9 @@
 // scale CUDA_R_32F, A/B/C/D types from the tensors' dtypes, column-major
 // strided-batched layouts, transa/transb, 32 MiB workspace. Algorithms come
 // from cublasLtMatmulAlgoGetHeuristic; `algorithms(k)` exposes the top k so a
-// tuner can time each. Every cuBLAS failure becomes a message naming the call
-// and the epilogue.
+// tuner can time each, and `enumerateAlgorithms` adds configurations built
+// from cublasLtMatmulAlgoGetIds (runtime/GemmAlgorithms.h). Every cuBLAS
+// failure becomes a message naming the call and the epilogue.
 //
 // Epilogues: every one the descriptor defines (DEFAULT, BIAS, RELU[_AUX][_BIAS],
 // GELU[_AUX][_BIAS], DRELU[_BGRAD], DGELU[_BGRAD], BGRADA, BGRADB), set as
@@ -35,6 +36,7 @@
 #define DMRT_GEMMRUNNER_H
 
 #include "codegen/gemm/GemmMapping.h"
+#include "runtime/GemmAlgorithms.h"
 #include "runtime/Safetensors.h"
 
 #include <cublasLt.h>
@@ -54,6 +56,14 @@ const char *cublasStatusName(cublasStatus_t s);
 class GemmRunner {
 public:
   static constexpr size_t kWorkspaceBytes = 32u << 20;
+  static constexpr cublasComputeType_t kComputeType = CUBLAS_COMPUTE_32F;
+  static constexpr cudaDataType_t kScaleType = CUDA_R_32F;
+  /// Heuristic results enumerateAlgorithms puts first by default.
+  static constexpr int kDefaultHeuristicCount = 8;
+  /// At most this many cublasLtMatmulAlgoCheck calls per enumeration.
+  static constexpr int kMaxAlgoChecks = 50000;
+  /// ... and at most this many per id and round-robin turn.
+  static constexpr int kAlgoChecksPerTurn = 1000;
 
   GemmRunner() = default;
   ~GemmRunner();
@@ -80,8 +90,26 @@ public:
   bool algorithms(int k, std::vector<cublasLtMatmulHeuristicResult_t> &out,
                   std::string &error);
 
+  /// The heuristic's top `heuristicCount` (as algorithms(); source
+  /// Heuristic, best first), then configurations enumerated from
+  /// cublasLtMatmulAlgoGetIds for this runner's types (source Enumerated):
+  /// every id's candidates (candidateConfigs), tried round-robin over the ids
+  /// (selectCandidates, at most kMaxAlgoChecks checks, kAlgoChecksPerTurn
+  /// per id and turn; ~4 us each on an H100), kept when
+  /// cublasLtMatmulAlgoCheck accepts them with a workspace <=
+  /// kWorkspaceBytes and their key differs from every heuristic result's.
+  /// At most `maxCount` in all. Each entry has its configuration and
+  /// description. False when cuBLAS fails, or when neither source gives an
+  /// algorithm (lastStatus() CUBLAS_STATUS_NOT_SUPPORTED). No GPU work: only
+  /// descriptors are checked, nothing runs.
+  bool enumerateAlgorithms(int maxCount, std::vector<GemmAlgorithm> &out,
+                           std::string &error,
+                           int heuristicCount = kDefaultHeuristicCount,
+                           GemmEnumStats *stats = nullptr);
+
   /// D = epilogue(alpha op(A) op(B) + beta D [+ bias]) with algorithm
-  /// `algo` (an entry of algorithms(); nullptr: the heuristic's best).
+  /// `algo` (an entry of algorithms() or enumerateAlgorithms(); nullptr: the
+  /// heuristic's best).
   /// `bias`: input of the *BIAS epilogues, output of the *BGRAD* ones.
   /// `aux`: output of the *_AUX epilogues, input of DRELU* / DGELU*.
   /// Each must be non-null exactly when the epilogue uses it (an unused one
@@ -116,6 +144,7 @@ private:
                          ld_ = nullptr;
   cublasLtMatmulPreference_t pref_ = nullptr;
   void *workspace_ = nullptr;
+  cudaDataType_t typeA_ = CUDA_R_32F, typeB_ = CUDA_R_32F, typeD_ = CUDA_R_32F;
   float alpha_ = 1, beta_ = 0;
   dmcgen::Epilogue epilogue_ = dmcgen::Epilogue::None;
   bool bias_ = false, aux_ = false, bound_ = false;

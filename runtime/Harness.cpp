@@ -8,6 +8,7 @@
 #include "runtime/HarnessInternal.h"
 
 #include <array>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -17,6 +18,53 @@ namespace dmrt {
 
 
 using namespace detail;
+
+const char *algorithmModeName(AlgorithmMode m) {
+  return m == AlgorithmMode::All ? "all" : "heuristic";
+}
+
+bool parseAlgorithmMode(const std::string &s, AlgorithmMode &out) {
+  if (s == "heuristic")
+    out = AlgorithmMode::Heuristic;
+  else if (s == "all")
+    out = AlgorithmMode::All;
+  else
+    return false;
+  return true;
+}
+
+void summarizeAlgorithmSweep(const std::vector<GemmAlgorithm> &algos,
+                             const std::vector<double> &us,
+                             AlgorithmSweep &sweep) {
+  sweep.tried = static_cast<int>(algos.size());
+  sweep.heuristic = sweep.enumerated = sweep.errors = 0;
+  sweep.heuristicUs = sweep.bestUs = 0;
+  sweep.heuristicAlgorithm.clear();
+  sweep.bestAlgorithm.clear();
+  sweep.bestIndex = -1;
+  sweep.bestIsHeuristic = false;
+  bool heuristicSeen = false;
+  for (size_t i = 0; i < algos.size(); ++i) {
+    bool heur = algos[i].source == GemmAlgoSource::Heuristic;
+    ++(heur ? sweep.heuristic : sweep.enumerated);
+    double t = i < us.size() ? us[i] : 0;
+    bool ok = t > 0 && std::isfinite(t);
+    if (!ok)
+      ++sweep.errors;
+    // The heuristic's best: its rank 0 (the step's own algorithm).
+    if (heur && !heuristicSeen && algos[i].heuristicRank == 0) {
+      heuristicSeen = true;
+      sweep.heuristicAlgorithm = algos[i].description;
+      sweep.heuristicUs = ok ? t : 0;
+    }
+    if (ok && (sweep.bestIndex < 0 || t < sweep.bestUs)) {
+      sweep.bestIndex = static_cast<int>(i);
+      sweep.bestUs = t;
+      sweep.bestAlgorithm = algos[i].description;
+      sweep.bestIsHeuristic = heur;
+    }
+  }
+}
 
 struct Harness::Impl {
   cudaStream_t stream = nullptr;
@@ -250,21 +298,50 @@ StepStatus Harness::runContraction(const Bundle &b, const BundleContraction &c,
   }
   out.algorithms = static_cast<int>(algos.size());
   StepSpec spec{'c', c.id, c.inputs(), c.outputs()};
-  Setup setup = [&](const PtrFn &ptr, uint64_t,
-                    Launch &launch, std::string &) {
-    const void *pa = ptr(first), *pb = ptr(second);
-    void *pd = ptr(c.d);
-    const void *pbias = c.bias >= 0 ? ptr(c.bias) : nullptr;
-    cudaStream_t st = impl_->stream;
-    const cublasLtMatmulAlgo_t *algo = &algos[0].algo;
-    launch = [&runner, pa, pb, pd, pbias, st, algo](std::string &err) {
-      return runner.run(pa, pb, pd, pbias, st, algo, err);
+  // The launch closures of one algorithm.
+  auto setupFor = [&](const cublasLtMatmulAlgo_t *algo) -> Setup {
+    return [&, algo](const PtrFn &ptr, uint64_t, Launch &launch, std::string &) {
+      const void *pa = ptr(first), *pb = ptr(second);
+      void *pd = ptr(c.d);
+      const void *pbias = c.bias >= 0 ? ptr(c.bias) : nullptr;
+      cudaStream_t st = impl_->stream;
+      launch = [&runner, pa, pb, pd, pbias, st, algo](std::string &err) {
+        return runner.run(pa, pb, pd, pbias, st, algo, err);
+      };
+      return StepStatus::Ok;
     };
-    return StepStatus::Ok;
   };
+  // --algorithms all: every algorithm enumerateAlgorithms lists (the
+  // heuristic's first); if the enumeration fails, the heuristic's alone.
+  std::vector<GemmAlgorithm> all;
+  StepVariants variants;
+  if (opt.algorithms == AlgorithmMode::All) {
+    std::string enumError;
+    if (!runner.enumerateAlgorithms(opt.maxAlgorithms, all, enumError,
+                                    opt.topAlgorithms)) {
+      out.sweep.enumerationError = enumError;
+      all.clear();
+      for (size_t i = 0; i < algos.size() &&
+                         static_cast<int>(i) < opt.maxAlgorithms; ++i) {
+        GemmAlgorithm a;
+        a.algo = algos[i].algo;
+        a.workspaceBytes = algos[i].workspaceSize;
+        a.source = GemmAlgoSource::Heuristic;
+        a.heuristicRank = static_cast<int>(i);
+        std::string why;
+        readAlgoConfig(a.algo, a.config, why);
+        a.description = describeAlgorithm(a.config, a.workspaceBytes);
+        all.push_back(std::move(a));
+      }
+    }
+    variants.algos = &all;
+    variants.setup = [&](size_t i) { return setupFor(&all[i].algo); };
+    variants.sweep = &out.sweep;
+  }
   TimingContext tc{opt, info_, impl_->stream, impl_->flush, impl_->flushBytes,
                    impl_->copyCache};
-  StepStatus s = runStep(b, spec, tc, setup, out, error);
+  StepStatus s = runStep(b, spec, tc, setupFor(&algos[0].algo), out, error,
+                         variants.algos ? &variants : nullptr);
   if (s != StepStatus::Ok && s != StepStatus::Mismatch && !error.empty())
     error = "contraction " + std::to_string(c.id) + " (" + c.equation + "): " + error;
   return s;

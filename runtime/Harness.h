@@ -9,6 +9,8 @@
 // over rotating copies of its buffers (stream, the default), or launches one
 // by one between CUDA events (isolated, optionally after an L2 flush).
 // A kernel with a workspace gets it zeroed once before its first launch.
+// Contractions under AlgorithmMode::All also time every algorithm
+// GemmRunner::enumerateAlgorithms lists (AlgorithmSweep).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMRT_HARNESS_H
@@ -107,6 +109,58 @@ int64_t sameSizeCopyBytes(int64_t stepBytes);
 /// its same-size copy; 0 when either time is not > 0 (not measured).
 double pctSameSizeCopy(double copyUs, double stepUs);
 
+struct OutputCheck {
+  int64_t tensor = -1;
+  std::string name; // "out<k>" and the tensor's name
+  Comparison cmp;
+};
+
+/// Which cuBLASLt algorithms a contraction times.
+enum class AlgorithmMode {
+  /// The heuristic's best alone (checked and timed).
+  Heuristic,
+  /// The heuristic's best as above, then every algorithm of
+  /// GemmRunner::enumerateAlgorithms (the heuristic's top
+  /// HarnessOptions::topAlgorithms and enumerated configurations, at most
+  /// maxAlgorithms), each timed as the step with sweepReps repetitions.
+  All,
+};
+/// "heuristic" / "all".
+const char *algorithmModeName(AlgorithmMode m);
+bool parseAlgorithmMode(const std::string &s, AlgorithmMode &out);
+
+/// The algorithms one contraction timed under AlgorithmMode::All.
+struct AlgorithmSweep {
+  bool ran = false;  // a sweep happened (AlgorithmMode::All, contraction)
+  int tried = 0;     // algorithms launched: timed + errors
+  int heuristic = 0, enumerated = 0; // the list's entries by source
+  int errors = 0;    // algorithms that failed to run (not fatal)
+  std::string firstError;
+  /// Enumeration failed (cuBLAS error): only the heuristic's were timed.
+  std::string enumerationError;
+  int reps = 0;      // HarnessOptions reps each algorithm was timed with
+  /// Median per-launch time of the heuristic's best in the sweep (timed as
+  /// every other entry); 0 when it did not run.
+  double heuristicUs = 0;
+  std::string heuristicAlgorithm;
+  /// The fastest entry (median per launch); -1 / 0 when none ran.
+  int bestIndex = -1;
+  double bestUs = 0;
+  std::string bestAlgorithm; // its description
+  bool bestIsHeuristic = false;
+  /// --reference and the fastest is not the checked heuristic best: it was
+  /// run once more on fresh inputs and compared with the reference.
+  bool bestChecked = false, bestPass = true;
+  std::vector<OutputCheck> bestOutputs;
+};
+/// Fills the timing fields of `sweep` (tried, errors, heuristic*, best*,
+/// heuristic / enumerated counts) from one time per entry of `algos`
+/// (median us; <= 0 or not finite: the entry failed). Ties go to the earlier
+/// entry (the heuristic's order first).
+void summarizeAlgorithmSweep(const std::vector<GemmAlgorithm> &algos,
+                             const std::vector<double> &us,
+                             AlgorithmSweep &sweep);
+
 struct HarnessOptions;
 /// Key of the per-Harness cache of same-size copy times: the copy's bytes
 /// and what its timing depends on (many steps of a run share sizes).
@@ -145,13 +199,14 @@ struct HarnessOptions {
   double tolerance = -1; // < 0: defaultTolerance of each output's dtype
   int64_t intMax = 1;    // integer inputs without a reference file
   int topAlgorithms = 8; // cuBLASLt heuristic results requested
+  /// Contractions: the heuristic's best, or every algorithm (AlgorithmMode).
+  AlgorithmMode algorithms = AlgorithmMode::Heuristic;
+  int maxAlgorithms = kDefaultMaxAlgorithms; // AlgorithmMode::All: the cap
+  /// AlgorithmMode::All: `reps` of each algorithm's timing (min with reps;
+  /// stream timing: as many samples, isolated: launches).
+  int sweepReps = 5;
 };
 
-struct OutputCheck {
-  int64_t tensor = -1;
-  std::string name; // "out<k>" and the tensor's name
-  Comparison cmp;
-};
 
 struct StepResult {
   BundleStep::Kind kind = BundleStep::Kernel;
@@ -173,6 +228,7 @@ struct StepResult {
   double tflops = 0;      // flop / median
   uint64_t dropoutSeed = 0;
   int algorithms = 0;     // contractions: heuristic results found
+  AlgorithmSweep sweep;   // contractions under AlgorithmMode::All
   bool checked = false;   // outputs were compared with a reference
   bool pass = true;
   std::vector<OutputCheck> outputs;

@@ -3,7 +3,8 @@
 // Private to Harness.cpp, HarnessStep.cpp and StreamTiming.cpp: the buffers
 // of one step (buffer set 0 is checked; stream timing adds more sets), the
 // launch closures, and the step runner and its two timing modes (which also
-// time each step's same-size copy).
+// time each step's same-size copy and, for a contraction under
+// AlgorithmMode::All, each of its algorithms).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMRT_HARNESSINTERNAL_H
@@ -87,10 +88,35 @@ struct TimingContext {
   std::map<CopyTimingKey, double> &copyCache;
 };
 
+/// Other ways of running a step, timed after it on the same buffers (a
+/// contraction under AlgorithmMode::All: one per algorithm of `algos`,
+/// whose entry 0 is normally the step's own, the heuristic's best).
+struct StepVariants {
+  const std::vector<GemmAlgorithm> *algos = nullptr;
+  /// The Setup of entry i (as the step's).
+  std::function<Setup(size_t)> setup;
+  /// Filled by runStep: summarizeAlgorithmSweep, plus the re-check of the
+  /// fastest entry.
+  AlgorithmSweep *sweep = nullptr;
+};
+
 /// Allocates and fills buffer set 0, runs the step once, checks it against
-/// the reference (--reference), then times it as opt.timing says.
+/// the reference (--reference), then times it as opt.timing says. With
+/// `variants`: then times each of them (timeVariants) and, under
+/// --reference, runs the fastest once more on freshly filled inputs and
+/// checks it too unless it is entry 0 (a mismatch fails the step).
 StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
-                   const Setup &setup, StepResult &out, std::string &error);
+                   const Setup &setup, StepResult &out, std::string &error,
+                   const StepVariants *variants = nullptr);
+
+/// Times every entry of `v` as the step is timed (buffer sets of `buf`;
+/// tc.opt.reps replaced by min(reps, sweepReps)) into `us` (0: it failed;
+/// counted, not fatal). Fatal (CudaError) only when the context is broken
+/// afterwards (cudaStreamSynchronize fails).
+StepStatus timeVariants(StepBuffers &buf, int64_t footprintBytes,
+                        const StepVariants &v, uint64_t dropoutSeed,
+                        TimingContext &tc, std::vector<double> &us,
+                        AlgorithmSweep &sweep, std::string &error);
 
 /// Times `launch` alone: [L2 flush,] event, launch, event; opt.reps times
 /// after opt.warmup launches.

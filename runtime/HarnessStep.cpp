@@ -2,8 +2,8 @@
 //
 // runStep: allocate the tensors of a kernel or contraction (buffer set 0),
 // fill the inputs (random or from the reference file), run it once, compare
-// its outputs with the reference, then time it and its same-size copy
-// (StreamTiming.cpp).
+// its outputs with the reference, then time it, its variants (a
+// contraction's other algorithms) and its same-size copy (StreamTiming.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/HarnessInternal.h"
@@ -45,8 +45,54 @@ int64_t StepBuffers::setBytes() const {
   return n;
 }
 
+StepStatus timeVariants(StepBuffers &buf, int64_t footprintBytes,
+                        const StepVariants &v, uint64_t dropoutSeed,
+                        TimingContext &tc, std::vector<double> &us,
+                        AlgorithmSweep &sweep, std::string &error) {
+  const std::vector<GemmAlgorithm> &algos = *v.algos;
+  HarnessOptions opt = tc.opt;
+  opt.reps = std::max(1, std::min(opt.reps, opt.sweepReps));
+  TimingContext vtc{opt, tc.info, tc.stream, tc.flush, tc.flushBytes,
+                    tc.copyCache};
+  sweep.ran = true;
+  sweep.reps = opt.reps;
+  us.assign(algos.size(), 0.0);
+  for (size_t i = 0; i < algos.size(); ++i) {
+    StepResult r;
+    std::string err;
+    Setup setup = v.setup(i);
+    StepStatus s;
+    if (opt.timing == TimingMode::Isolated) {
+      Launch launch;
+      s = setup(buf.ptrFn(0), dropoutSeed, launch, err);
+      if (s == StepStatus::Ok)
+        s = timeIsolated(launch, vtc, r, err);
+    } else {
+      s = timeStream(buf, footprintBytes, setup, dropoutSeed, vtc, r, err);
+    }
+    if (s == StepStatus::Ok && r.time.medianUs > 0) {
+      us[i] = r.time.medianUs;
+      continue;
+    }
+    // Failed: fatal only if the context is broken; a failed launch or a
+    // non-sticky error is this algorithm's alone.
+    cudaError_t e = cudaStreamSynchronize(tc.stream);
+    if (e != cudaSuccess) {
+      error = "algorithm " + std::to_string(i) + " (" + algos[i].description +
+              "): " + err + "; then " + cudaMsg(e, "cudaStreamSynchronize");
+      return StepStatus::CudaError;
+    }
+    cudaGetLastError();
+    if (sweep.firstError.empty())
+      sweep.firstError = algos[i].description + ": " +
+                         (err.empty() ? std::string("no time") : err);
+  }
+  return StepStatus::Ok;
+}
+
 StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
-                   const Setup &setup, StepResult &out, std::string &error) {
+                   const Setup &setup, StepResult &out, std::string &error,
+                   const StepVariants *variants) {
   const HarnessOptions &opt = tc.opt;
   cudaStream_t st = tc.stream;
   std::string stepName = std::string(1, spec.prefix) + std::to_string(spec.id);
@@ -100,59 +146,65 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
     if (StepStatus s = touch(id); s != StepStatus::Ok)
       return s;
   PtrFn ptr = buf.ptrFn(0);
-  // Outputs first get NaN bytes (unwritten elements fail the check), then the
-  // inputs are written (they win where an input and an output overlap).
-  for (int64_t id : spec.outputs) {
-    const BundleTensor *t = b.tensor(id);
-    DMRT_CUDA(cudaMemsetAsync(ptr(id), 0xFF, t->bytes, st));
-  }
-  for (size_t k = 0; k < spec.inputs.size(); ++k) {
-    const BundleTensor *t = b.tensor(spec.inputs[k]);
-    std::vector<uint8_t> host;
-    std::string refName = "in" + std::to_string(k);
-    const Tensor *rt = haveRef ? ref.find(refName) : nullptr;
-    if (opt.reference && !rt && ref.metadata.count("unit")) {
-      // Inputs drawn from the seed, as the compiler drew them
-      // (runtime/ReferenceData.h).
-      uint64_t unit = 0, maxInt = 1, seed = out.dropoutSeed;
-      parseU64(ref.metadata["unit"], unit);
-      if (ref.metadata.count("max_int"))
-        parseU64(ref.metadata["max_int"], maxInt);
-      std::vector<double> v =
-          referenceValues(t->numElements(), seed,
-                          referenceStream(uint32_t(unit), uint32_t(k)), !isFloat(t->dtype),
-                          int64_t(maxInt));
-      host = fromDoubles("", t->dtype, {t->numElements()}, v).bytes;
-    } else if (opt.reference) {
-      if (!rt) {
-        error = refPath + ": no tensor " + refName + " (input " +
-                std::to_string(k) + ", " + t->name + ")";
-        return StepStatus::BundleError;
-      }
-      if (rt->numElements() != t->numElements()) {
-        error = refPath + ": " + refName + " has " +
-                std::to_string(rt->numElements()) + " elements but tensor " +
-                t->name + " has " + std::to_string(t->numElements());
-        return StepStatus::BundleError;
-      }
-      host = rt->dtype == t->dtype
-                 ? rt->bytes
-                 : fromDoubles("", t->dtype, {t->numElements()}, toDoubles(*rt))
-                       .bytes;
-    } else {
-      int64_t intMax = opt.intMax;
-      if (!isFloat(t->dtype) && rt) {
-        std::vector<double> v = toDoubles(*rt);
-        if (!v.empty())
-          intMax = static_cast<int64_t>(*std::max_element(v.begin(), v.end()));
-      }
-      host = makeInput(opt.seed, static_cast<uint32_t>(spec.inputs[k]), t->dtype,
-                       t->numElements(), intMax);
+  // Buffer set 0: outputs first get NaN bytes (unwritten elements fail the
+  // check), then the inputs are written (they win where an input and an
+  // output overlap).
+  auto fill = [&]() -> StepStatus {
+    for (int64_t id : spec.outputs) {
+      const BundleTensor *t = b.tensor(id);
+      DMRT_CUDA(cudaMemsetAsync(ptr(id), 0xFF, t->bytes, st));
     }
-    DMRT_CUDA(cudaMemcpyAsync(ptr(spec.inputs[k]), host.data(), host.size(),
-                              cudaMemcpyHostToDevice, st));
-    DMRT_CUDA(cudaStreamSynchronize(st)); // `host` dies here
-  }
+    for (size_t k = 0; k < spec.inputs.size(); ++k) {
+      const BundleTensor *t = b.tensor(spec.inputs[k]);
+      std::vector<uint8_t> host;
+      std::string refName = "in" + std::to_string(k);
+      const Tensor *rt = haveRef ? ref.find(refName) : nullptr;
+      if (opt.reference && !rt && ref.metadata.count("unit")) {
+        // Inputs drawn from the seed, as the compiler drew them
+        // (runtime/ReferenceData.h).
+        uint64_t unit = 0, maxInt = 1, seed = out.dropoutSeed;
+        parseU64(ref.metadata["unit"], unit);
+        if (ref.metadata.count("max_int"))
+          parseU64(ref.metadata["max_int"], maxInt);
+        std::vector<double> v =
+            referenceValues(t->numElements(), seed,
+                            referenceStream(uint32_t(unit), uint32_t(k)), !isFloat(t->dtype),
+                            int64_t(maxInt));
+        host = fromDoubles("", t->dtype, {t->numElements()}, v).bytes;
+      } else if (opt.reference) {
+        if (!rt) {
+          error = refPath + ": no tensor " + refName + " (input " +
+                  std::to_string(k) + ", " + t->name + ")";
+          return StepStatus::BundleError;
+        }
+        if (rt->numElements() != t->numElements()) {
+          error = refPath + ": " + refName + " has " +
+                  std::to_string(rt->numElements()) + " elements but tensor " +
+                  t->name + " has " + std::to_string(t->numElements());
+          return StepStatus::BundleError;
+        }
+        host = rt->dtype == t->dtype
+                   ? rt->bytes
+                   : fromDoubles("", t->dtype, {t->numElements()}, toDoubles(*rt))
+                         .bytes;
+      } else {
+        int64_t intMax = opt.intMax;
+        if (!isFloat(t->dtype) && rt) {
+          std::vector<double> v = toDoubles(*rt);
+          if (!v.empty())
+            intMax = static_cast<int64_t>(*std::max_element(v.begin(), v.end()));
+        }
+        host = makeInput(opt.seed, static_cast<uint32_t>(spec.inputs[k]), t->dtype,
+                         t->numElements(), intMax);
+      }
+      DMRT_CUDA(cudaMemcpyAsync(ptr(spec.inputs[k]), host.data(), host.size(),
+                                cudaMemcpyHostToDevice, st));
+      DMRT_CUDA(cudaStreamSynchronize(st)); // `host` dies here
+    }
+    return StepStatus::Ok;
+  };
+  if (StepStatus s = fill(); s != StepStatus::Ok)
+    return s;
   Launch launch;
   if (StepStatus s = setup(ptr, out.dropoutSeed, launch, error);
       s != StepStatus::Ok)
@@ -162,8 +214,8 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
     return StepStatus::CudaError;
   DMRT_CUDA(cudaStreamSynchronize(st));
   DMRT_CUDA(cudaGetLastError());
-  if (opt.reference) {
-    out.checked = true;
+  // Compares the outputs of set 0 with the reference.
+  auto check = [&](std::vector<OutputCheck> &checks, bool &pass) -> StepStatus {
     for (size_t k = 0; k < spec.outputs.size(); ++k) {
       const BundleTensor *t = b.tensor(spec.outputs[k]);
       std::string refName = "out" + std::to_string(k);
@@ -196,25 +248,61 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
       oc.cmp = compareOutput(toDoubles(*rt), gotValues,
                              opt.tolerance >= 0 ? opt.tolerance
                                                 : defaultTolerance(t->dtype));
-      out.pass &= oc.cmp.pass;
-      out.outputs.push_back(oc);
+      pass &= oc.cmp.pass;
+      checks.push_back(oc);
     }
+    return StepStatus::Ok;
+  };
+  if (opt.reference) {
+    out.checked = true;
+    if (StepStatus s = check(out.outputs, out.pass); s != StepStatus::Ok)
+      return s;
   }
   // Timing.
   out.timing = opt.timing;
+  std::set<int64_t> touched(spec.inputs.begin(), spec.inputs.end());
+  touched.insert(spec.outputs.begin(), spec.outputs.end());
+  int64_t footprint = 0;
+  for (int64_t id : touched)
+    footprint += b.tensor(id)->bytes;
   StepStatus ts;
-  if (opt.timing == TimingMode::Isolated) {
+  if (opt.timing == TimingMode::Isolated)
     ts = timeIsolated(launch, tc, out, error);
-  } else {
-    std::set<int64_t> touched(spec.inputs.begin(), spec.inputs.end());
-    touched.insert(spec.outputs.begin(), spec.outputs.end());
-    int64_t footprint = 0;
-    for (int64_t id : touched)
-      footprint += b.tensor(id)->bytes;
+  else
     ts = timeStream(buf, footprint, setup, out.dropoutSeed, tc, out, error);
-  }
   if (ts != StepStatus::Ok)
     return ts;
+  // The variants, on the same buffers; then the fastest checked as the step.
+  if (variants && variants->algos && variants->sweep) {
+    AlgorithmSweep &sw = *variants->sweep;
+    std::vector<double> us;
+    if (StepStatus s = timeVariants(buf, footprint, *variants, out.dropoutSeed,
+                                    tc, us, sw, error);
+        s != StepStatus::Ok)
+      return s;
+    summarizeAlgorithmSweep(*variants->algos, us, sw);
+    if (opt.reference && sw.bestIndex > 0) {
+      Launch best;
+      std::string err;
+      if (StepStatus s = fill(); s != StepStatus::Ok)
+        return s;
+      if (StepStatus s = variants->setup(size_t(sw.bestIndex))(
+              ptr, out.dropoutSeed, best, error);
+          s != StepStatus::Ok)
+        return s;
+      if (!best(error)) {
+        error = "the fastest algorithm (" + sw.bestAlgorithm +
+                "), run again to check it: " + error;
+        return StepStatus::CudaError;
+      }
+      DMRT_CUDA(cudaStreamSynchronize(st));
+      DMRT_CUDA(cudaGetLastError());
+      sw.bestChecked = true;
+      if (StepStatus s = check(sw.bestOutputs, sw.bestPass); s != StepStatus::Ok)
+        return s;
+      out.pass &= sw.bestPass;
+    }
+  }
   if (out.time.medianUs > 0) {
     out.gbs = out.bytes / (out.time.medianUs * 1e3);
     out.tflops = out.flop / (out.time.medianUs * 1e6);

@@ -4,6 +4,7 @@
 //              [--config-sweep] [--reference] [--reps N] [--warmup N]
 //              [--timing stream|isolated] [--flush-l2] [--seed S]
 //              [--json OUT.json] [--tolerance T] [--device N] [--int-max N]
+//              [--algorithms heuristic|all] [--max-algorithms N]
 //
 // Options: runtime/BenchOptions.h (kBenchUsage is the --help text).
 //
@@ -17,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <sys/stat.h>
 #include <cstdlib>
@@ -190,6 +192,12 @@ int main(int argc, char **argv) {
                 opt.flushL2 ? ", L2 flushed before it" : "");
   std::printf("%%size-copy: GB/s as a %% of a device-to-device copy moving the "
               "step's bytes, timed the same way\n");
+  if (opt.algorithms == AlgorithmMode::All)
+    std::printf("algorithms: each contraction also times the heuristic's top %d "
+                "and cublasLtMatmulAlgoGetIds configurations (at most %d in "
+                "all, %d reps each)\n",
+                opt.topAlgorithms, opt.maxAlgorithms,
+                std::max(1, std::min(opt.reps, opt.sweepReps)));
   std::printf("%s\n", stepTableHeader().c_str());
 
   json j;
@@ -211,7 +219,10 @@ int main(int argc, char **argv) {
                   {"timing", timingModeName(opt.timing)},
                   {"flush_l2", opt.flushL2}, {"seed", opt.seed},
                   {"reference", opt.reference},
-                  {"tolerance", opt.tolerance}};
+                  {"tolerance", opt.tolerance},
+                  {"algorithms", algorithmModeName(opt.algorithms)}};
+  if (opt.algorithms == AlgorithmMode::All)
+    j["options"]["max_algorithms"] = opt.maxAlgorithms;
   json steps = json::array();
   int exitCode = 0;
   int checkedSteps = 0; // steps whose outputs were compared with a reference
@@ -284,6 +295,44 @@ int main(int argc, char **argv) {
     js["dropout_seed"] = r.dropoutSeed;
     if (s.kind == BundleStep::Contraction)
       js["algorithms"] = r.algorithms;
+    if (r.sweep.ran) {
+      const AlgorithmSweep &sw = r.sweep;
+      std::printf("%s\n", algorithmSweepLine(sw).c_str());
+      js["algorithms_tried"] = sw.tried;
+      js["algorithms_heuristic"] = sw.heuristic;
+      js["algorithms_enumerated"] = sw.enumerated;
+      js["algorithm_errors"] = sw.errors;
+      js["algorithm_reps"] = sw.reps;
+      js["heuristic_us"] = sw.heuristicUs;
+      js["heuristic_algorithm"] = sw.heuristicAlgorithm;
+      js["best_us"] = sw.bestUs;
+      js["best_algorithm"] = sw.bestAlgorithm;
+      js["best_index"] = sw.bestIndex;
+      js["best_source"] = sw.bestIndex < 0      ? "none"
+                          : sw.bestIsHeuristic ? "heuristic"
+                                               : "enumerated";
+      if (!sw.firstError.empty())
+        js["first_algorithm_error"] = sw.firstError;
+      if (!sw.enumerationError.empty())
+        js["enumeration_error"] = sw.enumerationError;
+      if (sw.bestChecked) {
+        js["best_pass"] = sw.bestPass;
+        json bo = json::array();
+        for (const OutputCheck &o : sw.bestOutputs) {
+          bo.push_back(comparisonJson(o));
+          if (!o.cmp.pass) {
+            failures.push_back(std::string(kind) + std::to_string(s.id) + " (" +
+                               r.name + ") " + o.name +
+                               " with the fastest algorithm (" +
+                               sw.bestAlgorithm + "): max abs err " +
+                               std::to_string(o.cmp.maxAbsErr) + " > " +
+                               std::to_string(o.cmp.bound));
+            exitCode = kExitMismatch;
+          }
+        }
+        js["best_outputs"] = bo;
+      }
+    }
     js["checked"] = r.checked;
     js["pass"] = r.pass;
     json outs = json::array();

@@ -28,6 +28,7 @@ if [ -d gpu-bundles/bert-large.dmlib ]; then
     > build-gpu/bert-large-isolated.txt 2>&1 || echo "bert-large isolated: exit $?"
   [ -f "$OUT/bert-large-isolated.json" ] && [ -f "$OUT/bert-large.json" ] &&
     python3 $summary --compare "$OUT/bert-large.json" "$OUT/bert-large-isolated.json"
+  $bench gpu-bundles/bert-large.dmlib --contraction all --algorithms all --max-algorithms 64 --reps 10 --json build-gpu/bert-large-algos.json > build-gpu/bert-large-algos.txt 2>&1; tail -25 build-gpu/bert-large-algos.txt
 fi
 for b in gpu-bundles/small-*.dmlib; do
   compute-sanitizer --tool memcheck --error-exitcode 9 $bench "$b" --kernel all \

@@ -227,3 +227,80 @@ TEST(BenchStepTable, PercentCell) {
 }
 
 } // namespace
+
+TEST(BenchOptions, Algorithms) {
+  BenchOptions o;
+  EXPECT_EQ(parse({"b"}, o), "");
+  EXPECT_EQ(o.harness.algorithms, AlgorithmMode::Heuristic);
+  EXPECT_EQ(o.harness.maxAlgorithms, kDefaultMaxAlgorithms);
+  EXPECT_EQ(o.harness.sweepReps, 5);
+  EXPECT_EQ(parse({"b", "--algorithms", "all"}, o), "");
+  EXPECT_EQ(o.harness.algorithms, AlgorithmMode::All);
+  EXPECT_EQ(o.harness.maxAlgorithms, 256);
+  EXPECT_EQ(parse({"b", "--max-algorithms", "64", "--algorithms", "all"}, o), "");
+  EXPECT_EQ(o.harness.maxAlgorithms, 64);
+  EXPECT_EQ(parse({"b", "--algorithms", "heuristic"}, o), "");
+  EXPECT_EQ(o.harness.algorithms, AlgorithmMode::Heuristic);
+  EXPECT_EQ(parse({"b", "--algorithms", "best"}, o),
+            "--algorithms needs \"heuristic\" or \"all\", got \"best\"");
+  EXPECT_EQ(parse({"b", "--algorithms"}, o),
+            "--algorithms needs \"heuristic\" or \"all\"");
+  EXPECT_EQ(parse({"b", "--algorithms", "all", "--max-algorithms", "0"}, o),
+            "--max-algorithms needs an integer in [1, 100000]");
+  EXPECT_EQ(parse({"b", "--algorithms", "all", "--max-algorithms", "x"}, o),
+            "--max-algorithms needs an integer in [1, 100000]");
+  EXPECT_EQ(parse({"b", "--algorithms", "all", "--max-algorithms"}, o),
+            "--max-algorithms needs an integer in [1, 100000]");
+  std::string err = parse({"b", "--max-algorithms", "8"}, o);
+  EXPECT_EQ(err.rfind("--max-algorithms needs --algorithms all", 0), 0u) << err;
+  err = parse({"b", "--algorithms", "all", "--max-algorithms", "8", "--algorithms",
+               "heuristic"}, o);
+  EXPECT_EQ(err.rfind("--max-algorithms needs --algorithms all", 0), 0u) << err;
+  std::string usage = kBenchUsage;
+  EXPECT_NE(usage.find("[--algorithms heuristic|all] [--max-algorithms N=256]"),
+            std::string::npos);
+  EXPECT_NE(usage.find("best_algorithm"), std::string::npos);
+  AlgorithmMode m = AlgorithmMode::Heuristic;
+  EXPECT_TRUE(parseAlgorithmMode("all", m));
+  EXPECT_EQ(m, AlgorithmMode::All);
+  EXPECT_STREQ(algorithmModeName(m), "all");
+  EXPECT_TRUE(parseAlgorithmMode("heuristic", m));
+  EXPECT_STREQ(algorithmModeName(m), "heuristic");
+  EXPECT_FALSE(parseAlgorithmMode("All", m));
+}
+
+TEST(BenchStepTable, AlgorithmSweepLine) {
+  AlgorithmSweep s;
+  s.ran = true;
+  s.tried = 40;
+  s.heuristic = 8;
+  s.enumerated = 32;
+  s.errors = 2;
+  s.reps = 5;
+  s.heuristicUs = 12.5;
+  s.bestIndex = 17;
+  s.bestUs = 10;
+  s.bestAlgorithm = "algo=21 tile=128x128 stages=32x5 splitk=1 swizzle=0 ws=0";
+  EXPECT_EQ(algorithmSweepLine(s),
+            "       algorithms: 40 tried (8 heuristic, 32 enumerated), 2 failed, "
+            "5 reps each; heuristic 12.50 us; best 10.00 us (1.25x) by enumerated "
+            "#17: algo=21 tile=128x128 stages=32x5 splitk=1 swizzle=0 ws=0");
+  s.bestIsHeuristic = true;
+  s.bestIndex = 0;
+  s.bestUs = 12.5;
+  s.bestChecked = true;
+  std::string line = algorithmSweepLine(s);
+  EXPECT_NE(line.find("(1.00x) by heuristic #0: algo=21"), std::string::npos) << line;
+  EXPECT_NE(line.find("[checked: pass]"), std::string::npos) << line;
+  s.bestPass = false;
+  EXPECT_NE(algorithmSweepLine(s).find("[checked: FAIL]"), std::string::npos);
+  s = AlgorithmSweep();
+  s.tried = s.errors = 3;
+  s.heuristic = 3;
+  s.reps = 1;
+  s.enumerationError = "cublasLtMatmulAlgoGetIds failed";
+  EXPECT_EQ(algorithmSweepLine(s),
+            "       algorithms: 3 tried (3 heuristic, 0 enumerated), 3 failed, 1 "
+            "rep each; enumeration failed: cublasLtMatmulAlgoGetIds failed; "
+            "heuristic -; none ran");
+}
