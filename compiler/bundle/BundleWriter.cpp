@@ -1,6 +1,8 @@
 //===- BundleWriter.cpp - `dmc compile`: a layer as a loadable bundle -----===//
 #include "compiler/bundle/BundleWriter.h"
 
+#include <algorithm>
+
 #include "codegen/KernelEmitter.h"
 #include "codegen/gemm/GemmMapping.h"
 #include "codegen/nvrtc/NvrtcCompiler.h"
@@ -131,8 +133,16 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
   int cached = 0;
   for (const auto &c : cubins)
     cached += c.fromCache;
-  log << llvm::formatv("dmc compile: compiled in {0:f2} s ({1} from the cache)\n", seconds,
-                       cached);
+  std::vector<double> each;
+  for (const auto &c : cubins)
+    each.push_back(c.seconds);
+  std::sort(each.begin(), each.end());
+  double median = each.empty() ? 0
+                  : each.size() % 2 ? each[each.size() / 2]
+                                    : (each[each.size() / 2 - 1] + each[each.size() / 2]) / 2;
+  log << llvm::formatv("dmc compile: compiled in {0:f2} s ({1} from the cache); per kernel: "
+                       "median {2:f3} s, slowest {3:f3} s\n",
+                       seconds, cached, median, each.empty() ? 0.0 : each.back());
 
   json::Array kernelsJson;
   for (size_t n = 0; n < kernels.size(); ++n) {
