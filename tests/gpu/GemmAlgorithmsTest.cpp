@@ -18,6 +18,7 @@
 // --verbose (list every algorithm).
 //
 //===----------------------------------------------------------------------===//
+#include "GpuTestDevice.h"
 #include "codegen/gemm/GemmEmulator.h"
 #include "codegen/gemm/GemmMapping.h"
 #include "runtime/Float16.h"
@@ -95,18 +96,8 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  int devices = 0;
-  cudaError_t ce = cudaGetDeviceCount(&devices);
-  if (ce != cudaSuccess || devices == 0) {
-    std::printf("SKIP: no CUDA device (cudaGetDeviceCount: %s, %d devices); "
-                "enumerated cuBLASLt algorithms need a GPU\n",
-                ce == cudaSuccess ? "ok" : cudaGetErrorString(ce), devices);
-    return 77;
-  }
-  cudaDeviceProp prop;
-  CUDA_OK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device 0: %s (sm_%d%d), cuBLASLt %zu\n", prop.name, prop.major,
-              prop.minor, cublasLtGetVersion());
+  if (int status = dmc::test::checkGpuDevice("enumerated cuBLASLt algorithms"))
+    return status;
 
   const int64_t m = 256, n = 192, k = 128;
   dmcgen::GemmDescriptor g;

@@ -33,6 +33,7 @@
 // case's results made wrong; every case must fail).
 //
 //===----------------------------------------------------------------------===//
+#include "GpuTestDevice.h"
 #include "codegen/gemm/GemmEmulator.h"
 #include "codegen/gemm/GemmMapping.h"
 #include "runtime/Float16.h"
@@ -671,18 +672,8 @@ int main(int argc, char **argv) {
                 opt.corrupt ? "each case corrupted: every case must fail"
                             : "every case must pass");
   } else {
-    int devices = 0;
-    cudaError_t ce = cudaGetDeviceCount(&devices);
-    if (ce != cudaSuccess || devices == 0) {
-      std::printf("SKIP: no CUDA device (cudaGetDeviceCount: %s, %d devices); "
-                  "GemmRunner epilogues need a GPU\n",
-                  ce == cudaSuccess ? "ok" : cudaGetErrorString(ce), devices);
-      return 77;
-    }
-    cudaDeviceProp prop;
-    CUDA_OK(cudaGetDeviceProperties(&prop, 0));
-    std::printf("device 0: %s (sm_%d%d), cuBLASLt %zu\n", prop.name, prop.major,
-                prop.minor, cublasLtGetVersion());
+    if (int status = dmc::test::checkGpuDevice("GemmRunner epilogues"))
+      return status;
     cublasStatus_t cs = cublasLtCreate(&lt);
     if (cs != CUBLAS_STATUS_SUCCESS) {
       std::printf("FATAL: cublasLtCreate failed: %s\n",
