@@ -68,6 +68,7 @@ TEST(Half, OverflowInfNaN) {
   EXPECT_EQ(floatToHalf(kInf), 0x7C00);
   EXPECT_EQ(floatToHalf(-kInf), 0xFC00);
   uint16_t n = floatToHalf(kNaN);
+  EXPECT_EQ(n, 0x7FFF); // canonical, as the GPU's cvt.rn.f16.f32
   EXPECT_EQ(n & 0x7C00, 0x7C00);
   EXPECT_NE(n & 0x03FF, 0);
   // A NaN whose payload sits only in the low bits must not become inf.
@@ -103,7 +104,10 @@ TEST(Bf16, Conversions) {
   EXPECT_EQ(floatToBf16(std::numeric_limits<float>::max()), 0x7F80);
   EXPECT_EQ(floatToBf16(kInf), 0x7F80);
   EXPECT_EQ(floatToBf16(-kInf), 0xFF80);
-  // NaN stays NaN, even with only low payload bits.
+  // NaN stays NaN, even with only low payload bits: the canonical 0x7FFF,
+  // as the GPU's cvt.rn.bf16.f32 gives.
+  EXPECT_EQ(floatToBf16(kNaN), 0x7FFF);
+  EXPECT_EQ(floatToBf16(bitsToFloat(0xFFC00001u)), 0x7FFF);
   EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(kNaN))));
   EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(bitsToFloat(0x7F800001u)))));
   EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(bitsToFloat(0xFFFFFFFFu)))));

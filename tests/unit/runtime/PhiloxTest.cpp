@@ -111,4 +111,14 @@ TEST(Philox, HighIndexBitsMatter) {
   EXPECT_NEAR(static_cast<double>(same) / count, 0.5, 0.01);
 }
 
+TEST(Philox, OneCallServesFourConsecutiveElements) {
+  // Kernels draw a group with dropoutWords; the interpreter draws each element.
+  for (uint64_t group : {0ull, 1ull, 12345ull, (1ull << 33) + 7}) {
+    uint32_t words[4];
+    dropoutWords(99, 3, group, words);
+    for (uint64_t k = 0; k < 4; ++k)
+      EXPECT_EQ(words[k], dropoutWord(99, 3, 4 * group + k)) << "group " << group;
+  }
+}
+
 } // namespace
