@@ -89,11 +89,6 @@ void emitWords(llvm::raw_ostream &os, const std::string &indent, const std::stri
 }
 
 
-std::string elementType(Type t) {
-  std::string st = storageOf(t);
-  return st == "f32" ? "float" : st == "i32" ? "int" : "uint16_t";
-}
-
 namespace {
 /// The prelude's suffix for vector loads and stores of `t`'s storage.
 std::string vectorSuffix(Type t) {

@@ -16,8 +16,6 @@ namespace dmc::codegen {
 
 /// "const uint16_t *__restrict__" and the like for a tensor type.
 std::string pointerType(mlir::Type t, bool input);
-/// The element type of a tensor's storage in CUDA ("float", "int", "uint16_t").
-std::string elementType(mlir::Type t);
 /// A store of fp32 `v` at ptr[off] converted to the storage of `t`.
 std::string storeCall(mlir::Type t, const std::string &ptr, const std::string &off,
                       const std::string &v);
