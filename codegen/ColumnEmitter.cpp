@@ -44,7 +44,10 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
      << ", 1 pass(es)\n";
   os << kCudaPrelude << "\n";
   emitSignature(os, kernel, config.tx * config.ty, entry, /*workspace=*/split > 1);
-  emitIndexType(os, kernel, s.outerPoints * s.rowPoints);
+  // The workspace's partials are indexed with Idx too.
+  emitIndexType(os, kernel,
+                std::max(s.outerPoints * s.rowPoints,
+                         int64_t(reductions.size()) * split * s.outerPoints + gridX));
   os << "  constexpr int TX = " << config.tx << ", TY = " << config.ty << ", VEC = " << vec
      << ", SPLIT = " << split << ";\n"
      << "  constexpr Idx ROWS = " << rows << ", OUTER = " << s.outerPoints << ";\n";
