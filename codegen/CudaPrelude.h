@@ -69,28 +69,26 @@ __device__ __forceinline__ uint32_t dmcPackHalfx2(float lo, float hi) {
 template <int N> __device__ __forceinline__ void dmcLoadVec(float (&dst)[N], const float *src) {
   dmcCopyVec<N>(dst, src);
 }
-template <int N> __device__ __forceinline__ void dmcLoadVecI32(float (&dst)[N], const int *src) {
-  alignas(16) int raw[N];
+/// The raw elements of one access, each converted by `Convert`.
+template <typename T, float (*Convert)(T), int N>
+__device__ __forceinline__ void dmcLoadVecAs(float (&dst)[N], const T *src) {
+  alignas(16) T raw[N];
   dmcCopyVec<N>(raw, src);
 #pragma unroll
   for (int k = 0; k < N; ++k)
-    dst[k] = (float)raw[k];
+    dst[k] = Convert(raw[k]);
+}
+__device__ __forceinline__ float dmcIntToFloat(int v) { return (float)v; }
+template <int N> __device__ __forceinline__ void dmcLoadVecI32(float (&dst)[N], const int *src) {
+  dmcLoadVecAs<int, dmcIntToFloat>(dst, src);
 }
 template <int N>
 __device__ __forceinline__ void dmcLoadVecBf16(float (&dst)[N], const uint16_t *src) {
-  alignas(16) uint16_t raw[N];
-  dmcCopyVec<N>(raw, src);
-#pragma unroll
-  for (int k = 0; k < N; ++k)
-    dst[k] = dmrt::bf16ToFloat(raw[k]);
+  dmcLoadVecAs<uint16_t, dmrt::bf16ToFloat>(dst, src);
 }
 template <int N>
 __device__ __forceinline__ void dmcLoadVecHalf(float (&dst)[N], const uint16_t *src) {
-  alignas(16) uint16_t raw[N];
-  dmcCopyVec<N>(raw, src);
-#pragma unroll
-  for (int k = 0; k < N; ++k)
-    dst[k] = dmrt::halfToFloat(raw[k]);
+  dmcLoadVecAs<uint16_t, dmrt::halfToFloat>(dst, src);
 }
 /// Vector stores: N fp32 values converted and written with one access;
 /// 16-bit types are rounded two at a time.

@@ -112,11 +112,10 @@ void HostKernels<T>::activationGrad(const HostTensor &dy, const HostTensor &x,
 template <typename T>
 void HostKernels<T>::dropout(const HostTensor &x, double p, uint32_t id,
                              const std::string &order, uint64_t seed, HostTensor &out) {
-  const std::string &sorted = order; // the counter's dims, outermost first
   uint32_t threshold = dmrt::dropoutThreshold(p);
   T keepScale = static_cast<T>(1.0 / (1.0 - p));
   uint64_t n = 0;
-  forEachPoint<2>(sorted, sizesIn(x, sorted), {&x, &out}, [&](const auto &, const auto &o) {
+  forEachPoint<2>(order, sizesIn(x, order), {&x, &out}, [&](const auto &, const auto &o) {
     bool keep = dmrt::dropoutKeep(seed, id, n++, threshold);
     out.data[o[1]] = keep ? static_cast<T>(in<T>(x, o[0]) * keepScale) : T(0);
   });
