@@ -1,8 +1,9 @@
 //===- CudaPrelude.h - device helpers every generated kernel includes -----===//
 //
-// Shipped inside each kernel's source (NVRTC has no standard headers):
-// fixed-width integers, loads and stores per storage type through the
-// runtime's bit-exact bf16/fp16 conversions, and block reductions.
+// Shipped inside each kernel's source: the bundle format's device headers
+// (fixed-width integers, Philox, bf16/fp16; embedded by the NVRTC driver),
+// loads and stores per storage type through the runtime's bit-exact bf16/fp16
+// conversions, and block reductions.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_CODEGEN_CUDAPRELUDE_H
@@ -11,14 +12,8 @@
 namespace dmc::codegen {
 
 inline constexpr const char *kCudaPrelude = R"cuda(
-#if defined(__CUDACC_RTC__)  // NVRTC has no <stdint.h>
-typedef unsigned short uint16_t;
-typedef unsigned int uint32_t;
-typedef unsigned long long uint64_t;
-typedef int int32_t;
-#endif
-#include "dmrt/Philox.h"
-#include "dmrt/Float16.h"
+#include "runtime/format/device/Philox.h"
+#include "runtime/format/device/Float16.h"
 
 template <typename I> __device__ __forceinline__ float dmcLoad(const float *p, I o) { return p[o]; }
 template <typename I> __device__ __forceinline__ float dmcLoadBf16(const uint16_t *p, I o) {

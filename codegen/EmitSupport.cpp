@@ -1,20 +1,24 @@
 //===- EmitSupport.cpp - pieces shared by the kernel emitters -------------===//
 #include "codegen/EmitSupport.h"
 
+#include "runtime/format/KernelAbi.h"
+
 using namespace mlir;
 
 namespace dmc::codegen {
 
 std::string pointerType(Type t, bool input) {
-  std::string s = storageOf(t);
-  std::string base = s == "f32" ? "float" : s == "i32" ? "int" : "uint16_t";
+  dmrt::DType s = storageOf(t);
+  std::string base = s == dmrt::DType::F32 ? "float" : s == dmrt::DType::I32 ? "int" : "uint16_t";
   return (input ? "const " : "") + base + " *__restrict__";
 }
 
 std::string storeCall(Type t, const std::string &ptr, const std::string &off,
                       const std::string &v) {
-  std::string s = storageOf(t);
-  std::string fn = s == "bf16" ? "dmcStoreBf16" : s == "f16" ? "dmcStoreHalf" : "dmcStore";
+  dmrt::DType s = storageOf(t);
+  std::string fn = s == dmrt::DType::BF16  ? "dmcStoreBf16"
+                   : s == dmrt::DType::F16 ? "dmcStoreHalf"
+                                           : "dmcStore";
   return fn + "(" + ptr + ", " + off + ", " + v + ");";
 }
 
@@ -24,7 +28,7 @@ std::string shapeOf(Type t) {
   for (unsigned n = 0; n < tt.getRank(); ++n)
     s += (n ? " " : "") + std::string(1, tt.getNames()[n]) + "=" +
          std::to_string(tt.getShape()[n]);
-  return s + " " + storageOf(t);
+  return s + " " + dmrt::dtypeName(storageOf(t));
 }
 
 std::string offsetExpr(Type t, llvm::StringRef dims) {
@@ -92,8 +96,12 @@ void emitWords(llvm::raw_ostream &os, const std::string &indent, const std::stri
 namespace {
 /// The prelude's suffix for vector loads and stores of `t`'s storage.
 std::string vectorSuffix(Type t) {
-  std::string st = storageOf(t);
-  return st == "bf16" ? "Bf16" : st == "f16" ? "Half" : st == "i32" ? "I32" : "";
+  switch (storageOf(t)) {
+  case dmrt::DType::BF16: return "Bf16";
+  case dmrt::DType::F16: return "Half";
+  case dmrt::DType::I32: return "I32";
+  default: return "";
+  }
 }
 } // namespace
 
@@ -131,14 +139,27 @@ std::string loadsFromRegisters(std::string code, dm::KernelOp kernel,
 void emitSignature(llvm::raw_ostream &os, dm::KernelOp kernel, int threads,
                    llvm::StringRef entry, bool workspace) {
   os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ")\n" << entry << "(";
-  for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
-    os << "\n    " << pointerType(v.getType(), true) << " in" << n << ",  // "
-       << shapeOf(v.getType());
-  for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
-    os << "\n    " << pointerType(t, false) << " out" << n << ",  // " << shapeOf(t);
-  if (workspace)
-    os << "\n    void *__restrict__ workspace,  // zeroed before the first launch; left zeroed";
-  os << "\n    unsigned long long seed) {\n";
+  auto inputs = kernel.getInputs().getTypes();
+  auto outputs = kernel.getResultTypes();
+  for (dmrt::KernelParam p : dmrt::kernelParameters(inputs.size(), outputs.size(), workspace)) {
+    os << "\n    ";
+    switch (p.kind) {
+    case dmrt::KernelParamKind::Input:
+      os << pointerType(inputs[p.index], true) << " in" << p.index << ",  // "
+         << shapeOf(inputs[p.index]);
+      break;
+    case dmrt::KernelParamKind::Output:
+      os << pointerType(outputs[p.index], false) << " out" << p.index << ",  // "
+         << shapeOf(outputs[p.index]);
+      break;
+    case dmrt::KernelParamKind::Workspace:
+      os << "void *__restrict__ workspace,  // zeroed before the first launch; left zeroed";
+      break;
+    case dmrt::KernelParamKind::Seed:
+      os << "unsigned long long seed) {\n";
+      break;
+    }
+  }
 }
 
 void emitIndexType(llvm::raw_ostream &os, dm::KernelOp kernel, int64_t points) {

@@ -29,7 +29,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
                                        config.describe() + " is infeasible: " + why);
   NodeGraph g;
   if (llvm::Error e = lowerKernel(kernel, s, g))
-    return std::move(e);
+    return e;
   if (isColumnConfig(config))
     return emitColumnKernel(kernel, s, g, config, entry);
 

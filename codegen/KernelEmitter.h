@@ -13,7 +13,7 @@ namespace dmc::codegen {
 /// workspaceBytes > 0), then the dropout seed (uint64).
 struct EmittedKernel {
   std::string entry;  ///< the extern "C" function name
-  std::string source; ///< complete CUDA C++ (includes dmrt/Philox.h, dmrt/Float16.h)
+  std::string source; ///< complete CUDA C++ (includes runtime/format/device/Philox.h, runtime/format/device/Float16.h)
   int64_t grid = 0, gridY = 1;
   int blockX = 1, blockY = 1;
   /// Scratch the kernel needs (0: none; then it takes no workspace

@@ -6,8 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/NodeGraph.h"
+#include "ir/StorageType.h"
 
-#include "runtime/Philox.h"
+#include "runtime/format/device/Philox.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -20,11 +21,11 @@ using namespace mlir;
 
 namespace dmc::codegen {
 
-/// "bf16" | "f16" | "f32" | "i32"
-std::string storageOf(Type t) {
-  std::string s;
-  llvm::raw_string_ostream(s) << cast<dm::TensorType>(t).getElementType();
-  return s == "f16" || s == "bf16" || s == "i32" ? s : "f32";
+dmrt::DType storageOf(Type t) {
+  std::optional<dmrt::DType> s = dm::storageDType(t);
+  return s == dmrt::DType::BF16 || s == dmrt::DType::F16 || s == dmrt::DType::I32
+             ? *s
+             : dmrt::DType::F32;
 }
 
 namespace {
@@ -70,13 +71,13 @@ private:
 
   std::string loadExpr(unsigned arg) {
     Type t = kernel.getInputs()[arg].getType();
-    std::string s = storageOf(t), p = "in" + std::to_string(arg),
-                o = "off_in" + std::to_string(arg);
-    if (s == "bf16")
+    dmrt::DType s = storageOf(t);
+    std::string p = "in" + std::to_string(arg), o = "off_in" + std::to_string(arg);
+    if (s == dmrt::DType::BF16)
       return "dmcLoadBf16(" + p + ", " + o + ")";
-    if (s == "f16")
+    if (s == dmrt::DType::F16)
       return "dmcLoadHalf(" + p + ", " + o + ")";
-    if (s == "i32")
+    if (s == dmrt::DType::I32)
       return "((float)" + p + "[" + o + "])";
     return "dmcLoad(" + p + ", " + o + ")";
   }

@@ -10,6 +10,7 @@
 #define DMC_CODEGEN_NODEGRAPH_H
 
 #include "codegen/KernelSpace.h"
+#include "runtime/format/DType.h"
 
 #include "llvm/Support/Error.h"
 
@@ -95,8 +96,8 @@ public:
   }
 };
 
-/// Storage of a tensor type's elements: "bf16", "f16", "f32" or "i32".
-std::string storageOf(mlir::Type type);
+/// Storage of a tensor type's elements in a kernel: bf16, f16, i32, else f32.
+dmrt::DType storageOf(mlir::Type type);
 
 /// Lowers the ops of `kernel` into `graph` (outputs in yield order).
 llvm::Error lowerKernel(dm::KernelOp kernel, const KernelSpace &space, NodeGraph &graph);

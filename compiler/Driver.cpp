@@ -42,7 +42,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildGraph(MLIRContext &ctx, llvm::StringR
   if (failed(pm.run(*module)))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    modelPath + ": compilation failed:\n" + diagnostics);
-  return std::move(module);
+  return module;
 }
 
 } // namespace dmc

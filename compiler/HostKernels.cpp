@@ -1,7 +1,7 @@
 //===- HostKernels.cpp - reference CPU semantics of every dm op -----------===//
 #include "compiler/HostKernels.h"
 
-#include "runtime/Philox.h"
+#include "runtime/format/device/Philox.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 //
 // Evaluates any function of dm ops, before or after any pass, in fp32 or
 // fp64. Dropout masks come from Philox exactly as documented in
-// runtime/Philox.h, so GPU kernels can reproduce them bit for bit.
+// runtime/format/device/Philox.h, so GPU kernels can reproduce them bit for bit.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_COMPILER_INTERPRETER_H

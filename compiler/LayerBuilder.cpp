@@ -18,8 +18,8 @@ class LayerBuilder {
 public:
   LayerBuilder(MLIRContext &ctx, const ModelConfig &c)
       : c(c), b(&ctx), loc(b.getUnknownLoc()) {
-    element = c.dtype == "fp32"   ? Type(b.getF32Type())
-              : c.dtype == "fp16" ? Type(b.getF16Type())
+    element = c.dtype == dmrt::DType::F32   ? Type(b.getF32Type())
+              : c.dtype == dmrt::DType::F16 ? Type(b.getF16Type())
                                   : Type(b.getBF16Type());
   }
 

@@ -212,7 +212,14 @@ llvm::Expected<ModelConfig> parseModelConfig(StringRef text, StringRef fileName)
                                                        : "relu");
   c.preNorm = r.choice(*obj, "norm", {"pre", "post"},
                        c.kind == LayerKind::Gpt ? "pre" : "post") == "pre";
-  c.dtype = r.choice(*obj, "dtype", {"bf16", "fp16", "fp32"}, "bf16");
+  {
+    using dmrt::DType;
+    std::string dtype = r.choice(*obj, "dtype",
+                                 {dmrt::dtypeName(DType::BF16), dmrt::dtypeName(DType::F16),
+                                  dmrt::dtypeName(DType::F32)},
+                                 dmrt::dtypeName(DType::BF16));
+    dmrt::parseDType(dtype, c.dtype); // on a bad value r has failed; c.dtype stays bf16
+  }
   c.bias = r.boolean(*obj, "bias", true);
   c.keyPadding = r.boolean(*obj, "key_padding", false);
   if (const json::Value *v = obj->get("layernorm_eps"))

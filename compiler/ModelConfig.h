@@ -11,6 +11,8 @@
 
 #include "llvm/Support/Error.h"
 
+#include "runtime/format/DType.h"
+
 #include <cstdint>
 #include <string>
 
@@ -31,7 +33,7 @@ struct ModelConfig {
   double layernormEps = 1e-5;
   bool bias = true;
   bool keyPadding = false;
-  std::string dtype = "bf16"; ///< bf16 | fp16 | fp32
+  dmrt::DType dtype = dmrt::DType::BF16; ///< bf16 | f16 | f32
 };
 
 const char *layerKindName(LayerKind kind);

@@ -95,7 +95,7 @@ def Dm_DropoutOp : Dm_UnaryOp<"dropout", [], ["readsElementIndex"]> {
     permutation of the tensor's dims fixed when the graph is built, so the
     mask does not depend on the layout a later pass chooses) when the Philox
     word for (run seed, `id`, n) is at least the threshold of `p`, scaling it
-    by 1/(1-p); see runtime/Philox.h for the exact counter layout. The
+    by 1/(1-p); see runtime/format/device/Philox.h for the exact counter layout. The
     backward is the same op, same `id` and `order`, applied to the gradient.
   }];
   let arguments = (ins Dm_FloatTensor:$x, F64Attr:$p, I64Attr:$id, StrAttr:$order);

@@ -5,6 +5,32 @@
 
 namespace dmrt {
 
+cublasLtEpilogue_t toCublasLt(Epilogue e) {
+  switch (e) {
+  case Epilogue::None: return CUBLASLT_EPILOGUE_DEFAULT;
+  case Epilogue::Bias: return CUBLASLT_EPILOGUE_BIAS;
+  case Epilogue::Relu: return CUBLASLT_EPILOGUE_RELU;
+  case Epilogue::ReluBias: return CUBLASLT_EPILOGUE_RELU_BIAS;
+  case Epilogue::ReluAux: return CUBLASLT_EPILOGUE_RELU_AUX;
+  case Epilogue::ReluAuxBias: return CUBLASLT_EPILOGUE_RELU_AUX_BIAS;
+  case Epilogue::Gelu: return CUBLASLT_EPILOGUE_GELU;
+  case Epilogue::GeluBias: return CUBLASLT_EPILOGUE_GELU_BIAS;
+  case Epilogue::GeluAux: return CUBLASLT_EPILOGUE_GELU_AUX;
+  case Epilogue::GeluAuxBias: return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  case Epilogue::DRelu: return CUBLASLT_EPILOGUE_DRELU;
+  case Epilogue::DReluBGrad: return CUBLASLT_EPILOGUE_DRELU_BGRAD;
+  case Epilogue::DGelu: return CUBLASLT_EPILOGUE_DGELU;
+  case Epilogue::DGeluBGrad: return CUBLASLT_EPILOGUE_DGELU_BGRAD;
+  case Epilogue::BGradA: return CUBLASLT_EPILOGUE_BGRADA;
+  case Epilogue::BGradB: return CUBLASLT_EPILOGUE_BGRADB;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+cublasOperation_t toCublasLt(Transpose t) {
+  return t == Transpose::T ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
+
 bool toCudaDataType(DType t, cudaDataType_t &out) {
   switch (t) {
   case DType::BF16: out = CUDA_R_16BF; return true;
@@ -32,11 +58,11 @@ const char *cublasStatusName(cublasStatus_t s) {
 
 GemmRunner::~GemmRunner() { release(); }
 
-int64_t GemmRunner::auxBytes(const dmcgen::GemmDescriptor &g, DType typeD) {
+int64_t GemmRunner::auxBytes(const dmrt::GemmDescriptor &g, DType typeD) {
   int64_t n = g.auxSize();
   if (n <= 0)
     return 0;
-  if (dmcgen::epilogueIsRelu(g.epilogue))
+  if (dmrt::epilogueIsRelu(g.epilogue))
     return (n + 127) / 128 * 16; // bits, in whole 128-bit words
   return n * static_cast<int64_t>(dtypeSize(typeD));
 }
@@ -51,7 +77,7 @@ void GemmRunner::release() {
   pref_ = nullptr;
   la_ = lb_ = lc_ = ld_ = nullptr;
   op_ = nullptr;
-  epilogue_ = dmcgen::Epilogue::None;
+  epilogue_ = dmrt::Epilogue::None;
   bias_ = aux_ = bound_ = false;
   boundBias_ = boundAux_ = nullptr;
   status_ = CUBLAS_STATUS_SUCCESS;
@@ -67,16 +93,16 @@ bool GemmRunner::check(cublasStatus_t s, const char *call, std::string &error) {
   return false;
 }
 
-bool GemmRunner::init(cublasLtHandle_t handle, const dmcgen::GemmDescriptor &g,
+bool GemmRunner::init(cublasLtHandle_t handle, const dmrt::GemmDescriptor &g,
                       DType typeA, DType typeB, DType typeD, DType biasType,
                       void *workspace, std::string &error) {
   release();
   handle_ = handle;
   workspace_ = workspace;
   what_ = g.describe();
-  const char *epiName = dmcgen::epilogueName(g.epilogue);
+  const char *epiName = dmrt::epilogueName(g.epilogue);
   std::string why;
-  if (!dmcgen::validateDescriptor(g, why)) {
+  if (!dmrt::validateDescriptor(g, why)) {
     error = "invalid descriptor (" + why + ") for " + what_;
     return false;
   }
@@ -91,19 +117,19 @@ bool GemmRunner::init(cublasLtHandle_t handle, const dmcgen::GemmDescriptor &g,
   typeB_ = tb;
   typeD_ = td;
   epilogue_ = g.epilogue;
-  bias_ = dmcgen::epilogueReadsBias(g.epilogue) ||
-          dmcgen::epilogueWritesBias(g.epilogue);
-  aux_ = dmcgen::epilogueWritesAux(g.epilogue) ||
-         dmcgen::epilogueReadsAux(g.epilogue);
+  bias_ = dmrt::epilogueReadsBias(g.epilogue) ||
+          dmrt::epilogueWritesBias(g.epilogue);
+  aux_ = dmrt::epilogueWritesAux(g.epilogue) ||
+         dmrt::epilogueReadsAux(g.epilogue);
   if (bias_ && !toCudaDataType(biasType, tbias)) {
     error = std::string("unsupported bias type ") + dtypeName(biasType) +
             " for epilogue " + epiName + " (bf16, f16 or f32) for " + what_;
     return false;
   }
-  cublasLtEpilogue_t epi = dmcgen::toCublasLt(g.epilogue);
+  cublasLtEpilogue_t epi = toCublasLt(g.epilogue);
   alpha_ = static_cast<float>(g.alpha);
   beta_ = static_cast<float>(g.beta);
-  cublasOperation_t opA = g.transA, opB = g.transB;
+  cublasOperation_t opA = toCublasLt(g.transA), opB = toCublasLt(g.transB);
   // "cublasLtMatmulDescSetAttribute(X)" for epilogue attributes.
   auto setAttr = [&](cublasLtMatmulDescAttributes_t attr, const void *buf,
                      size_t size, const char *name) {
@@ -140,7 +166,7 @@ bool GemmRunner::init(cublasLtHandle_t handle, const dmcgen::GemmDescriptor &g,
     // default value of -1" (else cublasLtMatmul fails with INVALID_VALUE).
   }
   auto layout = [&](cublasLtMatrixLayout_t &l, cudaDataType_t t,
-                    const dmcgen::MatrixLayout &m, const char *name) {
+                    const dmrt::MatrixLayout &m, const char *name) {
     std::string call = std::string("cublasLtMatrixLayoutCreate(") + name + ")";
     if (!check(cublasLtMatrixLayoutCreate(&l, t, m.rows, m.cols, m.ld),
                call.c_str(), error))
@@ -228,17 +254,17 @@ bool GemmRunner::run(const void *a, const void *b, void *d, const void *bias,
     error = "GemmRunner::run before init";
     return false;
   }
-  const char *epiName = dmcgen::epilogueName(epilogue_);
+  const char *epiName = dmrt::epilogueName(epilogue_);
   if (bias_ && !bias) {
     error = std::string("epilogue ") + epiName + " needs a bias " +
-            (dmcgen::epilogueWritesBias(epilogue_) ? "gradient (output)"
+            (dmrt::epilogueWritesBias(epilogue_) ? "gradient (output)"
                                                    : "(input)") +
             " pointer for " + what_;
     return false;
   }
   if (aux_ && !aux) {
     error = std::string("epilogue ") + epiName + " needs an aux " +
-            (dmcgen::epilogueWritesAux(epilogue_) ? "(output)" : "(input)") +
+            (dmrt::epilogueWritesAux(epilogue_) ? "(output)" : "(input)") +
             " pointer for " + what_;
     return false;
   }

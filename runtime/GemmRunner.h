@@ -1,6 +1,6 @@
 //===- GemmRunner.h - One contraction as one cublasLtMatmul -------*- C++ -*-===//
 //
-// Runs a dmcgen::GemmDescriptor with cuBLASLt: compute CUBLAS_COMPUTE_32F,
+// Runs a dmrt::GemmDescriptor with cuBLASLt: compute CUBLAS_COMPUTE_32F,
 // scale CUDA_R_32F, A/B/C/D types from the tensors' dtypes, column-major
 // strided-batched layouts, transa/transb, 32 MiB workspace. Algorithms come
 // from cublasLtMatmulAlgoGetHeuristic; `algorithms(k)` exposes the top k so a
@@ -35,7 +35,7 @@
 #ifndef DMRT_GEMMRUNNER_H
 #define DMRT_GEMMRUNNER_H
 
-#include "codegen/gemm/GemmMapping.h"
+#include "runtime/format/GemmDescriptor.h"
 #include "runtime/GemmAlgorithms.h"
 #include "runtime/Safetensors.h"
 
@@ -47,6 +47,10 @@
 #include <vector>
 
 namespace dmrt {
+
+/// The bundle format's epilogue and op() as cuBLASLt's enums.
+cublasLtEpilogue_t toCublasLt(Epilogue e);
+cublasOperation_t toCublasLt(Transpose t);
 
 /// DType -> cudaDataType (bf16, f16, f32); false for others.
 bool toCudaDataType(DType t, cudaDataType_t &out);
@@ -73,14 +77,14 @@ public:
   /// Bytes the aux buffer of `g` needs when D has type `typeD` (0: the
   /// epilogue has no aux): ReLU bit-mask: g.auxSize() bits rounded up to whole
   /// 16-byte words; GELU input: g.auxSize() elements of typeD.
-  static int64_t auxBytes(const dmcgen::GemmDescriptor &g, DType typeD);
+  static int64_t auxBytes(const dmrt::GemmDescriptor &g, DType typeD);
 
-  /// Validates `g` (dmcgen::validateDescriptor) and creates the descriptors.
+  /// Validates `g` (dmrt::validateDescriptor) and creates the descriptors.
   /// typeA/typeB: the cuBLASLt operands' dtypes (after the swap); typeD also
   /// for C; biasType for the bias vector or bias gradient (ignored when the
   /// epilogue has none). `handle` and `workspace` (kWorkspaceBytes) are owned
   /// by the caller.
-  bool init(cublasLtHandle_t handle, const dmcgen::GemmDescriptor &g,
+  bool init(cublasLtHandle_t handle, const dmrt::GemmDescriptor &g,
             DType typeA, DType typeB, DType typeD, DType biasType,
             void *workspace, std::string &error);
 
@@ -146,7 +150,7 @@ private:
   void *workspace_ = nullptr;
   cudaDataType_t typeA_ = CUDA_R_32F, typeB_ = CUDA_R_32F, typeD_ = CUDA_R_32F;
   float alpha_ = 1, beta_ = 0;
-  dmcgen::Epilogue epilogue_ = dmcgen::Epilogue::None;
+  dmrt::Epilogue epilogue_ = dmrt::Epilogue::None;
   bool bias_ = false, aux_ = false, bound_ = false;
   const void *boundBias_ = nullptr, *boundAux_ = nullptr;
   cublasStatus_t status_ = CUBLAS_STATUS_SUCCESS;

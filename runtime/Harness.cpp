@@ -281,7 +281,7 @@ StepStatus Harness::runContraction(const Bundle &b, const BundleContraction &c,
             c.unmappable;
     return StepStatus::BundleError;
   }
-  const dmcgen::GemmDescriptor &g = c.gemm;
+  const dmrt::GemmDescriptor &g = c.gemm;
   int64_t first = g.swapOperands ? c.b : c.a;
   int64_t second = g.swapOperands ? c.a : c.b;
   GemmRunner runner;

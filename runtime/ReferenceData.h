@@ -14,7 +14,7 @@
 #ifndef DMRT_REFERENCEDATA_H
 #define DMRT_REFERENCEDATA_H
 
-#include "runtime/Philox.h"
+#include "runtime/format/device/Philox.h"
 
 #include <cstdint>
 #include <vector>

@@ -65,7 +65,7 @@ bool parseEntry(const std::string &name, const Json &value, uint64_t bufSize,
     return msg = who + ": missing 'data_offsets'", false;
 
   e.tensor.name = name;
-  if (!dt->is_string() || !parseDType(dt->get<std::string>(), e.tensor.dtype))
+  if (!dt->is_string() || !parseSafetensorsDType(dt->get<std::string>(), e.tensor.dtype))
     return msg = "bad dtype " + dt->dump() + " for " + who, false;
 
   if (!sh->is_array())
@@ -248,7 +248,7 @@ bool writeSafetensors(const std::string &path, const TensorFile &in,
                   who + ": holds " + std::to_string(t.bytes.size()) +
                       " bytes, but shape * dtype needs " + std::to_string(want));
     OrderedJson entry = OrderedJson::object();
-    entry["dtype"] = dtypeName(t.dtype);
+    entry["dtype"] = safetensorsDTypeName(t.dtype);
     entry["shape"] = std::move(shape);
     entry["data_offsets"] = {offset, offset + want};
     header[t.name] = std::move(entry);

@@ -16,6 +16,8 @@
 #ifndef DMRT_SAFETENSORS_H
 #define DMRT_SAFETENSORS_H
 
+#include "runtime/format/DType.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -24,16 +26,11 @@
 
 namespace dmrt {
 
-/// Element types supported by the runtime (a subset of safetensors').
-enum class DType { F64, F32, F16, BF16, I64, I32, U8, BOOL };
-
-/// The safetensors spelling: "F64", "F32", "F16", "BF16", "I64", "I32", "U8",
-/// "BOOL".
-const char *dtypeName(DType);
-/// Inverse of dtypeName; false (and `out` untouched) for any other string.
-bool parseDType(const std::string &, DType &);
-/// Bytes per element (BOOL is one byte).
-size_t dtypeSize(DType);
+/// The safetensors file format's own dtype codes: "F64", "F32", "F16",
+/// "BF16", "I64", "I32", "U8", "BOOL" (dmc's spelling is dtypeName()).
+const char *safetensorsDTypeName(DType);
+/// Inverse of safetensorsDTypeName; false (and `out` untouched) otherwise.
+bool parseSafetensorsDType(const std::string &, DType &);
 
 /// One named tensor; `bytes` holds the elements row-major, little-endian.
 struct Tensor {

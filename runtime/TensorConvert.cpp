@@ -1,11 +1,11 @@
 //===- TensorConvert.cpp - DType helpers and element conversions ----------===//
 //
-// The dtype table and the Tensor <-> double conversions declared in
+// The safetensors dtype codes and the Tensor <-> double conversions declared in
 // Safetensors.h. Elements are stored little-endian; the host is assumed to be
 // little-endian (x86-64, aarch64), which is checked at compile time.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Float16.h"
+#include "runtime/format/device/Float16.h"
 #include "runtime/Safetensors.h"
 
 #include <cmath>
@@ -18,7 +18,7 @@ namespace dmrt {
 #error "dmrt assumes a little-endian host"
 #endif
 
-const char *dtypeName(DType t) {
+const char *safetensorsDTypeName(DType t) {
   switch (t) {
   case DType::F64: return "F64";
   case DType::F32: return "F32";
@@ -32,26 +32,13 @@ const char *dtypeName(DType t) {
   return "?";
 }
 
-bool parseDType(const std::string &s, DType &out) {
-  static const DType all[] = {DType::F64, DType::F32, DType::F16, DType::BF16,
-                              DType::I64, DType::I32, DType::U8,  DType::BOOL};
-  for (DType t : all) {
-    if (s == dtypeName(t)) {
+bool parseSafetensorsDType(const std::string &s, DType &out) {
+  for (DType t : kAllDTypes)
+    if (s == safetensorsDTypeName(t)) {
       out = t;
       return true;
     }
-  }
   return false;
-}
-
-size_t dtypeSize(DType t) {
-  switch (t) {
-  case DType::F64: case DType::I64: return 8;
-  case DType::F32: case DType::I32: return 4;
-  case DType::F16: case DType::BF16: return 2;
-  case DType::U8: case DType::BOOL: return 1;
-  }
-  return 0;
 }
 
 int64_t Tensor::numElements() const {

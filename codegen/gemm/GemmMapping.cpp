@@ -9,6 +9,13 @@
 
 namespace dmcgen {
 
+using dmrt::Epilogue;
+using dmrt::GemmDescriptor;
+using dmrt::MatrixLayout;
+using dmrt::Transpose;
+using dmrt::commaSeparated;
+using dmrt::epilogueName;
+
 namespace {
 
 /// One tensor after dropping its size-1 dims; strides of the original layout.
@@ -64,25 +71,25 @@ bool findGroupIn(const Tensor &t, Group &g, std::string &reason) {
 
 /// op(X) is P x Q with P, Q groups of tensor X; choose N/T and the layout.
 bool matrixFor(const Tensor &t, const Group &P, const Group &Q,
-               cublasOperation_t &op, MatrixLayout &l, std::string &reason) {
+               dmrt::Transpose &op, MatrixLayout &l, std::string &reason) {
   const GroupInT &p = P.in.at(t.name), &q = Q.in.at(t.name);
   if (!p.empty() && p.stride == 1) {
-    op = CUBLAS_OP_N;
+    op = Transpose::N;
     l.rows = P.extent;
     l.cols = Q.extent;
     l.ld = q.empty() ? P.extent : q.stride;
   } else if (!q.empty() && q.stride == 1) {
-    op = CUBLAS_OP_T;
+    op = Transpose::T;
     l.rows = Q.extent;
     l.cols = P.extent;
     l.ld = p.empty() ? Q.extent : p.stride;
   } else if (p.empty()) {
-    op = CUBLAS_OP_N;
+    op = Transpose::N;
     l.rows = 1;
     l.cols = Q.extent;
     l.ld = q.empty() ? 1 : q.stride;
   } else if (q.empty()) {
-    op = CUBLAS_OP_T;
+    op = Transpose::T;
     l.rows = 1;
     l.cols = P.extent;
     l.ld = p.stride;

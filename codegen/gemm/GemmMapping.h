@@ -55,7 +55,7 @@
 #ifndef DMC_CODEGEN_GEMM_GEMMMAPPING_H
 #define DMC_CODEGEN_GEMM_GEMMMAPPING_H
 
-#include <cublasLt.h>
+#include "runtime/format/GemmDescriptor.h"
 
 #include <cstdint>
 #include <string>
@@ -70,101 +70,20 @@ struct TensorLayout {
   std::vector<int64_t> sizes;
 };
 
-/// Epilogues, named as cuBLASLt's (cublasLtEpilogue_t). In a Contraction they
-/// have the contraction-level meaning (BGradA: reduce tensor a over its K
-/// dims); in a GemmDescriptor the cuBLASLt meaning (BGradA: reduce op(A)).
-enum class Epilogue {
-  None,        // CUBLASLT_EPILOGUE_DEFAULT
-  Bias,        // + bias
-  Relu,        // relu(x)
-  ReluBias,    // relu(x + bias)
-  ReluAux,     // relu(x), aux = bit-mask (x > 0)
-  ReluAuxBias, // relu(x + bias), aux = bit-mask
-  Gelu,        // gelu(x), tanh approximation
-  GeluBias,    // gelu(x + bias)
-  GeluAux,     // gelu(x), aux = x
-  GeluAuxBias, // gelu(x + bias), aux = x + bias
-  DRelu,       // x * (aux bit ? 1 : 0)
-  DReluBGrad,  // DRelu, and bias = row sums of the result
-  DGelu,       // x * gelu'(aux)
-  DGeluBGrad,  // DGelu, and bias = row sums of the result
-  BGradA,      // bias = sum over k of op(A)   (length m)
-  BGradB,      // bias = sum over k of op(B)   (length n)
-};
-
-const char *epilogueName(Epilogue e);
-cublasLtEpilogue_t toCublasLt(Epilogue e);
-bool epilogueReadsBias(Epilogue e);   // bias is an input vector
-bool epilogueWritesBias(Epilogue e);  // bias pointer receives a gradient
-bool epilogueWritesAux(Epilogue e);   // *_AUX
-bool epilogueReadsAux(Epilogue e);    // DRELU*, DGELU*
-bool epilogueIsRelu(Epilogue e);      // aux (if any) is a ReLU bit-mask
-
 /// d = epilogue(alpha * sum a*b + beta * d [+ bias]).
 /// biasDims: the letters (storage order, row-major, packed) of the bias vector
 /// read by the *Bias epilogues or of the bias gradient written by *BGrad*.
 struct Contraction {
   TensorLayout a, b, d;
   double alpha = 1, beta = 0;
-  Epilogue epilogue = Epilogue::None;
+  dmrt::Epilogue epilogue = dmrt::Epilogue::None;
   std::string biasDims;
 };
 
-/// As given to cublasLtMatrixLayoutCreate (CUDA_R_*, rows, cols, ld) plus the
-/// attributes CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT / _STRIDED_BATCH_OFFSET.
-/// Column-major: element (r, c) of batch q is at q*batchStride + r + c*ld.
-struct MatrixLayout {
-  int64_t rows = 0, cols = 0, ld = 0;
-  int32_t batchCount = 1;
-  int64_t batchStride = 0;
-};
-
-struct GemmDescriptor {
-  /// true: the call computes D^T = B^T A^T, i.e. cuBLASLt's A is tensor b and
-  /// cuBLASLt's B is tensor a (so that D's contiguous group is its rows).
-  bool swapOperands = false;
-  cublasOperation_t transA = CUBLAS_OP_N, transB = CUBLAS_OP_N;
-  int64_t m = 1, n = 1, k = 1;
-  int32_t batchCount = 1;
-  /// a, b: the first / second cublasLtMatmul operand (after any swap); c == d.
-  MatrixLayout a, b, c, d;
-  double alpha = 1, beta = 0;
-  /// cuBLASLt-level epilogue (after the swap).
-  Epilogue epilogue = Epilogue::None;
-  /// CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE (elements); 0: one vector for all.
-  int64_t biasBatchStride = 0;
-  /// Length of the bias / bias-gradient vector (m, or n for BGRADB); 0: none.
-  int64_t biasLength = 0;
-  /// CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD / _AUX_BATCH_STRIDE: in bits for the
-  /// ReLU bit-mask, in elements for the GELU input. 0 when there is no aux.
-  int64_t auxLd = 0, auxBatchStride = 0;
-
-  /// For the tuner and describe(): which letters (flattening order) went where.
-  std::string rowDims, colDims, kDims, batchDims;
-
-  /// Number of aux elements (bits for ReLU) the aux buffer must hold.
-  int64_t auxSize() const;
-  /// Human-readable one-liner.
-  std::string describe() const;
-};
-
-/// "b,j,h" for the letters "bjh" (in messages).
-std::string commaSeparated(const std::string &letters);
-
 /// Maps a contraction with given layouts to one cublasLtMatmul, or returns
 /// false with `reason` saying exactly why not. `out` is only valid on success.
-bool mapContraction(const Contraction &c, GemmDescriptor &out,
+bool mapContraction(const Contraction &c, dmrt::GemmDescriptor &out,
                     std::string &reason);
-
-/// Checks a descriptor against cuBLASLt's own rules (shapes consistent with
-/// op(), ld >= rows, batch counts, aux ld alignment, ...). Independent of any
-/// einsum; the emulator refuses descriptors that fail it.
-bool validateDescriptor(const GemmDescriptor &g, std::string &reason);
-
-/// Whether the aux written by `producer` (a *_AUX epilogue) can be read by
-/// `consumer` (DRELU* / DGELU*): same rows, cols, batch, aux ld and stride.
-bool auxCompatible(const GemmDescriptor &producer,
-                   const GemmDescriptor &consumer, std::string &reason);
 
 } // namespace dmcgen
 

@@ -18,14 +18,14 @@ namespace dmcgen {
 
 struct CompileJob {
   std::string name;   ///< kernel/file name: the NVRTC program name, used in messages
-  std::string source; ///< CUDA C++; may include "dmrt/Philox.h", "dmrt/Float16.h"
+  std::string source; ///< CUDA C++; may include "runtime/format/device/Philox.h", "runtime/format/device/Float16.h"
 };
 
 struct CompileOptions {
   /// One of allowedArchs(): sm_80, sm_89, sm_90, sm_90a, sm_100.
   std::string arch = "sm_90a";
   /// Extra NVRTC flags, after the defaults (--gpu-architecture, -std=c++17,
-  /// -default-device, --pre-include=dmrt/Types.h). No --use_fast_math by
+  /// -default-device, --pre-include=runtime/format/device/Types.h). No --use_fast_math by
   /// default: kernels must match the CPU interpreter bit for bit.
   std::vector<std::string> flags;
   /// "" = no disk cache; defaultCacheDir() is the conventional place.

@@ -11,16 +11,16 @@
 #include "compiler/bundle/TensorTable.h"
 #include "compiler/report/DataMovement.h"
 #include "ir/IterationSpace.h"
+#include "ir/StorageType.h"
+#include "runtime/format/Manifest.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 
 #include <chrono>
 
 using namespace mlir;
-namespace json = llvm::json;
 
 namespace dmc::bundle {
 namespace {
@@ -40,45 +40,16 @@ llvm::Error writeFile(llvm::StringRef path, llvm::StringRef data) {
   return llvm::Error::success();
 }
 
-std::string dtypeOf(Type t) {
-  std::string s;
-  llvm::raw_string_ostream(s) << cast<dm::TensorType>(t).getElementType();
-  return s;
-}
-
 dmcgen::TensorLayout layoutOf(Type t) {
   auto tt = cast<dm::TensorType>(t);
   return {tt.getNames().str(), std::vector<int64_t>(tt.getShape().begin(), tt.getShape().end())};
 }
 
-json::Object matrixJson(const dmcgen::MatrixLayout &m) {
-  return json::Object{{"rows", m.rows}, {"cols", m.cols}, {"ld", m.ld},
-                      {"batch_stride", m.batchStride}};
-}
-
-/// The descriptor as runtime/Bundle.cpp reads it (C is D; alpha, beta and the
-/// epilogue are the contraction's).
-json::Value gemmJson(const dmcgen::GemmDescriptor &g) {
-  return json::Object{
-      {"swap", g.swapOperands},
-      {"transa", g.transA == CUBLAS_OP_T ? "T" : "N"},
-      {"transb", g.transB == CUBLAS_OP_T ? "T" : "N"},
-      {"m", g.m},
-      {"n", g.n},
-      {"k", g.k},
-      {"batch", g.batchCount},
-      {"a", matrixJson(g.a)},
-      {"b", matrixJson(g.b)},
-      {"d", matrixJson(g.d)},
-      {"describe", g.describe()},
-  };
-}
-
-json::Array ids(const TensorTable &table, ValueRange values) {
-  json::Array a;
+std::vector<int64_t> ids(const TensorTable &table, ValueRange values) {
+  std::vector<int64_t> out;
   for (Value v : values)
-    a.push_back(table.idOf(v));
-  return a;
+    out.push_back(table.idOf(v));
+  return out;
 }
 
 } // namespace
@@ -144,7 +115,10 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
                        "median {2:f3} s, slowest {3:f3} s\n",
                        seconds, cached, median, each.empty() ? 0.0 : each.back());
 
-  json::Array kernelsJson;
+  dmrt::Manifest manifest;
+  manifest.model = options.modelName;
+  manifest.arch = options.arch;
+  manifest.nvrtc = dmcgen::nvrtcVersion();
   for (size_t n = 0; n < kernels.size(); ++n) {
     std::string base = (dir + "/kernels/k" + std::to_string(n)).str();
     if (llvm::Error e = writeFile(base + ".cu", emitted[n].source))
@@ -153,34 +127,34 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
                                                                   cubins[n].cubin.size())))
       return e;
     const codegen::EmittedKernel &k = emitted[n];
-    kernelsJson.push_back(json::Object{
-        {"id", int64_t(n)},
-        {"name", kernels[n].getName()},
-        {"entry", k.entry},
-        {"cubin", "kernels/k" + std::to_string(n) + ".cubin"},
-        {"source", "kernels/k" + std::to_string(n) + ".cu"},
-        {"grid", json::Array{k.grid, k.gridY, 1}},
-        {"block", json::Array{k.blockX, k.blockY, 1}},
-        {"shared_bytes", k.sharedBytes},
-        {"workspace_bytes", k.workspaceBytes},
-        {"config", configs[n].describe()},
-        {"phase", phase(kernels[n])},
-        {"inputs", ids(*table, kernels[n].getInputs())},
-        {"outputs", ids(*table, kernels[n].getResults())},
-    });
+    dmrt::BundleKernel bk;
+    bk.id = int64_t(n);
+    bk.name = kernels[n].getName().str();
+    bk.entry = k.entry;
+    bk.cubin = "kernels/k" + std::to_string(n) + ".cubin";
+    bk.source = "kernels/k" + std::to_string(n) + ".cu";
+    bk.grid[0] = k.grid;
+    bk.grid[1] = k.gridY;
+    bk.block[0] = k.blockX;
+    bk.block[1] = k.blockY;
+    bk.sharedBytes = k.sharedBytes;
+    bk.workspaceBytes = k.workspaceBytes;
+    bk.config = configs[n].describe();
+    bk.phase = phase(kernels[n]);
+    bk.inputs = ids(*table, kernels[n].getInputs());
+    bk.outputs = ids(*table, kernels[n].getResults());
+    manifest.kernels.push_back(std::move(bk));
   }
   // Kernel flop and bytes, from the analysis (same order of appearance).
   {
     size_t n = 0;
     for (const auto &w : cost.items)
-      if (w.opClass != "contraction" && n < kernelsJson.size()) {
-        json::Object &o = *kernelsJson[n++].getAsObject();
-        o["flop"] = w.flop;
-        o["bytes"] = w.ioLowerBound;
+      if (w.opClass != "contraction" && n < manifest.kernels.size()) {
+        manifest.kernels[n].flop = w.flop;
+        manifest.kernels[n++].bytes = w.ioLowerBound;
       }
   }
 
-  json::Array contractionsJson;
   std::vector<dm::ContractOp> contractions;
   for (auto c : f.getOps<dm::ContractOp>()) {
     dmcgen::Contraction spec;
@@ -188,75 +162,60 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
     spec.b = layoutOf(c.getRhs().getType());
     spec.d = layoutOf(c.getType());
     spec.alpha = c.getScale().convertToDouble();
-    dmcgen::GemmDescriptor g;
-    std::string reason;
-    bool mapped = dmcgen::mapContraction(spec, g, reason);
-    std::string equation = spec.a.dims + "," + spec.b.dims + "->" + spec.d.dims;
-    contractionsJson.push_back(json::Object{
-        {"id", int64_t(contractions.size())},
-        {"equation", equation},
-        {"phase", phase(c)},
-        {"a", table->idOf(c.getLhs())},
-        {"b", table->idOf(c.getRhs())},
-        {"d", table->idOf(c.getResult())},
-        {"alpha", spec.alpha},
-        {"beta", 0.0},
-        {"epilogue", "none"},
-        {"flop", dm::analyticFlop(cast<dm::IterationSpaceOpInterface>(c.getOperation()))},
-        {"bytes", bytes(c.getLhs().getType()) + bytes(c.getRhs().getType()) +
-                      bytes(c.getType())},
-        {"gemm", mapped ? gemmJson(g) : json::Value(nullptr)},
-        {"unmappable", mapped ? json::Value(nullptr) : json::Value(reason)},
-    });
-    if (!mapped)
-      log << "dmc compile: warning: contraction " << equation << " has no cuBLASLt form: "
-          << reason << "\n";
+    dmrt::BundleContraction bc;
+    bc.mappable = dmcgen::mapContraction(spec, bc.gemm, bc.unmappable);
+    if (bc.mappable)
+      bc.gemmDescription = bc.gemm.describe();
+    else
+      bc.gemm = {};
+    bc.id = int64_t(contractions.size());
+    bc.equation = spec.a.dims + "," + spec.b.dims + "->" + spec.d.dims;
+    bc.phase = phase(c);
+    bc.a = table->idOf(c.getLhs());
+    bc.b = table->idOf(c.getRhs());
+    bc.d = table->idOf(c.getResult());
+    bc.alpha = spec.alpha;
+    bc.flop = dm::analyticFlop(cast<dm::IterationSpaceOpInterface>(c.getOperation()));
+    bc.bytes = bytes(c.getLhs().getType()) + bytes(c.getRhs().getType()) + bytes(c.getType());
+    if (!bc.mappable)
+      log << "dmc compile: warning: contraction " << bc.equation
+          << " has no cuBLASLt form: " << bc.unmappable << "\n";
+    manifest.contractions.push_back(std::move(bc));
     contractions.push_back(c);
   }
 
-  json::Array tensorsJson;
   for (const TensorInfo &t : table->tensors()) {
     auto tt = cast<dm::TensorType>(t.value.getType());
-    json::Value alias = nullptr;
-    if (t.aliasOf >= 0)
-      alias = json::Object{{"of", t.aliasOf}, {"offset", t.aliasOffset}};
-    tensorsJson.push_back(json::Object{
-        {"id", t.id},
-        {"name", t.name},
-        {"role", t.role},
-        {"dims", tt.getNames()},
-        {"shape", json::Array(tt.getShape())},
-        {"dtype", dtypeOf(tt)},
-        {"bytes", bytes(tt)},
-        {"alias", std::move(alias)},
-    });
+    std::optional<dmrt::DType> dtype = dm::storageDType(tt);
+    if (!dtype || *dtype == dmrt::DType::F64)
+      return fail("tensor " + t.name + ": element type " +
+                  llvm::formatv("{0}", tt.getElementType()) +
+                  " has no bundle dtype (bf16, f16, f32, i32)");
+    dmrt::BundleTensor bt;
+    bt.id = t.id;
+    bt.name = t.name;
+    bt.role = t.role;
+    bt.dims = tt.getNames().str();
+    bt.shape.assign(tt.getShape().begin(), tt.getShape().end());
+    bt.dtype = *dtype;
+    bt.bytes = bytes(tt);
+    bt.isAlias = t.aliasOf >= 0;
+    bt.aliasOf = t.aliasOf;
+    bt.aliasOffset = t.aliasOffset;
+    manifest.tensors.push_back(std::move(bt));
   }
 
-  json::Array steps;
   {
-    size_t k = 0, c = 0;
+    int64_t k = 0, c = 0;
     for (Operation &op : f.getBody().front().without_terminator()) {
       if (isa<dm::KernelOp>(op))
-        steps.push_back(json::Object{{"kind", "kernel"}, {"id", int64_t(k++)}});
+        manifest.steps.push_back({dmrt::BundleStep::Kernel, k++});
       else if (isa<dm::ContractOp>(op))
-        steps.push_back(json::Object{{"kind", "contraction"}, {"id", int64_t(c++)}});
+        manifest.steps.push_back({dmrt::BundleStep::Contraction, c++});
     }
   }
 
-  json::Object manifest{
-      {"format", "dmc-bundle"},
-      {"version", 2},
-      {"model", options.modelName},
-      {"arch", options.arch},
-      {"nvrtc", dmcgen::nvrtcVersion()},
-      {"tensors", std::move(tensorsJson)},
-      {"kernels", std::move(kernelsJson)},
-      {"contractions", std::move(contractionsJson)},
-      {"steps", std::move(steps)},
-  };
-  std::string text;
-  llvm::raw_string_ostream(text) << llvm::formatv("{0:2}", json::Value(std::move(manifest)));
-  if (llvm::Error e = writeFile((dir + "/manifest.json").str(), text + "\n"))
+  if (llvm::Error e = writeFile((dir + "/manifest.json").str(), dmrt::writeManifest(manifest)))
     return e;
 
   if (options.reference) {

@@ -8,11 +8,11 @@ using namespace mlir;
 
 namespace dmc::bundle {
 
-int TensorTable::add(Value v, std::string name, std::string role) {
+int TensorTable::add(Value v, std::string name, dmrt::TensorRole role) {
   TensorInfo t;
   t.id = infos.size();
   t.name = name.empty() ? "t" + std::to_string(t.id) : std::move(name);
-  t.role = std::move(role);
+  t.role = role;
   t.value = v;
   ids[v] = t.id;
   infos.push_back(std::move(t));
@@ -28,11 +28,23 @@ static llvm::Error unsupported(Operation *op, const llvm::Twine &why) {
 
 llvm::Expected<TensorTable> TensorTable::build(func::FuncOp f) {
   TensorTable table;
-  for (auto [n, arg] : llvm::enumerate(f.getArguments()))
-    table.add(arg, dm::argName(f, n).str(), dm::argRole(f, n).str());
+  auto roleOf = [&](llvm::StringRef role, dmrt::TensorRole &out) -> llvm::Error {
+    if (dmrt::parseTensorRole(role.str(), out))
+      return llvm::Error::success();
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "@" + f.getName() + ": unknown dm.role \"" + role +
+                                       "\" (the bundle knows input, param, grad_output, "
+                                       "output, grad)");
+  };
+  for (auto [n, arg] : llvm::enumerate(f.getArguments())) {
+    dmrt::TensorRole role;
+    if (llvm::Error e = roleOf(dm::argRole(f, n), role))
+      return e;
+    table.add(arg, dm::argName(f, n).str(), role);
+  }
   for (Operation &op : f.getBody().front().without_terminator())
     for (Value r : op.getResults())
-      table.add(r, "", "intermediate");
+      table.add(r, "", dmrt::TensorRole::Intermediate);
 
   // Views alias what they view.
   for (Operation &op : f.getBody().front().without_terminator()) {
@@ -68,9 +80,10 @@ llvm::Expected<TensorTable> TensorTable::build(func::FuncOp f) {
   Operation *ret = f.getBody().front().getTerminator();
   for (auto [n, v] : llvm::enumerate(ret->getOperands())) {
     TensorInfo &t = table.infos[table.idOf(v)];
-    if (t.role == "intermediate") {
+    if (t.role == dmrt::TensorRole::Intermediate) {
       t.name = dm::resultName(f, n).str();
-      t.role = dm::resultRole(f, n).str();
+      if (llvm::Error e = roleOf(dm::resultRole(f, n), t.role))
+        return e;
     }
   }
   return table;

@@ -12,6 +12,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Error.h"
 
+#include "runtime/format/TensorRole.h"
+
 #include <string>
 #include <vector>
 
@@ -20,7 +22,7 @@ namespace dmc::bundle {
 struct TensorInfo {
   int id = 0;
   std::string name; ///< argument/result name, else "t<id>"
-  std::string role; ///< input | param | grad_output | output | grad | intermediate
+  dmrt::TensorRole role = dmrt::TensorRole::Intermediate;
   mlir::Value value;
   int aliasOf = -1; ///< the tensor this one views, or -1
   int64_t aliasOffset = 0;
@@ -35,7 +37,7 @@ public:
   int idOf(mlir::Value v) const { return ids.lookup(v); }
 
 private:
-  int add(mlir::Value v, std::string name, std::string role);
+  int add(mlir::Value v, std::string name, dmrt::TensorRole role);
   std::vector<TensorInfo> infos;
   llvm::DenseMap<mlir::Value, int> ids;
 };

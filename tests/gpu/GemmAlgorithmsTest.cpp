@@ -9,7 +9,7 @@
 // At least one enumerated entry must have the algorithm id of the heuristic's
 // best. The heuristic's best and 3 enumerated algorithms (one with split-k >
 // 1, one with CTA swizzling and one with a cluster shape when there are
-// such, the rest spread over the list) then run, and D is compared with dmcgen::emulateMatmul:
+// such, the rest spread over the list) then run, and D is compared with dmctest::emulateMatmul:
 // |gpu - ref| <= 2e-2 * (|ref| + 0.5 * max(1, max|ref|)).
 //
 // Exit status: 0 pass, 1 fail (it never passes without running an
@@ -19,9 +19,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestDevice.h"
-#include "codegen/gemm/GemmEmulator.h"
+#include "tests/support/GemmEmulator.h"
 #include "codegen/gemm/GemmMapping.h"
-#include "runtime/Float16.h"
+#include "runtime/format/device/Float16.h"
 #include "runtime/GemmRunner.h"
 
 #include <cublasLt.h>
@@ -65,8 +65,8 @@ std::vector<uint16_t> toBf16(const std::vector<float> &v) {
   return out;
 }
 
-dmcgen::MatrixLayout packed(int64_t rows, int64_t cols) {
-  dmcgen::MatrixLayout l;
+dmrt::MatrixLayout packed(int64_t rows, int64_t cols) {
+  dmrt::MatrixLayout l;
   l.rows = rows;
   l.cols = cols;
   l.ld = rows;
@@ -100,9 +100,9 @@ int main(int argc, char **argv) {
     return status;
 
   const int64_t m = 256, n = 192, k = 128;
-  dmcgen::GemmDescriptor g;
-  g.transA = CUBLAS_OP_N;
-  g.transB = CUBLAS_OP_T;
+  dmrt::GemmDescriptor g;
+  g.transA = dmrt::Transpose::N;
+  g.transB = dmrt::Transpose::T;
   g.m = m;
   g.n = n;
   g.k = k;
@@ -113,7 +113,7 @@ int main(int argc, char **argv) {
   g.alpha = 0.75;
   g.beta = 0.5;
   std::string why;
-  if (!dmcgen::validateDescriptor(g, why)) {
+  if (!dmrt::validateDescriptor(g, why)) {
     std::printf("FAIL: invalid descriptor: %s\n", why.c_str());
     return 1;
   }
@@ -129,7 +129,7 @@ int main(int argc, char **argv) {
   };
   std::vector<float> A = fill(m * k), B = fill(n * k), C = fill(m * n);
   std::vector<float> Dref(C);
-  dmcgen::emulateMatmul(g, A.data(), B.data(), C.data(), Dref.data(), nullptr,
+  dmctest::emulateMatmul(g, A.data(), B.data(), C.data(), Dref.data(), nullptr,
                         nullptr);
   double maxRef = 1;
   for (float x : Dref)

@@ -1,13 +1,13 @@
 //===- GemmEpilogueTest.cpp - GemmRunner epilogues vs the CPU emulator -----===//
 //
-// GPU test (label gpu). For every epilogue of dmcgen::Epilogue, small shapes
+// GPU test (label gpu). For every epilogue of dmrt::Epilogue, small shapes
 // (m in {64,128}, n = 96, k in {32,80}, batch 1 and 2), opA/opB N and T, bf16
 // and fp32 data, with and without padded leading dimensions / batch strides,
 // beta 0 and 0.5: builds a GemmDescriptor (validateDescriptor decides which
 // are valid), fills A, B, C (= D's initial contents), bias and the aux input
 // with seeded random values, runs dmrt::GemmRunner with each of the
 // heuristic's first algorithms and compares D, the aux output (ReLU bit-mask
-// or GELU input) and the bias gradient with dmcgen::emulateMatmul.
+// or GELU input) and the bias gradient with dmctest::emulateMatmul.
 //
 // Tolerances: |gpu - ref| <= rtol * (|ref| + 0.5 * max(1, max|ref|)) with
 // rtol 2e-2 for bf16 data, 2e-3 for fp32 (cuBLASLt's GELU is the tanh
@@ -34,9 +34,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestDevice.h"
-#include "codegen/gemm/GemmEmulator.h"
+#include "tests/support/GemmEmulator.h"
 #include "codegen/gemm/GemmMapping.h"
-#include "runtime/Float16.h"
+#include "runtime/format/device/Float16.h"
 #include "runtime/GemmRunner.h"
 
 #include <cublasLt.h>
@@ -54,8 +54,8 @@
 #include <string>
 #include <vector>
 
-using dmcgen::Epilogue;
-using dmcgen::GemmDescriptor;
+using dmrt::Epilogue;
+using dmrt::GemmDescriptor;
 using dmrt::DType;
 
 namespace {
@@ -155,7 +155,7 @@ std::vector<uint8_t> download(const DevBuf &b, size_t bytes) {
 }
 
 /// Elements a strided-batched column-major matrix spans.
-int64_t span(const dmcgen::MatrixLayout &l) {
+int64_t span(const dmrt::MatrixLayout &l) {
   return (int64_t)(l.batchCount - 1) * l.batchStride + l.ld * l.cols;
 }
 
@@ -171,12 +171,12 @@ struct Case {
 
   std::string name() const {
     std::ostringstream os;
-    os << dmcgen::epilogueName(epi) << " " << (dtype == DType::BF16 ? "bf16" : "f32")
+    os << dmrt::epilogueName(epi) << " " << (dtype == DType::BF16 ? "bf16" : "f32")
        << " m=" << m << " n=" << n << " k=" << k << " batch=" << batch
        << " op=" << (ta ? 'T' : 'N') << (tb ? 'T' : 'N') << " alpha=" << alpha
        << " beta=" << beta << (pad ? " padded" : " packed");
-    if (batch > 1 && (dmcgen::epilogueReadsBias(epi) ||
-                      dmcgen::epilogueWritesBias(epi)))
+    if (batch > 1 && (dmrt::epilogueReadsBias(epi) ||
+                      dmrt::epilogueWritesBias(epi)))
       os << (perBatchBias ? " bias/batch" : " bias shared");
     return os.str();
   }
@@ -184,14 +184,14 @@ struct Case {
 
 GemmDescriptor makeDescriptor(const Case &c) {
   GemmDescriptor g;
-  g.transA = c.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-  g.transB = c.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  g.transA = c.ta ? dmrt::Transpose::T : dmrt::Transpose::N;
+  g.transB = c.tb ? dmrt::Transpose::T : dmrt::Transpose::N;
   g.m = c.m;
   g.n = c.n;
   g.k = c.k;
   g.batchCount = c.batch;
   auto mat = [&](int64_t rows, int64_t cols) {
-    dmcgen::MatrixLayout l;
+    dmrt::MatrixLayout l;
     l.rows = rows;
     l.cols = cols;
     l.ld = rows + (c.pad ? 8 : 0); // keeps 16-byte aligned columns
@@ -206,8 +206,8 @@ GemmDescriptor makeDescriptor(const Case &c) {
   g.alpha = c.alpha;
   g.beta = c.beta;
   g.epilogue = c.epi;
-  bool readsBias = dmcgen::epilogueReadsBias(c.epi);
-  bool writesBias = dmcgen::epilogueWritesBias(c.epi);
+  bool readsBias = dmrt::epilogueReadsBias(c.epi);
+  bool writesBias = dmrt::epilogueWritesBias(c.epi);
   if (readsBias || writesBias) {
     g.biasLength = c.epi == Epilogue::BGradB ? c.n : c.m;
     // A bias gradient is one vector per batch (the mapping never reduces
@@ -215,8 +215,8 @@ GemmDescriptor makeDescriptor(const Case &c) {
     g.biasBatchStride =
         c.batch > 1 && (writesBias || c.perBatchBias) ? g.biasLength : 0;
   }
-  if (dmcgen::epilogueWritesAux(c.epi) || dmcgen::epilogueReadsAux(c.epi)) {
-    int64_t align = dmcgen::epilogueIsRelu(c.epi) ? 128 : 8;
+  if (dmrt::epilogueWritesAux(c.epi) || dmrt::epilogueReadsAux(c.epi)) {
+    int64_t align = dmrt::epilogueIsRelu(c.epi) ? 128 : 8;
     g.auxLd = roundUp(c.m, align) + (c.pad ? align : 0);
     g.auxBatchStride = c.batch > 1 ? g.auxLd * c.n + (c.pad ? align : 0) : 0;
   }
@@ -279,7 +279,7 @@ private:
 void Tester::runCase(const Case &c, uint64_t seed, Stats &st) {
   GemmDescriptor g = makeDescriptor(c);
   std::string why;
-  if (!dmcgen::validateDescriptor(g, why)) {
+  if (!dmrt::validateDescriptor(g, why)) {
     ++st.invalid;
     if (opt_.verbose)
       std::printf("  invalid   %s: %s\n", c.name().c_str(), why.c_str());
@@ -287,11 +287,11 @@ void Tester::runCase(const Case &c, uint64_t seed, Stats &st) {
   }
   const Epilogue e = c.epi;
   const DType dt = c.dtype;
-  const bool readsBias = dmcgen::epilogueReadsBias(e);
-  const bool writesBias = dmcgen::epilogueWritesBias(e);
-  const bool writesAux = dmcgen::epilogueWritesAux(e);
-  const bool readsAux = dmcgen::epilogueReadsAux(e);
-  const bool relu = dmcgen::epilogueIsRelu(e);
+  const bool readsBias = dmrt::epilogueReadsBias(e);
+  const bool writesBias = dmrt::epilogueWritesBias(e);
+  const bool writesAux = dmrt::epilogueWritesAux(e);
+  const bool readsAux = dmrt::epilogueReadsAux(e);
+  const bool relu = dmrt::epilogueIsRelu(e);
 
   // Host data (float, rounded to the device type).
   std::mt19937_64 rng(seed);
@@ -333,7 +333,7 @@ void Tester::runCase(const Case &c, uint64_t seed, Stats &st) {
 
   // Reference.
   std::vector<float> Dref(C), biasRef(bias), auxRef(aux);
-  dmcgen::emulateMatmul(g, A.data(), B.data(), C.data(), Dref.data(),
+  dmctest::emulateMatmul(g, A.data(), B.data(), C.data(), Dref.data(),
                         biasRef.empty() ? nullptr : biasRef.data(),
                         auxRef.empty() ? nullptr : auxRef.data());
   // ReLU aux: the pre-activation, to excuse bits whose sign is a rounding tie.
@@ -344,7 +344,7 @@ void Tester::runCase(const Case &c, uint64_t seed, Stats &st) {
     gp.auxLd = gp.auxBatchStride = 0;
     pre = C;
     std::vector<float> biasCopy(bias);
-    dmcgen::emulateMatmul(gp, A.data(), B.data(), C.data(), pre.data(),
+    dmctest::emulateMatmul(gp, A.data(), B.data(), C.data(), pre.data(),
                           biasCopy.empty() ? nullptr : biasCopy.data(), nullptr);
   }
   // BGRADA / BGRADB: the sums of magnitudes, for the tolerance.
@@ -356,7 +356,7 @@ void Tester::runCase(const Case &c, uint64_t seed, Stats &st) {
     for (float &x : absB)
       x = std::fabs(x);
     biasMag.assign(biasCount, 0.0f);
-    dmcgen::emulateMatmul(g, absA.data(), absB.data(), C.data(), Dtmp.data(),
+    dmctest::emulateMatmul(g, absA.data(), absB.data(), C.data(), Dtmp.data(),
                           biasMag.data(), nullptr);
   }
 
@@ -643,7 +643,7 @@ bool parseArgs(int argc, char **argv, Options &opt) {
   if (!opt.only.empty()) {
     bool known = false;
     for (Epilogue e : kEpilogues)
-      known |= opt.only == dmcgen::epilogueName(e);
+      known |= opt.only == dmrt::epilogueName(e);
     if (!known) {
       std::fprintf(stderr, "unknown epilogue %s\n", opt.only.c_str());
       return false;
@@ -691,7 +691,7 @@ int main(int argc, char **argv) {
   const int32_t batches[] = {1, 2};
   const DType dtypes[] = {DType::BF16, DType::F32};
   for (Epilogue e : kEpilogues) {
-    if (!opt.only.empty() && opt.only != dmcgen::epilogueName(e))
+    if (!opt.only.empty() && opt.only != dmrt::epilogueName(e))
       continue;
     Stats &st = stats[e];
     for (int im = 0; im < 2; ++im)
@@ -729,19 +729,19 @@ int main(int argc, char **argv) {
     if (it == stats.end())
       continue;
     const Stats &st = it->second;
-    std::printf("%-14s %5d %12d %7d %8d\n", dmcgen::epilogueName(e), st.ran,
+    std::printf("%-14s %5d %12d %7d %8d\n", dmrt::epilogueName(e), st.ran,
                 st.unsupported, st.failed, st.invalid);
     totalRan += st.ran;
     totalFailed += st.failed;
     if (st.ran == 0 && st.failed == 0)
-      none.push_back(dmcgen::epilogueName(e));
+      none.push_back(dmrt::epilogueName(e));
   }
   for (Epilogue e : kEpilogues) {
     auto it = stats.find(e);
     if (it == stats.end() || it->second.unsupportedCases.empty())
       continue;
     const Stats &st = it->second;
-    std::printf("unsupported by cuBLASLt (%s, %zu): ", dmcgen::epilogueName(e),
+    std::printf("unsupported by cuBLASLt (%s, %zu): ", dmrt::epilogueName(e),
                 st.unsupportedCases.size());
     for (size_t i = 0; i < st.unsupportedCases.size() && i < 4; ++i)
       std::printf("%s[%s]", i ? ", " : "", st.unsupportedCases[i].c_str());

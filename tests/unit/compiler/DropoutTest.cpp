@@ -96,8 +96,9 @@ TEST_F(Dropout, BackwardRegeneratesTheForwardMask) {
   int zeros = 0;
   for (size_t e = 0; e < x.data.size(); ++e) {
     ASSERT_EQ(out[0].data[e] == 0, out[1].data[e] == 0) << "element " << e;
-    if (out[1].data[e] != 0)
+    if (out[1].data[e] != 0) {
       ASSERT_FLOAT_EQ(out[0].data[e] / x.data[e], out[1].data[e]);
+    }
     zeros += out[1].data[e] == 0;
   }
   EXPECT_GT(zeros, 0);

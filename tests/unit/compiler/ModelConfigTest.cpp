@@ -25,7 +25,7 @@ TEST(ModelConfig, ParsesDefaultsPerKind) {
   EXPECT_EQ(enc->headDim, 12);
   EXPECT_EQ(enc->activation, "gelu");
   EXPECT_FALSE(enc->preNorm);
-  EXPECT_EQ(enc->dtype, "bf16");
+  EXPECT_EQ(enc->dtype, dmrt::DType::BF16);
   EXPECT_TRUE(enc->bias);
 
   auto gpt = parseModelConfig(
@@ -43,7 +43,7 @@ TEST(ModelConfig, ParsesEveryExplicitField) {
       R"({"name": "t", "kind": "decoder", "batch": 3, "seq": 5, "memory_seq": 6,
           "hidden": 20, "heads": 4, "head_dim": 7, "ffn": 30, "activation": "relu",
           "norm": "pre", "dropout": {"attention": 0.1, "hidden": 0.2, "activation": 0.3},
-          "layernorm_eps": 1e-6, "bias": false, "key_padding": true, "dtype": "fp16"})",
+          "layernorm_eps": 1e-6, "bias": false, "key_padding": true, "dtype": "f16"})",
       "d.json");
   ASSERT_TRUE(static_cast<bool>(c)) << llvm::toString(c.takeError());
   EXPECT_EQ(c->kind, dmc::LayerKind::Decoder);
@@ -53,7 +53,7 @@ TEST(ModelConfig, ParsesEveryExplicitField) {
   EXPECT_DOUBLE_EQ(c->layernormEps, 1e-6);
   EXPECT_FALSE(c->bias);
   EXPECT_TRUE(c->keyPadding);
-  EXPECT_EQ(c->dtype, "fp16");
+  EXPECT_EQ(c->dtype, dmrt::DType::F16);
 }
 
 struct BadCase {
@@ -101,6 +101,7 @@ std::vector<BadCase> badCases() {
        "field 'activation' is \"swish\"; expected one of \"gelu\", \"gelu_tanh\", \"relu\""},
       {"bad_norm", with(R"(, "norm": "sandwich")"), "field 'norm' is \"sandwich\""},
       {"bad_dtype", with(R"(, "dtype": "fp8")"), "field 'dtype' is \"fp8\""},
+      {"old_dtype_spelling", with(R"(, "dtype": "fp16")"), R"(expected one of "bf16", "f16", "f32")"},
       {"dropout_one", with(R"(, "dropout": 1.0)"), "field 'dropout' is 1; it must be a number in [0, 1)"},
       {"dropout_negative", with(R"(, "dropout": {"hidden": -0.1})"),
        "field 'dropout.hidden' is -0.1; it must be a number in [0, 1)"},

@@ -1,5 +1,5 @@
 //===- Float16Test.cpp - bf16 / binary16 conversions ----------------------===//
-#include "runtime/Float16.h"
+#include "runtime/format/device/Float16.h"
 
 #include <gtest/gtest.h>
 

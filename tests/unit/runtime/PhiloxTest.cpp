@@ -1,5 +1,5 @@
 //===- PhiloxTest.cpp - Philox4x32-10 and the dropout mask ----------------===//
-#include "runtime/Philox.h"
+#include "runtime/format/device/Philox.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 //===- SafetensorsTest.cpp - safetensors reader/writer --------------------===//
-#include "runtime/Float16.h"
+#include "runtime/format/device/Float16.h"
 #include "runtime/Safetensors.h"
 
 #include <gtest/gtest.h>
@@ -42,16 +42,22 @@ std::string readError(const std::string &path) {
 #define EXPECT_HAS(haystack, needle)                                          \
   EXPECT_NE((haystack).find(needle), std::string::npos) << (haystack)
 
-TEST(DType, Names) {
-  for (DType t : {DType::F64, DType::F32, DType::F16, DType::BF16, DType::I64,
-                  DType::I32, DType::U8, DType::BOOL}) {
+TEST(DType, OneDmcSpellingAndTheSafetensorsCodes) {
+  for (DType t : kAllDTypes) {
     DType back;
     ASSERT_TRUE(parseDType(dtypeName(t), back));
     EXPECT_EQ(back, t);
+    ASSERT_TRUE(parseSafetensorsDType(safetensorsDTypeName(t), back));
+    EXPECT_EQ(back, t);
   }
+  EXPECT_STREQ(dtypeName(DType::BF16), "bf16");
+  EXPECT_STREQ(dtypeName(DType::F16), "f16");
+  EXPECT_STREQ(safetensorsDTypeName(DType::F16), "F16");
   DType d = DType::U8;
-  EXPECT_FALSE(parseDType("F8_E4M3", d));
-  EXPECT_FALSE(parseDType("f32", d));
+  EXPECT_FALSE(parseSafetensorsDType("F8_E4M3", d));
+  EXPECT_FALSE(parseSafetensorsDType("f32", d));
+  EXPECT_FALSE(parseDType("F32", d));
+  EXPECT_FALSE(parseDType("fp16", d));
   EXPECT_EQ(d, DType::U8);
   EXPECT_EQ(dtypeSize(DType::F64), 8u);
   EXPECT_EQ(dtypeSize(DType::BF16), 2u);

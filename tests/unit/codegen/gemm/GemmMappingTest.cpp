@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/gemm/GemmEmulator.h"
+#include "tests/support/GemmEmulator.h"
 #include "codegen/gemm/GemmMapping.h"
 
 #include <gtest/gtest.h>
@@ -24,6 +24,8 @@
 #include <vector>
 
 using namespace dmcgen;
+using namespace dmrt;
+using namespace dmctest;
 
 namespace {
 
@@ -471,11 +473,11 @@ TEST(GemmMapping, OperandSwapForNContiguousD) {
   EXPECT_EQ(g.m, 4); // u
   EXPECT_EQ(g.n, 6); // b*j
   EXPECT_EQ(g.k, 5); // i
-  EXPECT_EQ(g.transA, CUBLAS_OP_T); // W "ui": i contiguous -> stored k x m
+  EXPECT_EQ(g.transA, dmrt::Transpose::T); // W "ui": i contiguous -> stored k x m
   EXPECT_EQ(g.a.rows, 5);
   EXPECT_EQ(g.a.cols, 4);
   EXPECT_EQ(g.a.ld, 5);
-  EXPECT_EQ(g.transB, CUBLAS_OP_N); // X "bji": stored k x n
+  EXPECT_EQ(g.transB, dmrt::Transpose::N); // X "bji": stored k x n
   EXPECT_EQ(g.b.rows, 5);
   EXPECT_EQ(g.b.cols, 6);
   EXPECT_EQ(g.b.ld, 5);
@@ -491,8 +493,8 @@ TEST(GemmMapping, OperandSwapForNContiguousD) {
   ASSERT_TRUE(maps("bji", "ui", "ubj", &g, &why)) << why;
   EXPECT_FALSE(g.swapOperands);
   EXPECT_EQ(g.m, 6);
-  EXPECT_EQ(g.transA, CUBLAS_OP_T);
-  EXPECT_EQ(g.transB, CUBLAS_OP_N);
+  EXPECT_EQ(g.transA, dmrt::Transpose::T);
+  EXPECT_EQ(g.transB, dmrt::Transpose::N);
   EXPECT_EQ(g.d.ld, 6);
 }
 
@@ -505,7 +507,7 @@ TEST(GemmMapping, StridedBatchWithInterleavedBatches) {
   EXPECT_EQ(g.batchCount, 4);
   EXPECT_EQ(g.batchDims, "bh");
   EXPECT_TRUE(g.swapOperands); // d: k contiguous
-  EXPECT_EQ(g.transA, CUBLAS_OP_T); // K "kbhp": p contiguous
+  EXPECT_EQ(g.transA, dmrt::Transpose::T); // K "kbhp": p contiguous
   EXPECT_EQ(g.a.ld, 2 * 2 * 3);
   EXPECT_EQ(g.a.batchStride, 3);
   EXPECT_EQ(g.d.batchStride, 3 * 4);
@@ -593,7 +595,7 @@ TEST(GemmEmulator, HandWrittenColumnMajorTranspose) {
   // A is 2x3 stored transposed (3x2, ld 4 with padding), B 3x2 plain.
   GemmDescriptor g;
   g.m = 2; g.n = 2; g.k = 3;
-  g.transA = CUBLAS_OP_T;
+  g.transA = dmrt::Transpose::T;
   g.a = {3, 2, 4, 1, 0};
   g.b = {3, 2, 3, 1, 0};
   g.c = g.d = {2, 2, 2, 1, 0};

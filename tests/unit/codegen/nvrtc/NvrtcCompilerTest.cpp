@@ -60,21 +60,19 @@ TEST(NvrtcCompiler, EmbeddedHeadersMatchTheRuntimeSources) {
     return nullptr;
   };
   std::string root = DMC_SOURCE_ROOT;
-  ASSERT_NE(find("dmrt/Philox.h"), nullptr);
-  ASSERT_NE(find("runtime/Philox.h"), nullptr);
-  ASSERT_NE(find("dmrt/Float16.h"), nullptr);
-  ASSERT_NE(find(kPreIncludedHeader), nullptr);
-  EXPECT_EQ(*find("dmrt/Philox.h"), readFile(root + "/runtime/Philox.h"));
-  EXPECT_EQ(*find("runtime/Philox.h"), readFile(root + "/runtime/Philox.h"));
-  EXPECT_EQ(*find("dmrt/Float16.h"), readFile(root + "/runtime/Float16.h"));
-  EXPECT_EQ(*find(kPreIncludedHeader),
-            readFile(root + "/codegen/nvrtc/DeviceTypes.h"));
+  // Each device header exactly once, under its path in the repository.
+  ASSERT_EQ(headers.size(), 3u);
+  for (const char *name : {"runtime/format/device/Types.h", "runtime/format/device/Philox.h",
+                           "runtime/format/device/Float16.h"}) {
+    ASSERT_NE(find(name), nullptr) << name;
+    EXPECT_EQ(*find(name), readFile(root + "/" + name)) << name;
+  }
 }
 
 TEST(NvrtcCompiler, KernelUsingPhiloxAndFloat16Compiles) {
   const char *source = R"(
-#include "dmrt/Philox.h"
-#include "dmrt/Float16.h"
+#include "runtime/format/device/Philox.h"
+#include "runtime/format/device/Float16.h"
 
 // y[n] = bf16(dropout(x[n])), n the logical element index.
 extern "C" __global__ void dropout_to_bf16(const float *x, uint16_t *y,
@@ -99,8 +97,8 @@ extern "C" __global__ void dropout_to_bf16(const float *x, uint16_t *y,
 
 TEST(NvrtcCompiler, TypesHeaderMayBeIncludedExplicitly) {
   const char *source = R"(
-#include "dmrt/Types.h"
-#include "dmrt/Float16.h"
+#include "runtime/format/device/Types.h"
+#include "runtime/format/device/Float16.h"
 extern "C" __global__ void to_half(const float *x, uint16_t *y) {
   y[threadIdx.x] = dmrt::floatToHalf(x[threadIdx.x]);
 }
@@ -109,29 +107,6 @@ extern "C" __global__ void to_half(const float *x, uint16_t *y) {
   CompiledKernel k;
   std::string error;
   EXPECT_TRUE(compileToCubin({"to_half", source}, optionsIn(dir), k, error))
-      << error;
-}
-
-TEST(NvrtcCompiler, KernelTypedefsMatchingThePreIncludedOnesCompile) {
-  // Generated code that declares the same fixed-width types itself (as
-  // runtime/Philox.h asks of NVRTC kernels) agrees with dmrt/Types.h.
-  const char *source = R"(
-#if defined(__CUDACC_RTC__)
-typedef unsigned short uint16_t;
-typedef unsigned int uint32_t;
-typedef unsigned long long uint64_t;
-typedef int int32_t;
-#endif
-#include "dmrt/Philox.h"
-#include "dmrt/Float16.h"
-extern "C" __global__ void keep_mask(uint32_t *y, uint64_t seed) {
-  y[threadIdx.x] = dmrt::dropoutKeep(seed, 1u, threadIdx.x, 1u << 31);
-}
-)";
-  TempDir dir;
-  CompiledKernel k;
-  std::string error;
-  EXPECT_TRUE(compileToCubin({"keep_mask", source}, optionsIn(dir), k, error))
       << error;
 }
 

@@ -9,17 +9,7 @@
 #ifndef DMRT_PHILOX_H
 #define DMRT_PHILOX_H
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-#define DMRT_HD __host__ __device__
-#else
-#define DMRT_HD
-#endif
-
-// NVRTC has no standard headers; it predefines nothing, so generated kernels
-// must typedef uint32_t/uint64_t themselves before including this file.
-#ifndef __CUDACC_RTC__
-#include <stdint.h>
-#endif
+#include "runtime/format/device/Types.h"
 
 namespace dmrt {
 

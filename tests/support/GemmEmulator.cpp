@@ -1,13 +1,15 @@
 //===- GemmEmulator.cpp - CPU emulation of one cublasLtMatmul ----------------===//
 
-#include "codegen/gemm/GemmEmulator.h"
+#include "tests/support/GemmEmulator.h"
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
-namespace dmcgen {
+namespace dmctest {
+
+using namespace dmrt;
 
 static const double kSqrt2OverPi = 0.7978845608028654;
 static const double kCoeff = 0.044715;
@@ -44,7 +46,7 @@ void emulateMatmul(const GemmDescriptor &g, const float *A, const float *B,
   if ((readsAux || writesAux) && !aux)
     die(std::string("epilogue ") + epilogueName(e) + " needs an aux pointer");
 
-  bool ta = g.transA == CUBLAS_OP_T, tb = g.transB == CUBLAS_OP_T;
+  bool ta = g.transA == dmrt::Transpose::T, tb = g.transB == dmrt::Transpose::T;
   auto opA = [&](int64_t q, int64_t r, int64_t kk) -> double {
     const float *base = A + q * g.a.batchStride;
     return ta ? base[kk + r * g.a.ld] : base[r + kk * g.a.ld];
@@ -121,4 +123,4 @@ void emulateMatmul(const GemmDescriptor &g, const float *A, const float *B,
   }
 }
 
-} // namespace dmcgen
+} // namespace dmctest

@@ -9,7 +9,7 @@
 #ifndef DMRT_FLOAT16_H
 #define DMRT_FLOAT16_H
 
-#include "runtime/Philox.h" // DMRT_HD and the fixed-width integer types
+#include "runtime/format/device/Types.h"
 
 #if !defined(__CUDACC_RTC__)
 #include <string.h>

@@ -1,17 +1,18 @@
-//===- GemmDescriptor.cpp - cuBLASLt descriptors: epilogues, checks, text ==//
+//===- GemmDescriptor.cpp - cuBLASLt descriptors: epilogues, checks, text -===//
 //
 // What a GemmDescriptor means to cuBLASLt, independent of einsum letters:
 // epilogue names and properties, validation, aux compatibility, describe().
 //
 //===----------------------------------------------------------------------===//
-#include "codegen/gemm/GemmMapping.h"
+#include "runtime/format/GemmDescriptor.h"
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <map>
 #include <sstream>
 
-namespace dmcgen {
+namespace dmrt {
 
 //===----------------------------------------------------------------------===//
 // Epilogue helpers
@@ -39,26 +40,24 @@ const char *epilogueName(Epilogue e) {
   return "?";
 }
 
-cublasLtEpilogue_t toCublasLt(Epilogue e) {
-  switch (e) {
-  case Epilogue::None: return CUBLASLT_EPILOGUE_DEFAULT;
-  case Epilogue::Bias: return CUBLASLT_EPILOGUE_BIAS;
-  case Epilogue::Relu: return CUBLASLT_EPILOGUE_RELU;
-  case Epilogue::ReluBias: return CUBLASLT_EPILOGUE_RELU_BIAS;
-  case Epilogue::ReluAux: return CUBLASLT_EPILOGUE_RELU_AUX;
-  case Epilogue::ReluAuxBias: return CUBLASLT_EPILOGUE_RELU_AUX_BIAS;
-  case Epilogue::Gelu: return CUBLASLT_EPILOGUE_GELU;
-  case Epilogue::GeluBias: return CUBLASLT_EPILOGUE_GELU_BIAS;
-  case Epilogue::GeluAux: return CUBLASLT_EPILOGUE_GELU_AUX;
-  case Epilogue::GeluAuxBias: return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
-  case Epilogue::DRelu: return CUBLASLT_EPILOGUE_DRELU;
-  case Epilogue::DReluBGrad: return CUBLASLT_EPILOGUE_DRELU_BGRAD;
-  case Epilogue::DGelu: return CUBLASLT_EPILOGUE_DGELU;
-  case Epilogue::DGeluBGrad: return CUBLASLT_EPILOGUE_DGELU_BGRAD;
-  case Epilogue::BGradA: return CUBLASLT_EPILOGUE_BGRADA;
-  case Epilogue::BGradB: return CUBLASLT_EPILOGUE_BGRADB;
+std::string epilogueManifestName(Epilogue e) {
+  if (e == Epilogue::None)
+    return "none";
+  std::string n = epilogueName(e);
+  std::transform(n.begin(), n.end(), n.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return n;
+}
+
+bool parseEpilogue(const std::string &s, Epilogue &out) {
+  for (int i = 0; i <= static_cast<int>(Epilogue::BGradB); ++i) {
+    auto e = static_cast<Epilogue>(i);
+    if (s == epilogueManifestName(e) || (e == Epilogue::None && s == "default")) {
+      out = e;
+      return true;
+    }
   }
-  return CUBLASLT_EPILOGUE_DEFAULT;
+  return false;
 }
 
 bool epilogueReadsBias(Epilogue e) {
@@ -94,9 +93,7 @@ int64_t GemmDescriptor::auxSize() const {
   return batchCount > 1 ? auxBatchStride * batchCount : auxLd * n;
 }
 
-static const char *opName(cublasOperation_t t) {
-  return t == CUBLAS_OP_N ? "N" : t == CUBLAS_OP_T ? "T" : "?";
-}
+static const char *opName(Transpose t) { return t == Transpose::T ? "T" : "N"; }
 
 std::string commaSeparated(const std::string &letters) {
   std::string s;
@@ -163,11 +160,7 @@ bool validateDescriptor(const GemmDescriptor &g, std::string &reason) {
     }
     return true;
   };
-  if (g.transA != CUBLAS_OP_N && g.transA != CUBLAS_OP_T)
-    return fail("transA must be N or T (real types)");
-  if (g.transB != CUBLAS_OP_N && g.transB != CUBLAS_OP_T)
-    return fail("transB must be N or T (real types)");
-  bool ta = g.transA == CUBLAS_OP_T, tb = g.transB == CUBLAS_OP_T;
+  bool ta = g.transA == Transpose::T, tb = g.transB == Transpose::T;
   if (!checkMat("A", g.a, ta ? g.k : g.m, ta ? g.m : g.k) ||
       !checkMat("B", g.b, tb ? g.n : g.k, tb ? g.k : g.n) ||
       !checkMat("C", g.c, g.m, g.n) || !checkMat("D", g.d, g.m, g.n))
@@ -228,9 +221,4 @@ bool auxCompatible(const GemmDescriptor &p, const GemmDescriptor &c,
   return true;
 }
 
-//===----------------------------------------------------------------------===//
-// The mapping
-//===----------------------------------------------------------------------===//
-
-
-} // namespace dmcgen
+} // namespace dmrt

@@ -1,6 +1,7 @@
 //===- GemmEmulator.h - CPU emulation of one cublasLtMatmul ------------------===//
 //
-// Executes a GemmDescriptor literally, as cuBLASLt would, in fp32 data with
+// Test support (the unit tests of the mapping and the GPU epilogue test
+// compare against it). Executes a GemmDescriptor literally, as cuBLASLt would, in fp32 data with
 // double accumulation. It knows nothing about einsum letters: only m, n, k,
 // op(), the column-major layouts (rows, cols, ld, batch count, batch stride),
 // alpha, beta and the cuBLASLt-level epilogue.
@@ -22,12 +23,12 @@
 // *BGRAD* ones (cuBLASLt's single CUBLASLT_MATMUL_DESC_BIAS_POINTER).
 //
 //===----------------------------------------------------------------------===//
-#ifndef DMC_CODEGEN_GEMM_GEMMEMULATOR_H
-#define DMC_CODEGEN_GEMM_GEMMEMULATOR_H
+#ifndef DMC_TESTS_SUPPORT_GEMMEMULATOR_H
+#define DMC_TESTS_SUPPORT_GEMMEMULATOR_H
 
-#include "codegen/gemm/GemmMapping.h"
+#include "runtime/format/GemmDescriptor.h"
 
-namespace dmcgen {
+namespace dmctest {
 
 /// The tanh-approximated GELU cuBLASLt uses, and its derivative.
 double geluTanh(double x);
@@ -35,9 +36,9 @@ double geluTanhGrad(double x);
 
 /// Emulates cublasLtMatmul for `g`. Aborts (with a message on stderr) if the
 /// descriptor fails validateDescriptor or a needed pointer is null.
-void emulateMatmul(const GemmDescriptor &g, const float *A, const float *B,
+void emulateMatmul(const dmrt::GemmDescriptor &g, const float *A, const float *B,
                    const float *C, float *D, float *bias, float *aux);
 
-} // namespace dmcgen
+} // namespace dmctest
 
-#endif // DMC_CODEGEN_GEMM_GEMMEMULATOR_H
+#endif // DMC_TESTS_SUPPORT_GEMMEMULATOR_H

@@ -1,0 +1,125 @@
+//===- Manifest.h - The bundle manifest: types and its one codec ---*- C++ -*-===//
+//
+// `manifest.json` of a layer bundle (docs/bundle-format.md, format
+// "dmc-bundle", versions 1 and 2) as plain structs, with the one reader and
+// the one writer of that file: the compiler (compiler/bundle/BundleWriter)
+// fills a Manifest and calls writeManifest; the runtime (runtime/Bundle) calls
+// parseManifest. parseManifest(writeManifest(m)) == m and
+// writeManifest(parseManifest(text)) == text for every manifest dmc writes.
+//
+// The reader type-checks every field and rejects unknown fields, formats and
+// versions; errors name the file, the JSON path (`kernels[3].grid`) and what
+// was expected. No exceptions leave this API. MLIR-free and CUDA-free.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMRT_FORMAT_MANIFEST_H
+#define DMRT_FORMAT_MANIFEST_H
+
+#include "runtime/format/DType.h"
+#include "runtime/format/GemmDescriptor.h"
+#include "runtime/format/TensorRole.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dmrt {
+
+/// The manifest versions this code reads; it writes the newest.
+inline constexpr int64_t kManifestVersion = 2;
+
+struct BundleTensor {
+  int64_t id = 0;
+  std::string name, dims;
+  TensorRole role = TensorRole::Intermediate;
+  std::vector<int64_t> shape;
+  DType dtype = DType::F32; // F32, F16, BF16 or I32
+  int64_t bytes = 0;
+  /// alias: a view of tensor `aliasOf` starting at element `aliasOffset`.
+  bool isAlias = false;
+  int64_t aliasOf = -1, aliasOffset = 0;
+  int64_t numElements() const;
+};
+
+struct BundleKernel {
+  int64_t id = 0;
+  std::string name, entry, cubin, source, config, phase;
+  int64_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  int64_t sharedBytes = 0;
+  std::vector<int64_t> inputs, outputs; // tensor ids
+  int64_t flop = 0, bytes = 0;
+  /// Bytes of scratch memory (`workspace_bytes`, version 2; 0: none). When
+  /// > 0 the runtime zeroes it once before the first launch and passes the
+  /// same pointer to every launch (runtime/format/KernelAbi.h); each launch
+  /// leaves it ready for the next (e.g. the last block of a split reduction
+  /// resets its counter to 0).
+  int64_t workspaceBytes = 0;
+};
+
+struct BundleContraction {
+  int64_t id = 0;
+  std::string equation, phase;
+  int64_t a = -1, b = -1, d = -1;
+  int64_t bias = -1; // tensor id, -1: none
+  double alpha = 1, beta = 0;
+  Epilogue epilogue = Epilogue::None;
+  int64_t flop = 0, bytes = 0;
+  bool mappable = false;  // gemm present
+  std::string unmappable; // the reason when !mappable
+  GemmDescriptor gemm;
+  /// `gemm.describe`: the writer's GemmDescriptor::describe(), which names
+  /// the letters on each axis (not otherwise stored).
+  std::string gemmDescription;
+
+  /// Tensors read: a, b, [bias if the epilogue reads it], [d if beta != 0].
+  /// This is also the order of `in<k>` in reference/c<N>.safetensors.
+  std::vector<int64_t> inputs() const;
+  /// Tensors written: d, [bias if the epilogue writes a bias gradient].
+  /// The order of `out<k>`.
+  std::vector<int64_t> outputs() const;
+};
+
+struct BundleStep {
+  enum Kind { Kernel, Contraction } kind = Kernel;
+  int64_t id = 0;
+};
+
+struct Manifest {
+  std::string format = "dmc-bundle";
+  int64_t version = kManifestVersion;
+  std::string model, arch, nvrtc;
+  std::vector<BundleTensor> tensors;
+  std::vector<BundleKernel> kernels;
+  std::vector<BundleContraction> contractions;
+  std::vector<BundleStep> steps;
+
+  /// Lookups by id (nullptr when absent). Valid after parseManifest, or
+  /// after reindex() on a manifest built in memory.
+  const BundleTensor *tensor(int64_t id) const;
+  const BundleKernel *kernel(int64_t id) const;
+  const BundleKernel *kernelByName(const std::string &name) const;
+  const BundleContraction *contraction(int64_t id) const;
+  /// The tensor owning the memory of `id` (following aliases) and the element
+  /// offset of `id` in it. Valid for any tensor of a parsed manifest.
+  int64_t baseOf(int64_t id, int64_t &elementOffset) const;
+  /// Rebuilds the id lookups from the vectors.
+  void reindex();
+
+private:
+  friend bool parseManifest(const std::string &, const std::string &, Manifest &,
+                            std::string &);
+  std::map<int64_t, size_t> tensorIndex_, kernelIndex_, contractionIndex_;
+};
+
+/// Parses and validates manifest text. `fileName` prefixes every error.
+bool parseManifest(const std::string &text, const std::string &fileName,
+                   Manifest &out, std::string &error);
+
+/// The manifest as JSON text (two-space indent, fields in the documented
+/// order, a final newline).
+std::string writeManifest(const Manifest &m);
+
+} // namespace dmrt
+
+#endif // DMRT_FORMAT_MANIFEST_H

@@ -1,0 +1,113 @@
+//===- ManifestWriter.cpp - manifest.json from a Manifest -----------------===//
+//
+// The one writer of the format ManifestReader.cpp reads: the same fields in
+// the order docs/bundle-format.md shows them.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/format/Manifest.h"
+
+#include <nlohmann/json.hpp>
+
+namespace dmrt {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson matrixJson(const MatrixLayout &m) {
+  return {{"rows", m.rows}, {"cols", m.cols}, {"ld", m.ld}, {"batch_stride", m.batchStride}};
+}
+
+ojson idOrNull(int64_t id) { return id >= 0 ? ojson(id) : ojson(nullptr); }
+
+ojson tensorJson(const BundleTensor &t) {
+  ojson alias = nullptr;
+  if (t.isAlias)
+    alias = {{"of", t.aliasOf}, {"offset", t.aliasOffset}};
+  return {{"id", t.id},          {"name", t.name},
+          {"role", tensorRoleName(t.role)},
+          {"dims", t.dims},      {"shape", t.shape},
+          {"dtype", dtypeName(t.dtype)},
+          {"bytes", t.bytes},    {"alias", std::move(alias)}};
+}
+
+/// `workspace_bytes` exists from version 2 on (version 1 readers reject it).
+ojson kernelJson(const BundleKernel &k, int64_t version) {
+  ojson o = {{"id", k.id},
+          {"name", k.name},
+          {"entry", k.entry},
+          {"cubin", k.cubin},
+          {"source", k.source},
+          {"grid", {k.grid[0], k.grid[1], k.grid[2]}},
+          {"block", {k.block[0], k.block[1], k.block[2]}},
+          {"shared_bytes", k.sharedBytes},
+          {"workspace_bytes", k.workspaceBytes},
+          {"config", k.config},
+          {"phase", k.phase},
+          {"inputs", k.inputs},
+          {"outputs", k.outputs},
+          {"flop", k.flop},
+          {"bytes", k.bytes}};
+  if (version < 2)
+    o.erase("workspace_bytes");
+  return o;
+}
+
+ojson gemmJson(const BundleContraction &c) {
+  const GemmDescriptor &g = c.gemm;
+  return {{"swap", g.swapOperands},
+          {"transa", g.transA == Transpose::T ? "T" : "N"},
+          {"transb", g.transB == Transpose::T ? "T" : "N"},
+          {"m", g.m},
+          {"n", g.n},
+          {"k", g.k},
+          {"batch", g.batchCount},
+          {"a", matrixJson(g.a)},
+          {"b", matrixJson(g.b)},
+          {"d", matrixJson(g.d)},
+          {"describe", c.gemmDescription.empty() ? g.describe() : c.gemmDescription}};
+}
+
+ojson contractionJson(const BundleContraction &c) {
+  return {{"id", c.id},
+          {"equation", c.equation},
+          {"phase", c.phase},
+          {"a", c.a},
+          {"b", c.b},
+          {"d", c.d},
+          {"bias", idOrNull(c.bias)},
+          {"alpha", c.alpha},
+          {"beta", c.beta},
+          {"epilogue", epilogueManifestName(c.epilogue)},
+          {"flop", c.flop},
+          {"bytes", c.bytes},
+          {"gemm", c.mappable ? gemmJson(c) : ojson(nullptr)},
+          {"unmappable", c.mappable ? ojson(nullptr) : ojson(c.unmappable)}};
+}
+
+} // namespace
+
+std::string writeManifest(const Manifest &m) {
+  ojson tensors = ojson::array(), kernels = ojson::array(), contractions = ojson::array(),
+        steps = ojson::array();
+  for (const BundleTensor &t : m.tensors)
+    tensors.push_back(tensorJson(t));
+  for (const BundleKernel &k : m.kernels)
+    kernels.push_back(kernelJson(k, m.version));
+  for (const BundleContraction &c : m.contractions)
+    contractions.push_back(contractionJson(c));
+  for (const BundleStep &s : m.steps)
+    steps.push_back(
+        {{"kind", s.kind == BundleStep::Kernel ? "kernel" : "contraction"}, {"id", s.id}});
+  ojson root = {{"format", m.format},
+                {"version", m.version},
+                {"model", m.model},
+                {"arch", m.arch},
+                {"nvrtc", m.nvrtc},
+                {"tensors", std::move(tensors)},
+                {"kernels", std::move(kernels)},
+                {"contractions", std::move(contractions)},
+                {"steps", std::move(steps)}};
+  return root.dump(2) + "\n";
+}
+
+} // namespace dmrt
