@@ -3,14 +3,20 @@
 Written from the `dmc eval` model contract only, not from dmc's code. Dimension letters:
 b batch, j query position, k self-attention key position, m memory position, i hidden,
 h heads, p head dim, u FFN.
+
+Dropout uses the counter-based masks documented in examples/README.md ("Dropout masks"),
+recomputed by philox.py; a key row with every key masked gets zero attention weights
+(the defined result, see examples/README.md "Masks"), not the NaN of a plain softmax.
 """
 
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
+from philox import Layout, dropout_keep
 from safetensors_io import to_torch
 
 _KINDS = ("encoder", "decoder", "gpt")
@@ -23,13 +29,23 @@ _ACTIVATIONS = {
 }
 
 
+_DROPOUT_KINDS = ("attention", "hidden", "activation")
+
+
 def _dropout_rates(dropout):
-    """Returns the dropout probabilities named by a model's `dropout` field."""
+    """(attention, hidden, activation) probabilities from a model's `dropout` field."""
     if isinstance(dropout, (int, float)):
-        return {"dropout": float(dropout)}
-    if isinstance(dropout, dict):
-        return {f"dropout.{key}": float(value) for key, value in dropout.items()}
-    raise ValueError(f"dropout must be a number or an object, got {dropout!r}")
+        rates = {kind: float(dropout) for kind in _DROPOUT_KINDS}
+    elif isinstance(dropout, dict):
+        unknown = set(dropout) - set(_DROPOUT_KINDS)
+        if unknown:
+            raise ValueError(f"unknown dropout fields {sorted(unknown)}")
+        rates = {kind: float(dropout.get(kind, 0.0)) for kind in _DROPOUT_KINDS}
+    else:
+        raise ValueError(f"dropout must be a number or an object, got {dropout!r}")
+    if not all(0.0 <= p < 1.0 for p in rates.values()):
+        raise ValueError(f"dropout probabilities must be in [0, 1): {rates}")
+    return tuple(rates[kind] for kind in _DROPOUT_KINDS)
 
 
 @dataclass(frozen=True)
@@ -49,13 +65,13 @@ class LayerConfig:
     eps: float
     bias: bool
     key_padding: bool
+    dropout: tuple = (0.0, 0.0, 0.0)  # attention, hidden, activation
 
     @classmethod
     def from_json(cls, model):
         """Builds a config from a parsed model JSON, applying the documented defaults.
 
-        Raises ValueError for models the oracle cannot reproduce (nonzero dropout: dmc's
-        masks are not in its output) or whose fields are invalid.
+        Raises ValueError for models whose fields are invalid.
         """
         kind = model.get("kind")
         if kind not in _KINDS:
@@ -67,9 +83,8 @@ class LayerConfig:
             raise ValueError(f"unknown activation {activation!r}")
         if norm not in ("pre", "post"):
             raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
-        nonzero = {k: v for k, v in _dropout_rates(model.get("dropout", 0.0)).items() if v != 0.0}
-        if nonzero:
-            raise ValueError(f"the oracle needs dropout 0, model has {nonzero}")
+        if int(model.get("layers", 1)) != 1:
+            raise ValueError("the oracle models one layer")
         hidden, heads = int(model["hidden"]), int(model["heads"])
         if "head_dim" not in model and hidden % heads:
             raise ValueError(f"hidden {hidden} is not divisible by heads {heads}")
@@ -87,10 +102,15 @@ class LayerConfig:
             eps=float(model.get("layernorm_eps", 1e-5)),
             bias=bool(model.get("bias", True)),
             key_padding=bool(model.get("key_padding", False)),
+            dropout=_dropout_rates(model.get("dropout", 0.0)),
         )
         if min(config.sizes().values()) <= 0:
             raise ValueError(f"all sizes must be positive: {config.sizes()}")
         return config
+
+    @property
+    def has_dropout(self):
+        return any(p > 0.0 for p in self.dropout)
 
     def sizes(self):
         """Maps each dimension letter to its extent."""
@@ -146,7 +166,29 @@ def parameter_dims(config):
     return dims
 
 
-def _attention(params, prefix, xq, xkv, config, causal, lengths):
+class _Dropout:
+    """Applies dmc's dropout ops in the order the frontend numbers them (ids 0, 1, ...).
+
+    Only ops with p > 0 exist and take an id; within a layer, in order of evaluation: the
+    attention weights [b,h,j,k or m] of each attention block, the FFN activation [b,j,u],
+    and each residual branch [b,j,i] just before its addition (a block's inner dropout
+    comes before its residual's).
+    """
+
+    def __init__(self, seed, layout):
+        self.seed, self.layout, self.next_id = seed, layout, 0
+
+    def __call__(self, t, p):
+        if p == 0.0:
+            return t
+        if self.seed is None:
+            raise ValueError("a model with dropout needs the run's seed")
+        keep = dropout_keep(self.seed, self.next_id, p, tuple(t.shape), self.layout)
+        self.next_id += 1
+        return t * torch.from_numpy(keep).to(t.dtype) * (1.0 / (1.0 - p))
+
+
+def _attention(params, prefix, xq, xkv, config, causal, lengths, dropout):
     """Multi-head attention of queries from xq [b,j,i] over keys/values from xkv [b,n,i]."""
 
     def project(x, name):
@@ -162,17 +204,23 @@ def _attention(params, prefix, xq, xkv, config, causal, lengths):
         masked |= (key_index[None, :] > torch.arange(queries)[:, None])[None, None]
     if lengths is not None:
         masked |= (key_index[None, :] >= lengths[:, None].long())[:, None, None, :]
-    weights = torch.softmax(scores.masked_fill(masked, float("-inf")), dim=-1)
+    # A row whose keys are all masked has zero weights (dmc's defined result; a plain
+    # softmax would give NaN): softmax over unmasked scores, then zero such rows.
+    empty = masked.all(dim=-1, keepdim=True)
+    scores = scores.masked_fill(masked, float("-inf")).masked_fill(empty, 0.0)
+    weights = torch.softmax(scores, dim=-1) * (~empty).to(scores.dtype)
+    weights = dropout(weights, config.dropout[0])
     heads = torch.einsum("bhjn,bnhp->bjhp", weights, v)
     out = torch.einsum("bjhp,ihp->bji", heads, params[f"{prefix}.wo"])
     return out + params[f"{prefix}.bo"] if config.bias else out
 
 
-def _ffn(params, x, config):
+def _ffn(params, x, config, dropout):
     hidden = torch.einsum("bji,ui->bju", x, params["ffn.w1"])
     if config.bias:
         hidden = hidden + params["ffn.b1"]
-    out = torch.einsum("bju,iu->bji", _ACTIVATIONS[config.activation](hidden), params["ffn.w2"])
+    activated = dropout(_ACTIVATIONS[config.activation](hidden), config.dropout[2])
+    out = torch.einsum("bju,iu->bji", activated, params["ffn.w2"])
     return out + params["ffn.b2"] if config.bias else out
 
 
@@ -181,44 +229,53 @@ def _layer_norm(params, index, x, config):
     return F.layer_norm(x, (config.hidden,), gamma, beta, config.eps)
 
 
-def forward(config, tensors):
-    """The layer's output y [b,j,i] from a dict of torch inputs and parameters."""
+def forward(config, tensors, seed=None, layout=Layout()):
+    """The layer's output y [b,j,i] from a dict of torch inputs and parameters.
+
+    `seed` is the run's dropout seed (needed only with dropout); `layout` the dropout
+    counter layout (the documented one unless a test plants a fault).
+    """
     p = tensors
+    dropout = _Dropout(seed, layout)
     causal = config.kind != "encoder"
     self_lengths = tensors.get("lengths")
     memory, cross_lengths = tensors.get("memory"), tensors.get("memory_lengths")
 
     def self_attention(t):
-        return _attention(p, "attn", t, t, config, causal, self_lengths)
+        return _attention(p, "attn", t, t, config, causal, self_lengths, dropout)
 
     def cross_attention(t):
-        return _attention(p, "cross", t, memory, config, False, cross_lengths)
+        return _attention(p, "cross", t, memory, config, False, cross_lengths, dropout)
 
     blocks = [self_attention] + ([cross_attention] if config.kind == "decoder" else [])
-    blocks.append(lambda t: _ffn(p, t, config))
+    blocks.append(lambda t: _ffn(p, t, config, dropout))
     h = tensors["x"]
     for index, block in enumerate(blocks, start=1):
         if config.norm == "post":
-            h = _layer_norm(p, index, h + block(h), config)
+            h = _layer_norm(p, index, h + dropout(block(h), config.dropout[1]), config)
         else:
-            h = h + block(_layer_norm(p, index, h, config))
+            h = h + dropout(block(_layer_norm(p, index, h, config)), config.dropout[1])
     return h
 
 
-def reference(config, arrays):
+def reference(config, arrays, seed=None, layout=Layout()):
     """Computes y and the gradient of sum(y * dy) in float64 from numpy inputs.
 
-    `arrays` holds every float input, length input, parameter and `dy`. Returns numpy
-    float64 arrays: "y" and "<name>.grad" for every float input and parameter.
+    `arrays` holds every float input, length input, parameter and `dy`; `seed` is the
+    dropout seed of the run. Returns numpy float64 arrays: "y" and "<name>.grad" for every
+    float input and parameter. Raises ValueError if any of them is not finite.
     """
     differentiable = list(float_input_dims(config)) + list(parameter_dims(config))
     tensors = {name: to_torch(arrays[name]).double().requires_grad_()
                for name in differentiable}
     for name in length_input_dims(config):
         tensors[name] = to_torch(arrays[name]).long()
-    y = forward(config, tensors)
+    y = forward(config, tensors, seed, layout)
     y.backward(to_torch(arrays["dy"]).double())
     results = {"y": y.detach().numpy()}
     for name in differentiable:
         results[f"{name}.grad"] = tensors[name].grad.numpy()
+    for name, value in results.items():
+        if not np.all(np.isfinite(value)):
+            raise ValueError(f"the PyTorch reference {name} is not finite")
     return results
