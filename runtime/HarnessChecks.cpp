@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 
@@ -35,44 +36,87 @@ std::vector<uint8_t> makeInput(uint64_t seed, uint32_t stream, DType dtype,
 }
 
 double defaultTolerance(DType t) {
-  return t == DType::BF16 || t == DType::F16 ? 2e-2 : 1e-4;
+  switch (t) {
+  case DType::BF16:
+    return 1.0 / 128; // 2^-7: 4 x bf16's rounding (2^-9 of |x|)
+  case DType::F16:
+    return 1.0 / 512; // 2^-9: 4 x fp16's rounding (2^-11 of |x|)
+  case DType::F32:
+  case DType::F64:
+    return 1e-4;
+  default:
+    return 0; // integers: exact
+  }
 }
 
 Comparison compareOutput(const std::vector<double> &ref,
-                         const std::vector<double> &got, double tolerance) {
+                         const std::vector<double> &got, double rtol) {
+  const double inf = std::numeric_limits<double>::infinity();
   Comparison c;
-  c.tolerance = tolerance;
+  c.rtol = rtol;
   if (ref.size() != got.size()) {
     c.sizeMismatch = true;
-    c.maxAbsErr = std::numeric_limits<double>::infinity();
+    c.maxAbsErr = c.maxRatio = inf;
     return c;
   }
+  // The tensor's own scale: the RMS of its finite reference values.
+  double sumSq = 0;
+  int64_t finite = 0;
+  for (double r : ref)
+    if (std::isfinite(r)) {
+      sumSq += r * r;
+      c.maxAbsRef = std::max(c.maxAbsRef, std::fabs(r));
+      ++finite;
+    }
+  c.scale = finite ? std::sqrt(sumSq / double(finite)) : 0;
+  c.atol = rtol * c.scale;
+  c.zeroReference = finite > 0 && c.maxAbsRef == 0;
   for (size_t i = 0; i < ref.size(); ++i) {
-    double r = ref[i], g = got[i], err;
+    double r = ref[i], g = got[i], err, bound = 0;
     if (!std::isfinite(r)) {
       bool same = std::isnan(r) ? std::isnan(g) : g == r;
-      err = same ? 0 : std::numeric_limits<double>::infinity();
+      err = same ? 0 : inf;
+    } else if (!std::isfinite(g)) {
+      ++c.nonFinite;
+      err = inf;
     } else {
-      c.maxAbsRef = std::max(c.maxAbsRef, std::fabs(r));
-      if (!std::isfinite(g)) {
-        ++c.nonFinite;
-        err = std::numeric_limits<double>::infinity();
-      } else {
-        err = std::fabs(g - r);
-      }
+      err = std::fabs(g - r);
+      bound = c.atol + rtol * std::fabs(r);
     }
-    if (err > c.maxAbsErr || c.worstIndex < 0) {
-      if (err > c.maxAbsErr || (c.worstIndex < 0 && err >= c.maxAbsErr)) {
-        c.maxAbsErr = std::max(c.maxAbsErr, err);
-        c.worstIndex = static_cast<int64_t>(i);
-        c.worstRef = r;
-        c.worstGot = g;
-      }
+    // err / bound, with 0 / 0 = 0 (exact match under a zero bound).
+    double ratio = err == 0 ? 0 : bound > 0 ? err / bound : inf;
+    c.maxAbsErr = std::max(c.maxAbsErr, err);
+    if (ratio > 1)
+      ++c.failing;
+    if (c.worstIndex < 0 || ratio > c.maxRatio) {
+      c.maxRatio = ratio;
+      c.worstIndex = static_cast<int64_t>(i);
+      c.worstRef = r;
+      c.worstGot = g;
+      c.worstErr = err;
+      c.worstBound = bound;
     }
   }
-  c.bound = tolerance * std::max(1.0, c.maxAbsRef);
-  c.pass = c.maxAbsErr <= c.bound;
+  c.compared = static_cast<int64_t>(ref.size());
+  c.pass = c.failing == 0 && !c.zeroReference;
   return c;
+}
+
+std::string describeComparison(const Comparison &c) {
+  char buf[320];
+  if (c.sizeMismatch)
+    return "the output and its reference differ in size";
+  if (c.zeroReference)
+    return "the reference is all zeros: nothing to compare against (a zeroed "
+           "output would pass)";
+  std::snprintf(buf, sizeof buf,
+                "%lld of %lld compared elements exceed |got - ref| <= %.3g + "
+                "%.3g |ref| (rtol %.3g x RMS %.3g); worst at element %lld: ref "
+                "%.6g, got %.6g, |err| %.3g = %.3g x its bound",
+                (long long)c.failing, (long long)c.compared, c.atol, c.rtol, c.rtol, c.scale,
+                (long long)c.worstIndex, c.worstRef, c.worstGot, c.worstErr,
+                c.maxRatio);
+  return buf;
 }
 
 TimingStats summarizeTimes(std::vector<double> us) {

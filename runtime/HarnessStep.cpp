@@ -248,6 +248,9 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
       oc.cmp = compareOutput(toDoubles(*rt), gotValues,
                              opt.tolerance >= 0 ? opt.tolerance
                                                 : defaultTolerance(t->dtype));
+      oc.stride = static_cast<int64_t>(stride);
+      if (oc.cmp.worstIndex > 0) // sample -> element of the tensor
+        oc.cmp.worstIndex *= oc.stride;
       pass &= oc.cmp.pass;
       checks.push_back(oc);
     }

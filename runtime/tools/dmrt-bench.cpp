@@ -54,14 +54,21 @@ json comparisonJson(const OutputCheck &o) {
   return json{{"output", o.name},
               {"tensor", o.tensor},
               {"pass", o.cmp.pass},
+              {"compared", o.cmp.compared},
+              {"stride", o.stride},
+              {"failing", o.cmp.failing},
               {"max_abs_err", num(o.cmp.maxAbsErr)},
               {"max_abs_ref", num(o.cmp.maxAbsRef)},
-              {"tolerance", o.cmp.tolerance},
-              {"bound", num(o.cmp.bound)},
+              {"rms_ref", num(o.cmp.scale)},
+              {"rtol", o.cmp.rtol},
+              {"atol", num(o.cmp.atol)},
+              {"max_ratio", num(o.cmp.maxRatio)},
               {"worst_index", o.cmp.worstIndex},
               {"worst_ref", num(o.cmp.worstRef)},
               {"worst_got", num(o.cmp.worstGot)},
+              {"worst_bound", num(o.cmp.worstBound)},
               {"non_finite", o.cmp.nonFinite},
+              {"zero_reference", o.cmp.zeroReference},
               {"size_mismatch", o.cmp.sizeMismatch}};
 }
 
@@ -324,9 +331,8 @@ int main(int argc, char **argv) {
             failures.push_back(std::string(kind) + std::to_string(s.id) + " (" +
                                r.name + ") " + o.name +
                                " with the fastest algorithm (" +
-                               sw.bestAlgorithm + "): max abs err " +
-                               std::to_string(o.cmp.maxAbsErr) + " > " +
-                               std::to_string(o.cmp.bound));
+                               sw.bestAlgorithm + "): " +
+                               describeComparison(o.cmp));
             exitCode = kExitMismatch;
           }
         }
@@ -339,17 +345,14 @@ int main(int argc, char **argv) {
     for (const OutputCheck &o : r.outputs) {
       outs.push_back(comparisonJson(o));
       if (r.checked)
-        std::printf("       %-30s max_abs_err %.3g  max|ref| %.3g  bound %.3g  %s\n",
-                    o.name.c_str(), o.cmp.maxAbsErr, o.cmp.maxAbsRef,
-                    o.cmp.bound, o.cmp.pass ? "ok" : "MISMATCH");
+        std::printf("       %-30s %lld el (stride %lld)  max_abs_err %.3g  "
+                    "rms|ref| %.3g  worst err/bound %.3g  %s\n",
+                    o.name.c_str(), (long long)o.cmp.compared, (long long)o.stride,
+                    o.cmp.maxAbsErr, o.cmp.scale, o.cmp.maxRatio,
+                    o.cmp.pass ? "ok" : "MISMATCH");
       if (!o.cmp.pass) {
         std::string msg = std::string(kind) + std::to_string(s.id) + " (" +
-                          r.name + ") " + o.name + ": max abs err " +
-                          std::to_string(o.cmp.maxAbsErr) + " > " +
-                          std::to_string(o.cmp.bound) + " at element " +
-                          std::to_string(o.cmp.worstIndex) + " (ref " +
-                          std::to_string(o.cmp.worstRef) + ", got " +
-                          std::to_string(o.cmp.worstGot) + ")";
+                          r.name + ") " + o.name + ": " + describeComparison(o.cmp);
         failures.push_back(msg);
         exitCode = kExitMismatch;
       }
