@@ -19,6 +19,7 @@
 #include "runtime/Bundle.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/GemmRunner.h"
+#include "runtime/Safetensors.h"
 
 #include <cstdint>
 #include <memory>
@@ -85,6 +86,16 @@ Comparison compareOutput(const std::vector<double> &ref,
 /// One line on why a comparison failed (or how close it came): the counts,
 /// the bound and the worst element.
 std::string describeComparison(const Comparison &c);
+
+/// How output `name` (e.g. "out0") of reference file `path` is stored: every
+/// `stride`-th element of the output's `numElements` (runtime/ReferenceData.h
+/// referenceStride), `stored` of them. Reads metadata `stride.<name>` (a
+/// positive integer; absent: 1) and `count.<name>` (optional; must be
+/// numElements) and checks that stored = ceil(numElements / stride). False
+/// with an error naming the file, the field and the value otherwise.
+bool referenceSampling(const TensorFile &ref, const std::string &path,
+                       const std::string &name, int64_t numElements,
+                       int64_t stored, int64_t &stride, std::string &error);
 
 struct TimingStats {
   double medianUs = 0, minUs = 0, maxUs = 0;

@@ -119,6 +119,43 @@ std::string describeComparison(const Comparison &c) {
   return buf;
 }
 
+bool referenceSampling(const TensorFile &ref, const std::string &path,
+                       const std::string &name, int64_t numElements,
+                       int64_t stored, int64_t &stride, std::string &error) {
+  stride = 1;
+  auto field = [&](const std::string &key, int64_t &out) {
+    auto it = ref.metadata.find(key);
+    if (it == ref.metadata.end())
+      return true;
+    uint64_t v = 0;
+    if (!parseU64(it->second, v) || v < 1 || v > uint64_t(INT64_MAX)) {
+      error = path + ": metadata " + key + " \"" + it->second +
+              "\" is not a positive integer";
+      return false;
+    }
+    out = static_cast<int64_t>(v);
+    return true;
+  };
+  int64_t count = numElements;
+  if (!field("stride." + name, stride) || !field("count." + name, count))
+    return false;
+  if (count != numElements) {
+    error = path + ": metadata count." + name + " is " + std::to_string(count) +
+            " but the bundle's tensor has " + std::to_string(numElements) +
+            " elements (a reference of another shape)";
+    return false;
+  }
+  int64_t want = referenceSampleCount(numElements, stride);
+  if (stored != want) {
+    error = path + ": " + name + " holds " + std::to_string(stored) +
+            " elements; every " + std::to_string(stride) + "-th of " +
+            std::to_string(numElements) + " (stride." + name + ") is " +
+            std::to_string(want);
+    return false;
+  }
+  return true;
+}
+
 TimingStats summarizeTimes(std::vector<double> us) {
   TimingStats s;
   s.reps = static_cast<int>(us.size());

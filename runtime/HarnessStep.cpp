@@ -232,23 +232,18 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
       DMRT_CUDA(cudaMemcpy(got.bytes.data(), ptr(spec.outputs[k]), t->bytes,
                            cudaMemcpyDeviceToHost));
       // Large outputs are referenced every `stride`-th element.
-      std::vector<double> gotValues = toDoubles(got);
-      uint64_t stride = 1;
-      if (auto it = ref.metadata.find("stride." + refName); it != ref.metadata.end())
-        parseU64(it->second, stride);
-      if (stride > 1) {
-        std::vector<double> sampled;
-        for (size_t e = 0; e < gotValues.size(); e += stride)
-          sampled.push_back(gotValues[e]);
-        gotValues.swap(sampled);
-      }
+      int64_t stride = 1;
+      if (!referenceSampling(ref, refPath, refName, t->numElements(),
+                             rt->numElements(), stride, error))
+        return StepStatus::BundleError;
+      std::vector<double> gotValues = referenceSample(toDoubles(got), stride);
       OutputCheck oc;
       oc.tensor = t->id;
       oc.name = refName + " (" + t->name + ")";
       oc.cmp = compareOutput(toDoubles(*rt), gotValues,
                              opt.tolerance >= 0 ? opt.tolerance
                                                 : defaultTolerance(t->dtype));
-      oc.stride = static_cast<int64_t>(stride);
+      oc.stride = stride;
       if (oc.cmp.worstIndex > 0) // sample -> element of the tensor
         oc.cmp.worstIndex *= oc.stride;
       pass &= oc.cmp.pass;

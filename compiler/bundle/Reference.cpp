@@ -61,14 +61,14 @@ llvm::Error writeOne(Operation *op, const std::string &path, const ReferenceOpti
   for (auto [k, r] : llvm::enumerate(op->getResults())) {
     const HostTensor &t = (*outputs)[k];
     std::string name = "out" + std::to_string(k);
-    int64_t stride = dmrt::referenceStride(t.data.size(), options.samples);
-    std::vector<double> sampled;
-    for (size_t e = 0; e < t.data.size(); e += stride)
-      sampled.push_back(t.data[e]);
+    int64_t count = int64_t(t.data.size());
+    int64_t stride = dmrt::referenceStride(count, options.samples);
+    std::vector<double> sampled = dmrt::referenceSample(t.data, stride);
     file.tensors.push_back(
         dmrt::fromDoubles(name, dmrt::DType::F32, {int64_t(sampled.size())}, sampled));
     file.metadata["dims." + name] = t.dims;
     file.metadata["stride." + name] = std::to_string(stride);
+    file.metadata["count." + name] = std::to_string(count);
   }
   std::string error;
   if (!dmrt::writeSafetensors(path, file, error))

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <set>
 #include <string>
 
 using namespace dmrt;
@@ -139,6 +140,77 @@ TEST(HarnessFaults, Fp32LayernormAndSoftmax) {
     Comparison c = compareOutput(ref, got, defaultTolerance(DType::F32));
     EXPECT_FALSE(c.pass) << describeComparison(c);
   }
+}
+
+/// The residues modulo `m` of the elements a reference of `count` keeps.
+std::set<int64_t> sampledResidues(int64_t count, int64_t stride, int64_t m) {
+  std::set<int64_t> r;
+  for (int64_t e = 0; e < count; e += stride)
+    r.insert(e % m);
+  return r;
+}
+
+TEST(HarnessSampling, SmallOutputsAreStoredWhole) {
+  EXPECT_EQ(referenceStride(1), 1);
+  EXPECT_EQ(referenceStride(1 << 18), 1);
+  EXPECT_EQ(referenceStride(4 * 4 * 64 * 64), 1); // small-* attention scores
+  EXPECT_EQ(referenceSampleCount(1000, 1), 1000);
+  EXPECT_EQ(referenceSample(std::vector<int>{1, 2, 3}, 1), (std::vector<int>{1, 2, 3}));
+}
+
+TEST(HarnessSampling, LargeOutputsSampleEveryLaneAndPhiloxWord) {
+  const int64_t maxStored = 1 << 18;
+  // bert-large: token rows x hidden, x FFN, attention scores; and odd sizes.
+  for (int64_t count : {int64_t(8) * 512 * 1024, int64_t(8) * 512 * 4096,
+                        int64_t(8) * 16 * 512 * 512, int64_t(3) * (1 << 20) + 5,
+                        int64_t(maxStored) + 1, int64_t(2) * maxStored}) {
+    int64_t s = referenceStride(count, maxStored);
+    EXPECT_EQ(s % 2, 1) << count;
+    EXPECT_LE(referenceSampleCount(count, s), maxStored) << count;
+    EXPECT_GE(referenceSampleCount(count, s), maxStored / 3) << count;
+    EXPECT_EQ(sampledResidues(count, s, 8).size(), 8u) << count << " stride " << s;
+    EXPECT_EQ(sampledResidues(count, s, 4).size(), 4u) << count << " stride " << s;
+    EXPECT_EQ(sampledResidues(count, s, 1024).size(), 1024u) << count; // columns
+  }
+  // What the even stride ceil(count / maxStored) = 16 kept: lane 0 alone.
+  EXPECT_EQ(sampledResidues(int64_t(8) * 512 * 1024, 16, 8).size(), 1u);
+}
+
+TEST(HarnessSampling, UnwrittenLaneOfALargeOutputFails) {
+  // 4M elements sampled as the compiler stores them: lane 5 of every vector
+  // of 8 left at the NaN fill must be seen.
+  const int64_t count = int64_t(8) * 512 * 1024;
+  Values full = uniform(count, 7);
+  int64_t s = referenceStride(count);
+  Values ref = referenceSample(full, s);
+  Values got = full;
+  for (int64_t e = 5; e < count; e += 8)
+    got[e] = std::numeric_limits<double>::quiet_NaN();
+  Comparison c = compareOutput(ref, referenceSample(got, s), defaultTolerance(DType::BF16));
+  EXPECT_FALSE(c.pass);
+  EXPECT_EQ(c.nonFinite, referenceSampleCount(count, s) / 8);
+  EXPECT_TRUE(compareOutput(ref, referenceSample(full, s), 0).pass);
+}
+
+TEST(HarnessSampling, ReaderChecksTheMetadata) {
+  TensorFile f;
+  std::string err;
+  int64_t stride = 0;
+  ASSERT_TRUE(referenceSampling(f, "k0.safetensors", "out0", 100, 100, stride, err)) << err;
+  EXPECT_EQ(stride, 1);
+  f.metadata["stride.out0"] = "9";
+  f.metadata["count.out0"] = "100";
+  ASSERT_TRUE(referenceSampling(f, "k0.safetensors", "out0", 100, 12, stride, err)) << err;
+  EXPECT_EQ(stride, 9);
+  EXPECT_FALSE(referenceSampling(f, "k0.safetensors", "out0", 100, 11, stride, err));
+  EXPECT_NE(err.find("holds 11 elements"), std::string::npos) << err;
+  EXPECT_FALSE(referenceSampling(f, "k0.safetensors", "out0", 200, 23, stride, err));
+  EXPECT_NE(err.find("count.out0 is 100"), std::string::npos) << err;
+  f.metadata["stride.out0"] = "0";
+  EXPECT_FALSE(referenceSampling(f, "k0.safetensors", "out0", 100, 100, stride, err));
+  EXPECT_NE(err.find("k0.safetensors: metadata stride.out0 \"0\""), std::string::npos) << err;
+  f.metadata["stride.out0"] = "x";
+  EXPECT_FALSE(referenceSampling(f, "k0.safetensors", "out0", 100, 100, stride, err));
 }
 
 } // namespace
