@@ -262,7 +262,8 @@ StepStatus Harness::runKernel(const Bundle &b, const BundleKernel &k,
   TimingContext tc{opt, info_, impl_->stream, impl_->flush, impl_->flushBytes,
                    impl_->copyCache};
   StepStatus s = runStep(b, spec, tc, setup, out, error);
-  if (s != StepStatus::Ok && s != StepStatus::Mismatch && !error.empty())
+  if (s != StepStatus::Ok && s != StepStatus::Mismatch && s != StepStatus::Skipped &&
+      !error.empty())
     error = "kernel " + std::to_string(k.id) + " (" + k.name + "): " + error;
   return s;
 }
@@ -342,7 +343,8 @@ StepStatus Harness::runContraction(const Bundle &b, const BundleContraction &c,
                    impl_->copyCache};
   StepStatus s = runStep(b, spec, tc, setupFor(&algos[0].algo), out, error,
                          variants.algos ? &variants : nullptr);
-  if (s != StepStatus::Ok && s != StepStatus::Mismatch && !error.empty())
+  if (s != StepStatus::Ok && s != StepStatus::Mismatch && s != StepStatus::Skipped &&
+      !error.empty())
     error = "contraction " + std::to_string(c.id) + " (" + c.equation + "): " + error;
   return s;
 }

@@ -97,6 +97,22 @@ bool referenceSampling(const TensorFile &ref, const std::string &path,
                        const std::string &name, int64_t numElements,
                        int64_t stored, int64_t &stride, std::string &error);
 
+/// What --reference does with one step, from its reference file.
+struct ReferenceLookup {
+  enum Kind { Check, Skipped, Error } kind = Error;
+  /// Skipped: the compiler's reason; Error: what is wrong, naming the file
+  /// (the caller adds the step's name).
+  std::string message;
+};
+/// Step `prefix``id` ('k' kernel, 'c' contraction) whose reference file is
+/// `path` (`exists`; `file`: its contents, when read). Check: the file has
+/// data. Skipped: a contraction the compiler recorded as skipped (metadata
+/// `skipped`, no tensors; above its flop limit). Error: no file (every step
+/// has one, a record at least), a kernel recorded as skipped, or a record
+/// that also holds tensors.
+ReferenceLookup lookupReference(char prefix, int64_t id, const std::string &path,
+                                bool exists, const TensorFile *file);
+
 struct TimingStats {
   double medianUs = 0, minUs = 0, maxUs = 0;
   int reps = 0;
@@ -275,6 +291,8 @@ enum class StepStatus {
   Ok,          // ran (and passed, when checked)
   Mismatch,    // ran, an output differs from the reference
   BundleError, // the bundle / its reference files are unusable
+  Skipped,     // --reference, a contraction the compiler recorded as skipped
+               // (error: its reason); nothing ran
   CudaError,   // a CUDA / cuBLAS call failed
 };
 

@@ -156,6 +156,37 @@ bool referenceSampling(const TensorFile &ref, const std::string &path,
   return true;
 }
 
+ReferenceLookup lookupReference(char prefix, int64_t id, const std::string &path,
+                                bool exists, const TensorFile *file) {
+  ReferenceLookup r;
+  std::string step = std::string(1, prefix) + std::to_string(id);
+  if (!exists || !file) {
+    r.message = "--reference: " + path +
+                (exists ? " was not read" : " does not exist") +
+                " (dmc compile --reference writes one for every kernel and "
+                "contraction, a record for those it skips; recompile the bundle)";
+    return r;
+  }
+  auto it = file->metadata.find("skipped");
+  if (it == file->metadata.end()) {
+    r.kind = ReferenceLookup::Check;
+    return r;
+  }
+  if (prefix != 'c') {
+    r.message = "--reference: " + path + " says skipped (\"" + it->second +
+                "\"), but every kernel (" + step + ") must have a reference";
+  } else if (!file->tensors.empty()) {
+    r.message = "--reference: " + path + " says skipped (\"" + it->second +
+                "\") but holds " + std::to_string(file->tensors.size()) +
+                " tensor(s)";
+  } else {
+    r.kind = ReferenceLookup::Skipped;
+    r.message = it->second.empty() ? std::string("skipped by the compiler")
+                                   : it->second;
+  }
+  return r;
+}
+
 TimingStats summarizeTimes(std::vector<double> us) {
   TimingStats s;
   s.reps = static_cast<int>(us.size());

@@ -100,14 +100,19 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
   TensorFile ref;
   bool haveRef = false;
   std::string refPath = b.path("reference/" + stepName + ".safetensors");
-  if (opt.reference || fileExists(refPath)) {
-    if (!fileExists(refPath)) {
-      error = "--reference: " + refPath + " does not exist";
-      return StepStatus::BundleError;
+  bool refExists = fileExists(refPath);
+  if (refExists && !readSafetensors(refPath, ref, error))
+    return StepStatus::BundleError;
+  haveRef = refExists;
+  if (opt.reference) {
+    // Every step has a file: its data, or the compiler's record of a skip.
+    ReferenceLookup look =
+        lookupReference(spec.prefix, spec.id, refPath, refExists, refExists ? &ref : nullptr);
+    if (look.kind != ReferenceLookup::Check) {
+      error = look.message;
+      return look.kind == ReferenceLookup::Skipped ? StepStatus::Skipped
+                                                   : StepStatus::BundleError;
     }
-    if (!readSafetensors(refPath, ref, error))
-      return StepStatus::BundleError;
-    haveRef = true;
   }
   out.dropoutSeed = opt.seed;
   if (opt.reference) {

@@ -90,15 +90,36 @@ llvm::Error writeReferences(const std::vector<dm::KernelOp> &kernels,
   for (size_t n = 0; n < contractions.size(); ++n) {
     dm::ContractOp c = contractions[n];
     double flop = dm::analyticFlop(cast<dm::IterationSpaceOpInterface>(c.getOperation()));
-    if (flop > options.flopLimit)
+    if (flop > options.flopLimit) {
+      // A record instead of the data: the harness lists it as skipped, and a
+      // missing file stays an error.
+      dmrt::TensorFile file;
+      file.metadata["unit"] = std::to_string(1000 + n);
+      file.metadata["flop"] = llvm::formatv("{0:e}", flop).str();
+      file.metadata["flop_limit"] = llvm::formatv("{0:e}", options.flopLimit).str();
+      file.metadata["skipped"] =
+          llvm::formatv("dmc compile --reference computes contractions of at most {0:e} "
+                        "flop on the CPU; this one has {1:e}",
+                        options.flopLimit, flop)
+              .str();
+      std::string error;
+      if (!dmrt::writeSafetensors(llvm::formatv("{0}/reference/c{1}.safetensors", dir, n),
+                                  file, error))
+        return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
       continue;
+    }
     if (llvm::Error e = writeOne(c, llvm::formatv("{0}/reference/c{1}.safetensors", dir, n),
                                  options, uint32_t(1000 + n)))
       return e;
     ++written;
   }
   log << "dmc compile: reference data for " << kernels.size() << " kernels and " << written
-      << " of " << contractions.size() << " contractions (seed " << options.seed << ")\n";
+      << " of " << contractions.size() << " contractions (seed " << options.seed << ")";
+  if (written < int(contractions.size()))
+    log << "; " << contractions.size() - written << " above the flop limit "
+        << llvm::formatv("{0:e}", options.flopLimit)
+        << " recorded as skipped (metadata `skipped`)";
+  log << "\n";
   return llvm::Error::success();
 }
 
