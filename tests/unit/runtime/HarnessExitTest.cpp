@@ -72,6 +72,19 @@ TEST(HarnessReference, OnlyRecordedContractionSkipsAreSkipped) {
   EXPECT_NE(r.message.find("holds 1 tensor(s)"), std::string::npos) << r.message;
 }
 
+TEST(HarnessReference, SkipRecordRoundTrips) {
+  // The compiler's record has no tensors; the runtime's reader takes it.
+  std::string path = ::testing::TempDir() + "/c7.safetensors";
+  TensorFile record, back;
+  record.metadata["skipped"] = "3.2e9 flop above the limit 2e9";
+  std::string err;
+  ASSERT_TRUE(writeSafetensors(path, record, err)) << err;
+  ASSERT_TRUE(readSafetensors(path, back, err)) << err;
+  ReferenceLookup r = lookupReference('c', 7, path, true, &back);
+  EXPECT_EQ(r.kind, ReferenceLookup::Skipped) << r.message;
+  EXPECT_EQ(r.message, "3.2e9 flop above the limit 2e9");
+}
+
 using dmcgen::Epilogue;
 using dmc::test::EpilogueStats;
 
