@@ -46,8 +46,17 @@ const char *const kBenchUsage =
     "                     configuration (--json: algorithms_tried, heuristic_us,\n"
     "                     best_us, best_algorithm); with --reference the fastest\n"
     "                     is checked too.\n"
-    "Exit: 0 pass, 1 mismatch or CUDA failure, 2 usage/bundle error, 77 no\n"
-    "CUDA device.\n";
+    "Check (--reference): element i of an output passes iff |got - ref| <=\n"
+    "  rtol x (RMS(ref) + |ref_i|), RMS over the output's reference values;\n"
+    "  rtol = --tolerance, default 2^-7 bf16, 2^-9 f16, 1e-4 f32, 0 integers.\n"
+    "  An all-zero reference fails. Every element is compared when the\n"
+    "  reference holds all of them, else every stride-th (stride odd, so every\n"
+    "  vector lane is sampled). A contraction the compiler skipped (above its\n"
+    "  flop limit; recorded in the reference file) is listed as skipped; any\n"
+    "  other step without a reference file is an error.\n"
+    "Exit: 0 pass, 1 mismatch or CUDA failure (a GPU that is present but\n"
+    "unusable included), 2 usage/bundle error (a missing reference included),\n"
+    "77 no CUDA device or no driver (skipped).\n";
 
 bool parseIntArg(const char *s, long long lo, long long hi, long long &out) {
   char *end = nullptr;

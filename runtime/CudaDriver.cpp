@@ -6,6 +6,21 @@
 
 namespace dmrt {
 
+bool cuInitMeansNoDevice(CUresult r) {
+  return r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_STUB_LIBRARY;
+}
+
+bool cudaErrorMeansNoDevice(cudaError_t e, bool driverLibraryLoads) {
+  return e == cudaErrorNoDevice || e == cudaErrorStubLibrary ||
+         (e == cudaErrorInsufficientDriver && !driverLibraryLoads);
+}
+
+bool cudaDriverLibraryLoads() {
+  // Loaded once and kept: cudart uses the same library.
+  static const bool loads = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL) != nullptr;
+  return loads;
+}
+
 CudaDriver::~CudaDriver() {
   if (ctx_ && cuDevicePrimaryCtxRelease_)
     cuDevicePrimaryCtxRelease_(dev_);
@@ -69,16 +84,14 @@ bool CudaDriver::open(int ordinal, std::string &error) {
   }
   CUresult r = cuInit_(0);
   if (r != CUDA_SUCCESS) {
-    noDevice_ = r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_NOT_INITIALIZED ||
-                r == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH ||
-                r == CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE ||
-                r == CUDA_ERROR_STUB_LIBRARY || r == CUDA_ERROR_INVALID_DEVICE;
+    noDevice_ = cuInitMeansNoDevice(r);
     return check(r, "cuInit", error);
   }
   int count = 0;
   cudaError_t ce = cudaGetDeviceCount(&count);
   if (ce != cudaSuccess || count == 0) {
-    noDevice_ = true;
+    // libcuda.so.1 is loaded here: an insufficient driver is a real error.
+    noDevice_ = ce == cudaSuccess || cudaErrorMeansNoDevice(ce, true);
     error = ce != cudaSuccess
                 ? std::string("cudaGetDeviceCount failed: ") + cudaGetErrorName(ce) +
                       " (" + cudaGetErrorString(ce) + ")"

@@ -7,13 +7,17 @@
 // context current for the driver, so both APIs share it.
 //
 // Without a driver or a device `open` fails with `noDevice() == true` and a
-// message; tools then exit with kExitNoDevice (77, "skipped").
+// message; tools then exit with kExitNoDevice (77, "skipped"). Any other
+// failure (a driver older than the runtime, a device the driver does not
+// support, ...) is an error on a machine with a GPU: tools exit non-zero,
+// never 77, so ctest reports it as a failure, not a skip.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMRT_CUDADRIVER_H
 #define DMRT_CUDADRIVER_H
 
 #include <cuda.h>
+#include <cuda_runtime_api.h>
 
 #include <string>
 #include <vector>
@@ -21,6 +25,22 @@
 namespace dmrt {
 
 constexpr int kExitNoDevice = 77;
+
+/// Whether a failed cuInit means "no GPU here": no device, or no real driver
+/// (the toolkit's stub libcuda). Everything else is a real error.
+bool cuInitMeansNoDevice(CUresult r);
+/// The same for the runtime (cudaGetDeviceCount): cudaErrorNoDevice and
+/// cudaErrorStubLibrary mean no GPU. cudart also says
+/// cudaErrorInsufficientDriver when it finds no driver at all, so that one
+/// means "no GPU" only when libcuda.so.1 cannot be loaded
+/// (`driverLibraryLoads`); with a driver present it is a driver older than
+/// the runtime: an error. Everything else is an error.
+bool cudaErrorMeansNoDevice(cudaError_t e, bool driverLibraryLoads);
+/// Whether the driver library libcuda.so.1 can be loaded (dlopen).
+bool cudaDriverLibraryLoads();
+/// The exit status of a GPU test or tool whose device check failed:
+/// kExitNoDevice (skip) when `noDevice`, else 1 (fail).
+inline int deviceFailureExitCode(bool noDevice) { return noDevice ? kExitNoDevice : 1; }
 
 class CudaDriver {
 public:

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/HarnessInternal.h"
+#include "runtime/format/KernelAbi.h"
 
 #include <array>
 #include <cmath>
@@ -239,16 +240,18 @@ StepStatus Harness::runKernel(const Bundle &b, const BundleKernel &k,
   Setup setup = [&, fn, ws = workspace.p](const PtrFn &ptr, uint64_t s,
                                          Launch &launch, std::string &) {
     auto kp = std::make_shared<KernelParams>();
-    for (int64_t id : k.inputs)
-      kp->values.push_back(ptr(id));
-    for (int64_t id : k.outputs)
-      kp->values.push_back(ptr(id));
-    if (k.workspaceBytes > 0)
-      kp->values.push_back(ws);
     kp->seed = s;
-    for (void *&v : kp->values)
-      kp->params.push_back(&v);
-    kp->params.push_back(&kp->seed);
+    auto params = kernelParameters(k.inputs.size(), k.outputs.size(), k.workspaceBytes > 0);
+    kp->values.reserve(params.size()); // params point into it: no reallocation
+    for (KernelParam p : params) {
+      switch (p.kind) {
+      case KernelParamKind::Input: kp->values.push_back(ptr(k.inputs[p.index])); break;
+      case KernelParamKind::Output: kp->values.push_back(ptr(k.outputs[p.index])); break;
+      case KernelParamKind::Workspace: kp->values.push_back(ws); break;
+      case KernelParamKind::Seed: kp->params.push_back(&kp->seed); continue;
+      }
+      kp->params.push_back(&kp->values.back());
+    }
     cudaStream_t st = impl_->stream;
     launch = [this, fn, kp, g = std::array<unsigned, 3>{grid[0], grid[1], grid[2]},
               bl = std::array<unsigned, 3>{block[0], block[1], block[2]},
@@ -262,7 +265,8 @@ StepStatus Harness::runKernel(const Bundle &b, const BundleKernel &k,
   TimingContext tc{opt, info_, impl_->stream, impl_->flush, impl_->flushBytes,
                    impl_->copyCache};
   StepStatus s = runStep(b, spec, tc, setup, out, error);
-  if (s != StepStatus::Ok && s != StepStatus::Mismatch && !error.empty())
+  if (s != StepStatus::Ok && s != StepStatus::Mismatch && s != StepStatus::Skipped &&
+      !error.empty())
     error = "kernel " + std::to_string(k.id) + " (" + k.name + "): " + error;
   return s;
 }
@@ -342,7 +346,8 @@ StepStatus Harness::runContraction(const Bundle &b, const BundleContraction &c,
                    impl_->copyCache};
   StepStatus s = runStep(b, spec, tc, setupFor(&algos[0].algo), out, error,
                          variants.algos ? &variants : nullptr);
-  if (s != StepStatus::Ok && s != StepStatus::Mismatch && !error.empty())
+  if (s != StepStatus::Ok && s != StepStatus::Mismatch && s != StepStatus::Skipped &&
+      !error.empty())
     error = "contraction " + std::to_string(c.id) + " (" + c.equation + "): " + error;
   return s;
 }

@@ -19,6 +19,7 @@
 #include "runtime/Bundle.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/GemmRunner.h"
+#include "runtime/Safetensors.h"
 
 #include <cstdint>
 #include <memory>
@@ -29,8 +30,6 @@ namespace dmrt {
 
 //===--- CPU parts --------------------------------------------------------===//
 
-/// Whether `t` holds floating-point values.
-bool isFloat(DType t);
 
 /// Deterministic inputs: element i of stream `stream` (the tensor id) under
 /// `seed`, drawn as runtime/ReferenceData.h says (floats in [-1, 1), integers
@@ -41,25 +40,76 @@ std::vector<uint8_t> makeInput(uint64_t seed, uint32_t stream, DType dtype,
 double inputValue(uint64_t seed, uint32_t stream, DType dtype, int64_t index,
                   int64_t intMax = 1);
 
-/// Default tolerance: 2e-2 for bf16/f16 outputs, 1e-4 for f32 (and i32).
+/// The relative tolerance rtol of an output of type `outputType`: 2^-7 for
+/// bf16, 2^-9 for f16, 1e-4 for f32/f64, 0 (exact) for integers. Kernels
+/// compute in fp32 (reductions, softmax, layernorm statistics included) and
+/// round once to the output type, as the interpreter's fp32 result is; the
+/// rounding alone is up to 2^-9 |x| (bf16) / 2^-11 |x| (f16), and fp32
+/// differences (summation order, the hardware exp2 and erf of
+/// codegen/CudaPrelude.h) stay below 1e-5 of the tensor's scale, so rtol is
+/// 4 x the 16-bit rounding, 10 x the fp32 differences.
 double defaultTolerance(DType outputType);
 
+/// The check of one output against its (possibly sampled) reference:
+///   element i passes iff |got_i - ref_i| <= atol + rtol |ref_i|,
+///   atol = rtol x RMS(ref), the RMS over the tensor's finite reference values.
+/// Every bound follows the tensor's own scale (no fixed 1): an all-zero
+/// output fails for a softmax whose values are ~0.005 as for a layernorm
+/// output of RMS 1, and so do a 5% scaling, a shift by a few % of the RMS,
+/// and swapped elements. A reference that is all zeros cannot tell a right
+/// output from a zeroed one: the comparison fails (zeroReference) instead of
+/// comparing zero with zero. Non-finite reference values must be matched
+/// exactly (same NaN-ness, same infinity); a non-finite output where the
+/// reference is finite fails.
 struct Comparison {
+  double rtol = 0;
+  double scale = 0; // RMS of the finite reference values
+  double atol = 0;  // rtol * scale
   double maxAbsErr = 0; // +inf when a value is NaN/inf where ref is finite
   double maxAbsRef = 0;
-  int64_t worstIndex = -1; // element with the largest error
-  double worstRef = 0, worstGot = 0;
-  int64_t nonFinite = 0;  // outputs NaN/inf where the reference is finite
-  double tolerance = 0;   // T
-  double bound = 0;       // T * max(1, maxAbsRef)
+  int64_t compared = 0; // elements compared
+  int64_t failing = 0;  // elements over their bound
+  /// The element with the largest |err| / bound (maxRatio; 1 is the limit).
+  int64_t worstIndex = -1;
+  double worstRef = 0, worstGot = 0, worstErr = 0, worstBound = 0;
+  double maxRatio = 0;
+  int64_t nonFinite = 0; // outputs NaN/inf where the reference is finite
+  bool zeroReference = false; // finite reference values, all of them 0
   bool sizeMismatch = false;
-  bool pass = false;      // maxAbsErr <= bound && !sizeMismatch
+  bool pass = false; // failing == 0 && !zeroReference && !sizeMismatch
 };
-/// Compares `got` with `ref` elementwise: pass iff max |got - ref| <=
-/// T * max(1, max |ref|). Non-finite reference values must be matched exactly
-/// (same NaN-ness / same infinity).
+/// Compares `got` with `ref` elementwise as Comparison says, with `rtol`.
 Comparison compareOutput(const std::vector<double> &ref,
-                         const std::vector<double> &got, double tolerance);
+                         const std::vector<double> &got, double rtol);
+/// One line on why a comparison failed (or how close it came): the counts,
+/// the bound and the worst element.
+std::string describeComparison(const Comparison &c);
+
+/// How output `name` (e.g. "out0") of reference file `path` is stored: every
+/// `stride`-th element of the output's `numElements` (runtime/ReferenceData.h
+/// referenceStride), `stored` of them. Reads metadata `stride.<name>` (a
+/// positive integer; absent: 1) and `count.<name>` (optional; must be
+/// numElements) and checks that stored = ceil(numElements / stride). False
+/// with an error naming the file, the field and the value otherwise.
+bool referenceSampling(const TensorFile &ref, const std::string &path,
+                       const std::string &name, int64_t numElements,
+                       int64_t stored, int64_t &stride, std::string &error);
+
+/// What --reference does with one step, from its reference file.
+struct ReferenceLookup {
+  enum Kind { Check, Skipped, Error } kind = Error;
+  /// Skipped: the compiler's reason; Error: what is wrong, naming the file
+  /// (the caller adds the step's name).
+  std::string message;
+};
+/// Step `prefix``id` ('k' kernel, 'c' contraction) whose reference file is
+/// `path` (`exists`; `file`: its contents, when read). Check: the file has
+/// data. Skipped: a contraction the compiler recorded as skipped (metadata
+/// `skipped`, no tensors; above its flop limit). Error: no file (every step
+/// has one, a record at least), a kernel recorded as skipped, or a record
+/// that also holds tensors.
+ReferenceLookup lookupReference(char prefix, int64_t id, const std::string &path,
+                                bool exists, const TensorFile *file);
 
 struct TimingStats {
   double medianUs = 0, minUs = 0, maxUs = 0;
@@ -112,7 +162,8 @@ double pctSameSizeCopy(double copyUs, double stepUs);
 struct OutputCheck {
   int64_t tensor = -1;
   std::string name; // "out<k>" and the tensor's name
-  Comparison cmp;
+  int64_t stride = 1; // every stride-th element was compared (1: all)
+  Comparison cmp;     // its worstIndex: an element of the whole tensor
 };
 
 /// Which cuBLASLt algorithms a contraction times.
@@ -196,7 +247,7 @@ struct HarnessOptions {
   bool flushL2 = false; // isolated timing only
   uint64_t seed = 0;
   bool reference = false;
-  double tolerance = -1; // < 0: defaultTolerance of each output's dtype
+  double tolerance = -1; // rtol; < 0: defaultTolerance of each output's dtype
   int64_t intMax = 1;    // integer inputs without a reference file
   int topAlgorithms = 8; // cuBLASLt heuristic results requested
   /// Contractions: the heuristic's best, or every algorithm (AlgorithmMode).
@@ -238,6 +289,8 @@ enum class StepStatus {
   Ok,          // ran (and passed, when checked)
   Mismatch,    // ran, an output differs from the reference
   BundleError, // the bundle / its reference files are unusable
+  Skipped,     // --reference, a contraction the compiler recorded as skipped
+               // (error: its reason); nothing ran
   CudaError,   // a CUDA / cuBLAS call failed
 };
 

@@ -10,20 +10,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 
 namespace dmrt {
 
 
-bool isFloat(DType t) {
-  return t == DType::F32 || t == DType::F16 || t == DType::BF16 ||
-         t == DType::F64;
-}
-
 double inputValue(uint64_t seed, uint32_t stream, DType dtype, int64_t index,
                   int64_t intMax) {
-  return referenceValue(index, seed, stream, !isFloat(dtype), intMax);
+  return referenceValue(index, seed, stream, !isFloatDType(dtype), intMax);
 }
 
 std::vector<uint8_t> makeInput(uint64_t seed, uint32_t stream, DType dtype,
@@ -35,44 +31,155 @@ std::vector<uint8_t> makeInput(uint64_t seed, uint32_t stream, DType dtype,
 }
 
 double defaultTolerance(DType t) {
-  return t == DType::BF16 || t == DType::F16 ? 2e-2 : 1e-4;
+  switch (t) {
+  case DType::BF16:
+    return 1.0 / 128; // 2^-7: 4 x bf16's rounding (2^-9 of |x|)
+  case DType::F16:
+    return 1.0 / 512; // 2^-9: 4 x fp16's rounding (2^-11 of |x|)
+  case DType::F32:
+  case DType::F64:
+    return 1e-4;
+  default:
+    return 0; // integers: exact
+  }
 }
 
 Comparison compareOutput(const std::vector<double> &ref,
-                         const std::vector<double> &got, double tolerance) {
+                         const std::vector<double> &got, double rtol) {
+  const double inf = std::numeric_limits<double>::infinity();
   Comparison c;
-  c.tolerance = tolerance;
+  c.rtol = rtol;
   if (ref.size() != got.size()) {
     c.sizeMismatch = true;
-    c.maxAbsErr = std::numeric_limits<double>::infinity();
+    c.maxAbsErr = c.maxRatio = inf;
     return c;
   }
+  // The tensor's own scale: the RMS of its finite reference values.
+  double sumSq = 0;
+  int64_t finite = 0;
+  for (double r : ref)
+    if (std::isfinite(r)) {
+      sumSq += r * r;
+      c.maxAbsRef = std::max(c.maxAbsRef, std::fabs(r));
+      ++finite;
+    }
+  c.scale = finite ? std::sqrt(sumSq / double(finite)) : 0;
+  c.atol = rtol * c.scale;
+  c.zeroReference = finite > 0 && c.maxAbsRef == 0;
   for (size_t i = 0; i < ref.size(); ++i) {
-    double r = ref[i], g = got[i], err;
+    double r = ref[i], g = got[i], err, bound = 0;
     if (!std::isfinite(r)) {
       bool same = std::isnan(r) ? std::isnan(g) : g == r;
-      err = same ? 0 : std::numeric_limits<double>::infinity();
+      err = same ? 0 : inf;
+    } else if (!std::isfinite(g)) {
+      ++c.nonFinite;
+      err = inf;
     } else {
-      c.maxAbsRef = std::max(c.maxAbsRef, std::fabs(r));
-      if (!std::isfinite(g)) {
-        ++c.nonFinite;
-        err = std::numeric_limits<double>::infinity();
-      } else {
-        err = std::fabs(g - r);
-      }
+      err = std::fabs(g - r);
+      bound = c.atol + rtol * std::fabs(r);
     }
-    if (err > c.maxAbsErr || c.worstIndex < 0) {
-      if (err > c.maxAbsErr || (c.worstIndex < 0 && err >= c.maxAbsErr)) {
-        c.maxAbsErr = std::max(c.maxAbsErr, err);
-        c.worstIndex = static_cast<int64_t>(i);
-        c.worstRef = r;
-        c.worstGot = g;
-      }
+    // err / bound, with 0 / 0 = 0 (exact match under a zero bound).
+    double ratio = err == 0 ? 0 : bound > 0 ? err / bound : inf;
+    c.maxAbsErr = std::max(c.maxAbsErr, err);
+    if (ratio > 1)
+      ++c.failing;
+    if (c.worstIndex < 0 || ratio > c.maxRatio) {
+      c.maxRatio = ratio;
+      c.worstIndex = static_cast<int64_t>(i);
+      c.worstRef = r;
+      c.worstGot = g;
+      c.worstErr = err;
+      c.worstBound = bound;
     }
   }
-  c.bound = tolerance * std::max(1.0, c.maxAbsRef);
-  c.pass = c.maxAbsErr <= c.bound;
+  c.compared = static_cast<int64_t>(ref.size());
+  c.pass = c.failing == 0 && !c.zeroReference;
   return c;
+}
+
+std::string describeComparison(const Comparison &c) {
+  char buf[320];
+  if (c.sizeMismatch)
+    return "the output and its reference differ in size";
+  if (c.zeroReference)
+    return "the reference is all zeros: nothing to compare against (a zeroed "
+           "output would pass)";
+  std::snprintf(buf, sizeof buf,
+                "%lld of %lld compared elements exceed |got - ref| <= %.3g + "
+                "%.3g |ref| (rtol %.3g x RMS %.3g); worst at element %lld: ref "
+                "%.6g, got %.6g, |err| %.3g = %.3g x its bound",
+                (long long)c.failing, (long long)c.compared, c.atol, c.rtol, c.rtol, c.scale,
+                (long long)c.worstIndex, c.worstRef, c.worstGot, c.worstErr,
+                c.maxRatio);
+  return buf;
+}
+
+bool referenceSampling(const TensorFile &ref, const std::string &path,
+                       const std::string &name, int64_t numElements,
+                       int64_t stored, int64_t &stride, std::string &error) {
+  stride = 1;
+  auto field = [&](const std::string &key, int64_t &out) {
+    auto it = ref.metadata.find(key);
+    if (it == ref.metadata.end())
+      return true;
+    uint64_t v = 0;
+    if (!parseU64(it->second, v) || v < 1 || v > uint64_t(INT64_MAX)) {
+      error = path + ": metadata " + key + " \"" + it->second +
+              "\" is not a positive integer";
+      return false;
+    }
+    out = static_cast<int64_t>(v);
+    return true;
+  };
+  int64_t count = numElements;
+  if (!field("stride." + name, stride) || !field("count." + name, count))
+    return false;
+  if (count != numElements) {
+    error = path + ": metadata count." + name + " is " + std::to_string(count) +
+            " but the bundle's tensor has " + std::to_string(numElements) +
+            " elements (a reference of another shape)";
+    return false;
+  }
+  int64_t want = referenceSampleCount(numElements, stride);
+  if (stored != want) {
+    error = path + ": " + name + " holds " + std::to_string(stored) +
+            " elements; every " + std::to_string(stride) + "-th of " +
+            std::to_string(numElements) + " (stride." + name + ") is " +
+            std::to_string(want);
+    return false;
+  }
+  return true;
+}
+
+ReferenceLookup lookupReference(char prefix, int64_t id, const std::string &path,
+                                bool exists, const TensorFile *file) {
+  ReferenceLookup r;
+  std::string step = std::string(1, prefix) + std::to_string(id);
+  if (!exists || !file) {
+    r.message = "--reference: " + path +
+                (exists ? " was not read" : " does not exist") +
+                " (dmc compile --reference writes one for every kernel and "
+                "contraction, a record for those it skips; recompile the bundle)";
+    return r;
+  }
+  auto it = file->metadata.find("skipped");
+  if (it == file->metadata.end()) {
+    r.kind = ReferenceLookup::Check;
+    return r;
+  }
+  if (prefix != 'c') {
+    r.message = "--reference: " + path + " says skipped (\"" + it->second +
+                "\"), but every kernel (" + step + ") must have a reference";
+  } else if (!file->tensors.empty()) {
+    r.message = "--reference: " + path + " says skipped (\"" + it->second +
+                "\") but holds " + std::to_string(file->tensors.size()) +
+                " tensor(s)";
+  } else {
+    r.kind = ReferenceLookup::Skipped;
+    r.message = it->second.empty() ? std::string("skipped by the compiler")
+                                   : it->second;
+  }
+  return r;
 }
 
 TimingStats summarizeTimes(std::vector<double> us) {

@@ -100,14 +100,19 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
   TensorFile ref;
   bool haveRef = false;
   std::string refPath = b.path("reference/" + stepName + ".safetensors");
-  if (opt.reference || fileExists(refPath)) {
-    if (!fileExists(refPath)) {
-      error = "--reference: " + refPath + " does not exist";
-      return StepStatus::BundleError;
+  bool refExists = fileExists(refPath);
+  if (refExists && !readSafetensors(refPath, ref, error))
+    return StepStatus::BundleError;
+  haveRef = refExists;
+  if (opt.reference) {
+    // Every step has a file: its data, or the compiler's record of a skip.
+    ReferenceLookup look =
+        lookupReference(spec.prefix, spec.id, refPath, refExists, refExists ? &ref : nullptr);
+    if (look.kind != ReferenceLookup::Check) {
+      error = look.message;
+      return look.kind == ReferenceLookup::Skipped ? StepStatus::Skipped
+                                                   : StepStatus::BundleError;
     }
-    if (!readSafetensors(refPath, ref, error))
-      return StepStatus::BundleError;
-    haveRef = true;
   }
   out.dropoutSeed = opt.seed;
   if (opt.reference) {
@@ -168,7 +173,7 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
           parseU64(ref.metadata["max_int"], maxInt);
         std::vector<double> v =
             referenceValues(t->numElements(), seed,
-                            referenceStream(uint32_t(unit), uint32_t(k)), !isFloat(t->dtype),
+                            referenceStream(uint32_t(unit), uint32_t(k)), !isFloatDType(t->dtype),
                             int64_t(maxInt));
         host = fromDoubles("", t->dtype, {t->numElements()}, v).bytes;
       } else if (opt.reference) {
@@ -189,7 +194,7 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
                          .bytes;
       } else {
         int64_t intMax = opt.intMax;
-        if (!isFloat(t->dtype) && rt) {
+        if (!isFloatDType(t->dtype) && rt) {
           std::vector<double> v = toDoubles(*rt);
           if (!v.empty())
             intMax = static_cast<int64_t>(*std::max_element(v.begin(), v.end()));
@@ -232,22 +237,20 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
       DMRT_CUDA(cudaMemcpy(got.bytes.data(), ptr(spec.outputs[k]), t->bytes,
                            cudaMemcpyDeviceToHost));
       // Large outputs are referenced every `stride`-th element.
-      std::vector<double> gotValues = toDoubles(got);
-      uint64_t stride = 1;
-      if (auto it = ref.metadata.find("stride." + refName); it != ref.metadata.end())
-        parseU64(it->second, stride);
-      if (stride > 1) {
-        std::vector<double> sampled;
-        for (size_t e = 0; e < gotValues.size(); e += stride)
-          sampled.push_back(gotValues[e]);
-        gotValues.swap(sampled);
-      }
+      int64_t stride = 1;
+      if (!referenceSampling(ref, refPath, refName, t->numElements(),
+                             rt->numElements(), stride, error))
+        return StepStatus::BundleError;
+      std::vector<double> gotValues = referenceSample(toDoubles(got), stride);
       OutputCheck oc;
       oc.tensor = t->id;
       oc.name = refName + " (" + t->name + ")";
       oc.cmp = compareOutput(toDoubles(*rt), gotValues,
                              opt.tolerance >= 0 ? opt.tolerance
                                                 : defaultTolerance(t->dtype));
+      oc.stride = stride;
+      if (oc.cmp.worstIndex > 0) // sample -> element of the tensor
+        oc.cmp.worstIndex *= oc.stride;
       pass &= oc.cmp.pass;
       checks.push_back(oc);
     }

@@ -8,7 +8,8 @@
 //   S, 0x72656621 "ref!"}, key {lo32(seed), hi32(seed)}) word 0;
 //   floats: (w >> 8) / 2^23 - 1, in [-1, 1); integers: 1 + w % maxInt;
 //   then rounded to the tensor's storage type.
-// Large expected outputs are stored sampled: every `stride`-th element.
+// Large expected outputs are stored sampled: every `stride`-th element, the
+// stride odd (referenceStride).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMRT_REFERENCEDATA_H
@@ -44,9 +45,38 @@ inline std::vector<double> referenceValues(int64_t count, uint64_t seed, uint32_
   return values;
 }
 
-/// The sampling stride that keeps at most `maxStored` elements of `count`.
+/// The sampling stride of an output of `count` elements: 1 (every element)
+/// when count <= maxStored, else the smallest odd number that keeps at most
+/// maxStored elements. Odd, so the sampled elements 0, s, 2s, ... run through
+/// every residue modulo any power of two: every lane of a vector of 2, 4 or
+/// 8 (an unwritten lane keeps its NaN fill and fails), every word of a
+/// Philox draw (dropout uses word e % 4), every column of a power-of-two row.
+/// (An even stride would sample only lane 0.)
 inline int64_t referenceStride(int64_t count, int64_t maxStored = 1 << 18) {
-  return count <= maxStored ? 1 : (count + maxStored - 1) / maxStored;
+  if (maxStored < 1)
+    maxStored = 1;
+  if (count <= maxStored)
+    return 1;
+  int64_t s = (count + maxStored - 1) / maxStored;
+  return s % 2 ? s : s + 1;
+}
+
+/// Elements stored at stride `stride` (> 0): ceil(count / stride).
+inline int64_t referenceSampleCount(int64_t count, int64_t stride) {
+  return count <= 0 ? 0 : (count + stride - 1) / stride;
+}
+
+/// values[0], values[stride], ...: what the reference stores of an output,
+/// and what the harness compares with it.
+template <typename T>
+std::vector<T> referenceSample(const std::vector<T> &values, int64_t stride) {
+  if (stride <= 1)
+    return values;
+  std::vector<T> out;
+  out.reserve(size_t(referenceSampleCount(int64_t(values.size()), stride)));
+  for (size_t e = 0; e < values.size(); e += size_t(stride))
+    out.push_back(values[e]);
+  return out;
 }
 
 } // namespace dmrt

@@ -3,6 +3,7 @@
 
 #include "compiler/Interpreter.h"
 #include "ir/IterationSpace.h"
+#include "ir/StorageType.h"
 #include "runtime/ReferenceData.h"
 #include "runtime/Safetensors.h"
 
@@ -13,16 +14,8 @@ using namespace mlir;
 namespace dmc::bundle {
 namespace {
 
-dmrt::DType dtypeOf(Type t) {
-  Type e = cast<dm::TensorType>(t).getElementType();
-  if (e.isBF16())
-    return dmrt::DType::BF16;
-  if (e.isF16())
-    return dmrt::DType::F16;
-  if (e.isInteger(32))
-    return dmrt::DType::I32;
-  return e.isF64() ? dmrt::DType::F64 : dmrt::DType::F32;
-}
+/// The dtype `t` is stored in (runtime/format/DType.h).
+dmrt::DType dtypeOf(Type t) { return dm::storageDType(t).value_or(dmrt::DType::F32); }
 
 /// A reference input (runtime/ReferenceData.h), rounded to its storage type
 /// so that the GPU reads exactly these values.
@@ -61,14 +54,14 @@ llvm::Error writeOne(Operation *op, const std::string &path, const ReferenceOpti
   for (auto [k, r] : llvm::enumerate(op->getResults())) {
     const HostTensor &t = (*outputs)[k];
     std::string name = "out" + std::to_string(k);
-    int64_t stride = dmrt::referenceStride(t.data.size(), options.samples);
-    std::vector<double> sampled;
-    for (size_t e = 0; e < t.data.size(); e += stride)
-      sampled.push_back(t.data[e]);
+    int64_t count = int64_t(t.data.size());
+    int64_t stride = dmrt::referenceStride(count, options.samples);
+    std::vector<double> sampled = dmrt::referenceSample(t.data, stride);
     file.tensors.push_back(
         dmrt::fromDoubles(name, dmrt::DType::F32, {int64_t(sampled.size())}, sampled));
     file.metadata["dims." + name] = t.dims;
     file.metadata["stride." + name] = std::to_string(stride);
+    file.metadata["count." + name] = std::to_string(count);
   }
   std::string error;
   if (!dmrt::writeSafetensors(path, file, error))
@@ -90,15 +83,36 @@ llvm::Error writeReferences(const std::vector<dm::KernelOp> &kernels,
   for (size_t n = 0; n < contractions.size(); ++n) {
     dm::ContractOp c = contractions[n];
     double flop = dm::analyticFlop(cast<dm::IterationSpaceOpInterface>(c.getOperation()));
-    if (flop > options.flopLimit)
+    if (flop > options.flopLimit) {
+      // A record instead of the data: the harness lists it as skipped, and a
+      // missing file stays an error.
+      dmrt::TensorFile file;
+      file.metadata["unit"] = std::to_string(1000 + n);
+      file.metadata["flop"] = llvm::formatv("{0:e}", flop).str();
+      file.metadata["flop_limit"] = llvm::formatv("{0:e}", options.flopLimit).str();
+      file.metadata["skipped"] =
+          llvm::formatv("dmc compile --reference computes contractions of at most {0:e} "
+                        "flop on the CPU; this one has {1:e}",
+                        options.flopLimit, flop)
+              .str();
+      std::string error;
+      if (!dmrt::writeSafetensors(llvm::formatv("{0}/reference/c{1}.safetensors", dir, n),
+                                  file, error))
+        return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
       continue;
+    }
     if (llvm::Error e = writeOne(c, llvm::formatv("{0}/reference/c{1}.safetensors", dir, n),
                                  options, uint32_t(1000 + n)))
       return e;
     ++written;
   }
   log << "dmc compile: reference data for " << kernels.size() << " kernels and " << written
-      << " of " << contractions.size() << " contractions (seed " << options.seed << ")\n";
+      << " of " << contractions.size() << " contractions (seed " << options.seed << ")";
+  if (written < int(contractions.size()))
+    log << "; " << contractions.size() - written << " above the flop limit "
+        << llvm::formatv("{0:e}", options.flopLimit)
+        << " recorded as skipped (metadata `skipped`)";
+  log << "\n";
   return llvm::Error::success();
 }
 

@@ -18,9 +18,11 @@ struct ReferenceOptions {
 };
 
 /// Writes reference/k<N>.safetensors for every kernel and c<N>.safetensors for
-/// the contractions within the flop limit: the expected outputs `out<k>`
+/// every contraction (docs/bundle-format.md): the expected outputs `out<k>`
 /// (fp32, every `stride.out<k>`-th element) from the CPU interpreter on inputs
-/// drawn from the seed as runtime/ReferenceData.h says (unit N, or 1000 + N).
+/// drawn from the seed as runtime/ReferenceData.h says (unit N, or 1000 + N);
+/// for a contraction above the flop limit, no tensors and metadata `skipped`
+/// (why), `flop` and `flop_limit`.
 llvm::Error writeReferences(const std::vector<dm::KernelOp> &kernels,
                             const std::vector<dm::ContractOp> &contractions,
                             llvm::StringRef dir, const ReferenceOptions &options,

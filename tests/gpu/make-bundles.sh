@@ -2,12 +2,14 @@
 # On a compiler machine: writes the bundles the GPU run (run-device.sh) needs
 # into gpu-bundles/ (ignored by git; carried to the device):
 #   gpu-bundles/small-*.dmlib        every example at a small size, default
-#                                    configurations, with references (ctest -L gpu)
+#                                    configurations, with whole references
+#                                    (every element checked; ctest -L gpu)
 #   gpu-bundles/bert-large.dmlib     full size, with (sampled) references
 #   gpu-bundles/sweep/*.dmlib        bert-large under --config-index 0..7 and the
 #                                    defaults, no references (timing sweep)
 #   gpu-bundles/sweep-small/*.dmlib  two small examples under --config-index
-#                                    0..7 with references (every swept
+#                                    0..7 with sampled references (odd
+#                                    stride: every lane; every swept
 #                                    configuration is checked, not only timed)
 # Usage: tests/gpu/make-bundles.sh [BUILD_DIR=build]
 set -euo pipefail
@@ -44,7 +46,9 @@ compile() { # MODEL OUT [ARGS...]
 }
 for m in "$models"/small-*.json; do
   echo "make-bundles: $(basename "$m" .json)"
-  compile "$m" "$out/$(basename "$m" .json).dmlib" --reference --reference-samples 4096
+  # Whole references (every output <= 262144 elements is stored whole), so
+  # every element of every output is compared.
+  compile "$m" "$out/$(basename "$m" .json).dmlib" --reference
 done
 echo "make-bundles: bert-large (full size, references)"
 compile examples/bert-large.json "$out/bert-large.dmlib" --reference

@@ -6,9 +6,15 @@
 # summarise the configuration sweep. Results go to $OUT, at most 8 files:
 # device.txt build.log ctest-gpu.log bert-large.{json,txt}
 # bert-large-isolated.json memcheck.txt sweep.txt; other logs stay in build-gpu/.
+# Exit status: 0 only when the build, ctest -L gpu, the bert-large check and
+# benchmarks, every memcheck and every sweep bundle succeeded; otherwise 1,
+# after a FAILED line per failure (also in build-gpu/failures.txt).
 set -o pipefail
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT" build-gpu
+failures=$PWD/build-gpu/failures.txt
+: > "$failures"
+fail() { echo "FAILED: $*" | tee -a "$failures"; } # also from subshells (pipes)
 nvidia-smi -L | tee "$OUT/device.txt"
 prefix=()
 [ -d gpu-deps ] && prefix=(-DCMAKE_PREFIX_PATH="$PWD/gpu-deps")
@@ -17,43 +23,52 @@ cmake -S . -B build-gpu -G Ninja -DDMC_COMPILER=OFF -DDMC_GPU_BUNDLES="$PWD/gpu-
 cmake --build build-gpu -j16 > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 bench=build-gpu/runtime/tools/dmrt-bench
 summary=tests/gpu/sweep-summary.py
-ctest --test-dir build-gpu -L gpu --output-on-failure 2>&1 | tee "$OUT/ctest-gpu.log" | tail -40
+ctest --test-dir build-gpu -L gpu --output-on-failure > "$OUT/ctest-gpu.log" 2>&1 ||
+  fail "ctest -L gpu: exit $? (see ctest-gpu.log)"
+tail -40 "$OUT/ctest-gpu.log"
 if [ -d gpu-bundles/bert-large.dmlib ]; then
   $bench gpu-bundles/bert-large.dmlib --kernel all --reference --reps 50 \
-    --json "$OUT/bert-large.json" 2>&1 | tee "$OUT/bert-large.txt"
+    --json "$OUT/bert-large.json" 2>&1 | tee "$OUT/bert-large.txt" ||
+    fail "bert-large --reference: exit $?"
   # The same kernels timed alone after an L2 flush (launch latency included):
   # its text stays in build-gpu/; one line per kernel, next to stream timing.
   $bench gpu-bundles/bert-large.dmlib --kernel all --reps 50 --timing isolated \
     --flush-l2 --json "$OUT/bert-large-isolated.json" \
-    > build-gpu/bert-large-isolated.txt 2>&1 || echo "bert-large isolated: exit $?"
+    > build-gpu/bert-large-isolated.txt 2>&1 || fail "bert-large isolated: exit $?"
   [ -f "$OUT/bert-large-isolated.json" ] && [ -f "$OUT/bert-large.json" ] &&
     python3 $summary --compare "$OUT/bert-large.json" "$OUT/bert-large-isolated.json"
-  $bench gpu-bundles/bert-large.dmlib --contraction all --algorithms all --max-algorithms 64 --reps 10 --json build-gpu/bert-large-algos.json > build-gpu/bert-large-algos.txt 2>&1; tail -25 build-gpu/bert-large-algos.txt
+  $bench gpu-bundles/bert-large.dmlib --contraction all --algorithms all --max-algorithms 64 --reps 10 --json build-gpu/bert-large-algos.json > build-gpu/bert-large-algos.txt 2>&1 ||
+    fail "bert-large --algorithms all: exit $?"
+  tail -25 build-gpu/bert-large-algos.txt
 fi
 for b in gpu-bundles/small-*.dmlib; do
   compute-sanitizer --tool memcheck --error-exitcode 9 $bench "$b" --kernel all \
     --contraction all --reference --reps 1 --warmup 0 > "build-gpu/memcheck-$(basename "$b").log" 2>&1
-  echo "memcheck $(basename "$b"): exit $? ($(grep -h 'ERROR SUMMARY' "build-gpu/memcheck-$(basename "$b").log"))"
+  rc=$?
+  echo "memcheck $(basename "$b"): exit $rc ($(grep -h 'ERROR SUMMARY' "build-gpu/memcheck-$(basename "$b").log"))"
+  [ $rc -eq 0 ] || fail "memcheck $(basename "$b"): exit $rc"
 done | tee "$OUT/memcheck.txt"
 # Every swept configuration of the small models against the references, and
 # memcheck on a few (split column reductions included).
 if [ -d gpu-bundles/sweep-small ]; then
-  pass=0; fail=0
+  pass=0; nfail=0
   for b in gpu-bundles/sweep-small/*.dmlib; do
     if $bench "$b" --kernel all --reference --reps 1 --warmup 0 \
         > "build-gpu/check-$(basename "$b").log" 2>&1; then
       pass=$((pass + 1))
     else
-      fail=$((fail + 1)); echo "sweep-small $(basename "$b"): FAILED"
+      nfail=$((nfail + 1)); fail "sweep-small $(basename "$b")"
       grep -E "FAIL|error" "build-gpu/check-$(basename "$b").log" | head -5
     fi
   done
-  echo "sweep-small: $pass bundles pass, $fail fail"
+  echo "sweep-small: $pass bundles pass, $nfail fail"
   for b in gpu-bundles/sweep-small/small-bert-large-c{0,2,5}.dmlib; do
     [ -d "$b" ] || continue
     compute-sanitizer --tool memcheck --error-exitcode 9 $bench "$b" --kernel all \
       --reference --reps 1 --warmup 0 > "build-gpu/memcheck-$(basename "$b").log" 2>&1
-    echo "memcheck $(basename "$b"): exit $? ($(grep -h 'ERROR SUMMARY' "build-gpu/memcheck-$(basename "$b").log"))"
+    rc=$?
+    echo "memcheck $(basename "$b"): exit $rc ($(grep -h 'ERROR SUMMARY' "build-gpu/memcheck-$(basename "$b").log"))"
+    [ $rc -eq 0 ] || fail "memcheck $(basename "$b"): exit $rc"
   done
 fi 2>&1 | tee -a "$OUT/memcheck.txt"
 # Configuration sweep: the same model compiled with --config-index N.
@@ -61,7 +76,7 @@ if [ -d gpu-bundles/sweep ]; then
   for b in gpu-bundles/sweep/*.dmlib; do
     mkdir -p build-gpu/sweep
     $bench "$b" --kernel all --reps 30 --json "build-gpu/sweep/$(basename "$b" .dmlib).json" \
-      > /dev/null 2>&1 || echo "sweep $(basename "$b"): exit $?"
+      > /dev/null 2>&1 || fail "sweep $(basename "$b"): exit $?"
   done
   python3 $summary build-gpu/sweep/*.json | tee "$OUT/sweep.txt"
 fi
@@ -98,3 +113,10 @@ for r in rows:
           f"{g('sm__warps_active.avg.pct_of_peak_sustained_active'):>6s}")
 PY
 fi
+# Overall status: every failure above, whichever step it came from.
+if [ -s "$failures" ]; then
+  echo "run-device: $(wc -l < "$failures") failure(s):"
+  cat "$failures"
+  exit 1
+fi
+echo "run-device: every check passed"

@@ -8,7 +8,7 @@ with M0 = 0xD2511F53, M1 = 0xCD9E8D57, and the key is bumped by the Weyl constan
 (0x9E3779B9, 0xBB67AE85) between rounds. Known answers: Random123's kat_vectors.
 
 The dropout layout is the one documented in examples/README.md ("Dropout masks"); this
-file shares no code with dmc (it never calls runtime/Philox.h). `Layout` names each word
+file shares no code with dmc (it never calls runtime/format/device/Philox.h). `Layout` names each word
 of that layout so a test can plant a fault in exactly one of them.
 """
 

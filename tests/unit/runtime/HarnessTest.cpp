@@ -73,29 +73,47 @@ TEST(HarnessInputs, Integers) {
     EXPECT_EQ(x, 1);
 }
 
-TEST(HarnessCompare, PassAndFailBounds) {
+TEST(HarnessCompare, ElementwiseBoundFollowsTheTensorsScale) {
   std::vector<double> ref = {0.5, -2.0, 4.0, 0.0};
-  std::vector<double> got = {0.5, -2.0, 4.05, 0.0};
-  Comparison c = compareOutput(ref, got, 2e-2);
-  EXPECT_NEAR(c.maxAbsErr, 0.05, 1e-12);
+  // RMS = sqrt((0.25 + 4 + 16) / 4) = 2.25; atol = 0.01 * 2.25.
+  Comparison c = compareOutput(ref, {0.5, -2.0, 4.06, 0.0}, 1e-2);
+  EXPECT_NEAR(c.scale, 2.25, 1e-12);
+  EXPECT_NEAR(c.atol, 0.0225, 1e-12);
+  EXPECT_NEAR(c.maxAbsErr, 0.06, 1e-12);
   EXPECT_EQ(c.maxAbsRef, 4.0);
-  EXPECT_NEAR(c.bound, 0.08, 1e-12); // T * max(1, 4)
-  EXPECT_TRUE(c.pass);
+  EXPECT_TRUE(c.pass) << describeComparison(c); // 0.06 <= 0.0225 + 0.04
   EXPECT_EQ(c.worstIndex, 2);
-  got[2] = 4.1;
-  c = compareOutput(ref, got, 2e-2);
+  EXPECT_NEAR(c.worstBound, 0.0625, 1e-12);
+  c = compareOutput(ref, {0.5, -2.0, 4.07, 0.0}, 1e-2);
   EXPECT_FALSE(c.pass);
+  EXPECT_EQ(c.failing, 1);
   EXPECT_EQ(c.worstRef, 4.0);
-  EXPECT_EQ(c.worstGot, 4.1);
-  // Small references: the bound is T * 1.
-  c = compareOutput({0.001, 0.002}, {0.011, 0.002}, 1e-2);
-  EXPECT_EQ(c.bound, 1e-2);
-  EXPECT_TRUE(c.pass);
-  c = compareOutput({0.001}, {0.0111}, 1e-2);
+  EXPECT_EQ(c.worstGot, 4.07);
+  // Near zero the bound is atol, not rtol * |ref|: 0 -> 0.02 passes, 0.03 not.
+  EXPECT_TRUE(compareOutput(ref, {0.5, -2.0, 4.0, 0.02}, 1e-2).pass);
+  c = compareOutput(ref, {0.5, -2.0, 4.0, 0.03}, 1e-2);
   EXPECT_FALSE(c.pass);
-  EXPECT_EQ(defaultTolerance(DType::BF16), 2e-2);
-  EXPECT_EQ(defaultTolerance(DType::F16), 2e-2);
+  EXPECT_EQ(c.worstIndex, 3);
+  EXPECT_NE(describeComparison(c).find("element 3"), std::string::npos)
+      << describeComparison(c);
+  // Small references get small bounds (no fixed 1): 0.001 vs 0.011 fails.
+  c = compareOutput({0.001, 0.002}, {0.011, 0.002}, 1e-2);
+  EXPECT_LT(c.atol, 1e-4);
+  EXPECT_FALSE(c.pass);
+  EXPECT_EQ(defaultTolerance(DType::BF16), 1.0 / 128);
+  EXPECT_EQ(defaultTolerance(DType::F16), 1.0 / 512);
   EXPECT_EQ(defaultTolerance(DType::F32), 1e-4);
+  EXPECT_EQ(defaultTolerance(DType::I32), 0);
+}
+
+TEST(HarnessCompare, ZeroReferenceIsReportedNotPassed) {
+  Comparison c = compareOutput({0, 0, 0, 0}, {0, 0, 0, 0}, 1e-2);
+  EXPECT_TRUE(c.zeroReference);
+  EXPECT_FALSE(c.pass);
+  EXPECT_NE(describeComparison(c).find("all zeros"), std::string::npos);
+  // Integers (rtol 0) compare exactly.
+  EXPECT_TRUE(compareOutput({1, 2, 3}, {1, 2, 3}, 0).pass);
+  EXPECT_FALSE(compareOutput({1, 2, 3}, {1, 2, 4}, 0).pass);
 }
 
 TEST(HarnessCompare, NonFiniteAndSizes) {
@@ -106,7 +124,7 @@ TEST(HarnessCompare, NonFiniteAndSizes) {
   EXPECT_EQ(c.nonFinite, 1);
   EXPECT_EQ(c.worstIndex, 1);
   // NaN or inf in the reference must be matched.
-  EXPECT_TRUE(compareOutput({nan, inf}, {nan, inf}, 0).pass);
+  EXPECT_TRUE(compareOutput({nan, inf, 1}, {nan, inf, 1}, 0).pass);
   EXPECT_FALSE(compareOutput({nan}, {0.0}, 1).pass);
   EXPECT_FALSE(compareOutput({inf}, {-inf}, 1).pass);
   c = compareOutput({1, 2, 3}, {1, 2}, 1);
