@@ -3,10 +3,12 @@
 
 #include "compiler/HostKernels.h"
 #include "ir/DmDialect.h"
+#include "runtime/format/device/Float16.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
 #include <unordered_map>
 
 using namespace mlir;
@@ -19,7 +21,55 @@ HostTensor allocateFor(Type type) {
                                                              t.getShape().end()));
 }
 
+const char *precisionName(Precision p) {
+  switch (p) {
+  case Precision::F32:
+    return "f32";
+  case Precision::F64:
+    return "f64";
+  case Precision::Storage:
+    return "storage";
+  }
+  return "?";
+}
+
+double roundToElementType(double v, Type element) {
+  if (element.isBF16())
+    return dmrt::bf16ToFloat(dmrt::floatToBf16(static_cast<float>(v)));
+  if (element.isF16())
+    return dmrt::halfToFloat(dmrt::floatToHalf(static_cast<float>(v)));
+  if (element.isF32())
+    return static_cast<double>(static_cast<float>(v));
+  return v;
+}
+
+void roundToStorage(HostTensor &t, Type type) {
+  Type element = cast<dm::TensorType>(type).getElementType();
+  for (double &v : t.data)
+    v = roundToElementType(v, element);
+}
+
+int64_t firstUnrepresentable(const HostTensor &t, Type type) {
+  Type element = cast<dm::TensorType>(type).getElementType();
+  for (size_t e = 0; e < t.data.size(); ++e) {
+    double v = t.data[e];
+    double r = roundToElementType(v, element);
+    if (!(r == v || (std::isnan(r) && std::isnan(v))))
+      return static_cast<int64_t>(e);
+  }
+  return -1;
+}
+
 namespace {
+
+/// Ops of a function body that only name memory another op wrote (the
+/// bundle's aliases): nothing is stored, so nothing is rounded.
+bool isView(Operation &op) {
+  if (isa<dm::RenameOp, dm::SaveOp, dm::UnstackOp>(op))
+    return true;
+  auto stack = dyn_cast<dm::StackOp>(op);
+  return stack && stack.isView();
+}
 
 llvm::Error failure(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
@@ -44,6 +94,8 @@ public:
                                      n, f.getSymName(), expected.dims, arg.getType(),
                                      args[n].dims));
       values[key(arg)] = args[n];
+      if (storage())
+        roundToStorage(values[key(arg)], arg.getType());
     }
     return runBlock(f.getBody().front());
   }
@@ -55,10 +107,14 @@ public:
       return failure(llvm::formatv("'{0}' takes {1} operands, got {2}",
                                    op->getName().getStringRef(), op->getNumOperands(),
                                    operands.size()));
-    for (auto [v, t] : llvm::zip(op->getOperands(), operands))
+    for (auto [v, t] : llvm::zip(op->getOperands(), operands)) {
       values[key(v)] = t;
+      if (storage())
+        roundToStorage(values[key(v)], v.getType());
+    }
     if (llvm::Error e = evaluate(*op))
-      return std::move(e);
+      return e;
+    store(*op, 0);
     std::vector<HostTensor> results;
     for (Value r : op->getResults())
       results.push_back(values[key(r)]);
@@ -66,9 +122,22 @@ public:
   }
 
 private:
+  bool storage() const { return options.precision == Precision::Storage; }
+
+  /// Storage precision: the results of `op`, the `index`-th op of the
+  /// function body, as the GPU stores them (views store nothing).
+  void store(Operation &op, int index) {
+    if (!storage() || isView(op) || index == options.plantUnroundedOp)
+      return;
+    for (Value r : op.getResults())
+      roundToStorage(values[key(r)], r.getType());
+  }
+
   /// Evaluates the ops of `block` (arguments already bound) up to its
   /// terminator, whose operands are returned.
   llvm::Expected<std::vector<HostTensor>> runBlock(Block &block) {
+    bool body = kernelDepth == 0; // the function body, not a kernel's
+    int index = 0;
     for (Operation &op : block) {
       if (op.hasTrait<OpTrait::IsTerminator>()) {
         std::vector<HostTensor> results;
@@ -77,7 +146,10 @@ private:
         return results;
       }
       if (llvm::Error e = evaluate(op))
-        return std::move(e);
+        return e;
+      if (body)
+        store(op, index);
+      ++index;
     }
     return failure("block has no terminator");
   }
@@ -86,7 +158,9 @@ private:
     Block &body = kernel.getBody().front();
     for (auto [in, arg] : llvm::zip(kernel.getInputs(), body.getArguments()))
       values[key(arg)] = get(in);
+    ++kernelDepth;
     auto outs = runBlock(body);
+    --kernelDepth;
     if (!outs)
       return outs.takeError();
     for (auto [n, t] : llvm::enumerate(*outs))
@@ -210,6 +284,8 @@ private:
   }
 
   const InterpreterOptions &options;
+  /// > 0 while evaluating the body of a dm.kernel.
+  int kernelDepth = 0;
   /// Node-based: references to tensors stay valid while results are added.
   std::unordered_map<const void *, HostTensor> values;
 };
@@ -219,17 +295,17 @@ private:
 llvm::Expected<std::vector<HostTensor>> interpretOp(Operation *op,
                                                     const std::vector<HostTensor> &operands,
                                                     const InterpreterOptions &options) {
-  if (options.precision == Precision::F32)
-    return Evaluator<float>(options).runOp(op, operands);
-  return Evaluator<double>(options).runOp(op, operands);
+  if (options.precision == Precision::F64)
+    return Evaluator<double>(options).runOp(op, operands);
+  return Evaluator<float>(options).runOp(op, operands);
 }
 
 llvm::Expected<std::vector<HostTensor>> interpret(func::FuncOp f,
                                                   const std::vector<HostTensor> &args,
                                                   const InterpreterOptions &options) {
-  if (options.precision == Precision::F32)
-    return Evaluator<float>(options).run(f, args);
-  return Evaluator<double>(options).run(f, args);
+  if (options.precision == Precision::F64)
+    return Evaluator<double>(options).run(f, args);
+  return Evaluator<float>(options).run(f, args);
 }
 
 } // namespace dmc

@@ -21,7 +21,10 @@ uint32_t fnv1a32(llvm::StringRef s) {
   return h;
 }
 
-double roundTo(Precision p, double v) {
+/// `v` as the interpreter holds an argument of type `type` in precision `p`.
+double roundTo(Precision p, Type type, double v) {
+  if (p == Precision::Storage)
+    return roundToElementType(v, cast<dm::TensorType>(type).getElementType());
   return p == Precision::F32 ? static_cast<double>(static_cast<float>(v)) : v;
 }
 
@@ -55,7 +58,7 @@ HostTensor generateArgument(func::FuncOp f, unsigned index, uint64_t seed,
   int64_t max = static_cast<int64_t>(attrOr(f, index, dm::kInitMaxAttr, 1.0));
   for (size_t e = 0; e < t.data.size(); ++e) {
     double v = dmrt::referenceValue(e, seed, stream, integer, max);
-    t.data[e] = integer ? v : roundTo(precision, mean + range * v);
+    t.data[e] = integer ? v : roundTo(precision, type, mean + range * v);
   }
   return t;
 }
@@ -100,8 +103,10 @@ llvm::Error readArguments(func::FuncOp f, llvm::StringRef path, Precision precis
                                 llvm::make_range(expected.shape.begin(), expected.shape.end()),
                                 expected.dims));
     std::vector<double> values = dmrt::toDoubles(tensor);
-    for (double &v : values)
-      v = roundTo(precision, v);
+    Type type = f.getArgument(found).getType();
+    if (!isInteger(type))
+      for (double &v : values)
+        v = roundTo(precision, type, v);
     expected.data = std::move(values);
     args[found] = std::move(expected);
     provided[found] = true;
@@ -115,7 +120,9 @@ llvm::Error writeValues(func::FuncOp f, llvm::StringRef path,
                         const std::map<std::string, std::string> &metadata) {
   dmrt::TensorFile file;
   file.metadata = metadata;
-  dmrt::DType floatType = precision == Precision::F32 ? dmrt::DType::F32 : dmrt::DType::F64;
+  // Storage precision too is written as F32 (its values are exactly
+  // representable there), so that readers can check the rounding.
+  dmrt::DType floatType = precision == Precision::F64 ? dmrt::DType::F64 : dmrt::DType::F32;
   auto add = [&](llvm::StringRef name, Type type, const HostTensor &t) {
     dmrt::DType dtype = isInteger(type) ? dmrt::DType::I32 : floatType;
     file.tensors.push_back(dmrt::fromDoubles(name.str(), dtype, t.shape, t.data));

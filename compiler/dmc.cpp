@@ -2,7 +2,7 @@
 //
 //   dmc graph MODEL.json [--train] [--emit=mlir|summary]
 //   dmc eval  MODEL.json [--train] [--inputs IN.safetensors] --out OUT.safetensors
-//             [--seed N] [--precision fp32|fp64]
+//             [--seed N] [--precision f32|f64|storage]
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/KernelEmitter.h"
@@ -106,8 +106,13 @@ cl::opt<uint64_t> seed("seed", cl::desc("seed of generated tensors and of dropou
                        cl::init(0), cl::sub(evalCmd), cl::cat(dmcCategory));
 cl::opt<dmc::Precision> precision(
     "precision", cl::desc("arithmetic of the interpreter"), cl::init(dmc::Precision::F32),
-    cl::values(clEnumValN(dmc::Precision::F32, "fp32", "float"),
-               clEnumValN(dmc::Precision::F64, "fp64", "double")),
+    cl::values(clEnumValN(dmc::Precision::F32, "f32", "float"),
+               clEnumValN(dmc::Precision::F64, "f64", "double"),
+               clEnumValN(dmc::Precision::Storage, "storage",
+                          "float, with every tensor stored in memory (arguments, "
+                          "kernel and contraction outputs) rounded to the model's "
+                          "dtype as the GPU stores it; with --stage fuse, what a "
+                          "compiled bundle computes (written as F32)")),
     cl::sub(evalCmd), cl::cat(dmcCategory));
 
 int report(Error err) {
@@ -182,7 +187,7 @@ int runEval(mlir::MLIRContext &ctx) {
   std::map<std::string, std::string> metadata = {
       {"model", modelPath},
       {"seed", std::to_string(seed)},
-      {"precision", precision == dmc::Precision::F32 ? "fp32" : "fp64"},
+      {"precision", dmc::precisionName(precision)},
       {"graph", train ? "training" : "forward"}};
   if (Error e = dmc::writeValues(f, outPath, args, *results, precision, metadata))
     return report(std::move(e));

@@ -1,7 +1,7 @@
 //===- HarnessChecks.cpp - inputs, output checks and timing statistics ----===//
 //
-// The CPU side of the harness: deterministic inputs, the comparison of an
-// output with its reference, the statistics of timed repetitions.
+// The CPU side of the harness: deterministic inputs, reference sampling, the
+// statistics of timed repetitions (the comparison is runtime/Comparison.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Harness.h"
@@ -42,76 +42,6 @@ double defaultTolerance(DType t) {
   default:
     return 0; // integers: exact
   }
-}
-
-Comparison compareOutput(const std::vector<double> &ref,
-                         const std::vector<double> &got, double rtol) {
-  const double inf = std::numeric_limits<double>::infinity();
-  Comparison c;
-  c.rtol = rtol;
-  if (ref.size() != got.size()) {
-    c.sizeMismatch = true;
-    c.maxAbsErr = c.maxRatio = inf;
-    return c;
-  }
-  // The tensor's own scale: the RMS of its finite reference values.
-  double sumSq = 0;
-  int64_t finite = 0;
-  for (double r : ref)
-    if (std::isfinite(r)) {
-      sumSq += r * r;
-      c.maxAbsRef = std::max(c.maxAbsRef, std::fabs(r));
-      ++finite;
-    }
-  c.scale = finite ? std::sqrt(sumSq / double(finite)) : 0;
-  c.atol = rtol * c.scale;
-  c.zeroReference = finite > 0 && c.maxAbsRef == 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    double r = ref[i], g = got[i], err, bound = 0;
-    if (!std::isfinite(r)) {
-      bool same = std::isnan(r) ? std::isnan(g) : g == r;
-      err = same ? 0 : inf;
-    } else if (!std::isfinite(g)) {
-      ++c.nonFinite;
-      err = inf;
-    } else {
-      err = std::fabs(g - r);
-      bound = c.atol + rtol * std::fabs(r);
-    }
-    // err / bound, with 0 / 0 = 0 (exact match under a zero bound).
-    double ratio = err == 0 ? 0 : bound > 0 ? err / bound : inf;
-    c.maxAbsErr = std::max(c.maxAbsErr, err);
-    if (ratio > 1)
-      ++c.failing;
-    if (c.worstIndex < 0 || ratio > c.maxRatio) {
-      c.maxRatio = ratio;
-      c.worstIndex = static_cast<int64_t>(i);
-      c.worstRef = r;
-      c.worstGot = g;
-      c.worstErr = err;
-      c.worstBound = bound;
-    }
-  }
-  c.compared = static_cast<int64_t>(ref.size());
-  c.pass = c.failing == 0 && !c.zeroReference;
-  return c;
-}
-
-std::string describeComparison(const Comparison &c) {
-  char buf[320];
-  if (c.sizeMismatch)
-    return "the output and its reference differ in size";
-  if (c.zeroReference)
-    return "the reference is all zeros: nothing to compare against (a zeroed "
-           "output would pass)";
-  std::snprintf(buf, sizeof buf,
-                "%lld of %lld compared elements exceed |got - ref| <= %.3g + "
-                "%.3g |ref| (rtol %.3g x RMS %.3g); worst at element %lld: ref "
-                "%.6g, got %.6g, |err| %.3g = %.3g x its bound",
-                (long long)c.failing, (long long)c.compared, c.atol, c.rtol, c.rtol, c.scale,
-                (long long)c.worstIndex, c.worstRef, c.worstGot, c.worstErr,
-                c.maxRatio);
-  return buf;
 }
 
 bool referenceSampling(const TensorFile &ref, const std::string &path,

@@ -46,6 +46,11 @@ inline bool isArgumentRole(TensorRole r) {
   return r == TensorRole::Input || r == TensorRole::Param || r == TensorRole::GradOutput;
 }
 
+/// The layer's results: written by the step into caller buffers.
+inline bool isResultRole(TensorRole r) {
+  return r == TensorRole::Output || r == TensorRole::Grad;
+}
+
 } // namespace dmrt
 
 #endif // DMRT_FORMAT_TENSORROLE_H

@@ -11,6 +11,15 @@
 #                                    0..7 with sampled references (odd
 #                                    stride: every lane; every swept
 #                                    configuration is checked, not only timed)
+#   gpu-bundles/wholestep/NAME.dmlib small bf16 encoders (dropout; dropout and
+#                                    key padding) with NAME.storage.safetensors
+#                                    (dmc eval --precision storage, seeded) and
+#                                    NAME.fp64.safetensors (same inputs, fp64)
+#                                    for the whole-step test (gpu.WholeStep)
+#   gpu-deps/                        the header-only dependencies the GPU
+#                                    build needs and the device lacks
+#                                    (nlohmann/json, copied from Debian's
+#                                    nlohmann-json3-dev with its CMake config)
 # Usage: tests/gpu/make-bundles.sh [BUILD_DIR=build]
 set -euo pipefail
 build=${1:-build}
@@ -19,8 +28,10 @@ dmc="$build/bin/dmc"
 out=gpu-bundles
 models=$(mktemp -d)
 trap 'rm -rf "$models"' EXIT
-rm -rf "$out"
-mkdir -p "$out/sweep" "$out/sweep-small"
+rm -rf "$out" gpu-deps
+mkdir -p "$out/sweep" "$out/sweep-small" "$out/wholestep" gpu-deps/include gpu-deps/share/cmake
+cp -r /usr/include/nlohmann gpu-deps/include/
+cp -r /usr/share/cmake/nlohmann_json gpu-deps/share/cmake/
 
 # Small variants: 256 token rows (so column reductions split across blocks),
 # hidden 64, 4 heads, FFN 128, memory 24 for decoders.
@@ -60,4 +71,23 @@ for n in 0 1 2 3 4 5 6 7; do
   done
 done
 compile examples/bert-large.json "$out/sweep/bert-large-default.dmlib"
-du -sh "$out"  # the device run carries at most 64 MiB
+
+# Whole training steps (tests/gpu/WholeStepTest.cpp): bundle, storage-precision
+# interpreter run of the fused graph (its seed is the dropout seed) and the
+# same inputs in fp64 (the noise floor of the comparison).
+wholestep() { # NAME SEED JSON
+  local name=$1 seed=$2 dest="$out/wholestep/$1"
+  echo "$3" > "$models/$name.json"
+  echo "make-bundles: whole step $name"
+  compile "$models/$name.json" "$dest.dmlib"
+  "$dmc" eval "$models/$name.json" --train --stage fuse --precision storage --seed "$seed" \
+    --out "$dest.storage.safetensors"
+  "$dmc" eval "$models/$name.json" --train --stage fuse --precision f64 --seed "$seed" \
+    --inputs "$dest.storage.safetensors" --out "$dest.fp64.safetensors"
+}
+wholestep encoder-dropout 7 '{"kind": "encoder", "name": "ws_encoder", "batch": 4, "seq": 64,
+  "hidden": 64, "heads": 4, "ffn": 128, "dropout": 0.1, "dtype": "bf16"}'
+wholestep encoder-padding 8 '{"kind": "encoder", "name": "ws_encoder_padding", "batch": 4,
+  "seq": 64, "hidden": 64, "heads": 4, "ffn": 128, "dropout": 0.1, "key_padding": true,
+  "dtype": "bf16"}'
+du -sh "$out" gpu-deps  # the device run carries at most 64 MiB

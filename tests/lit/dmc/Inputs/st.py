@@ -3,6 +3,7 @@
   st.py list FILE                 one line per tensor: name dtype shape dims
   st.py maxdiff A B NAME          max |A[NAME] - B[NAME]|
   st.py write FILE NAME:DIMS:SHAPE[,..] ...   zeros of float32 (DIMS into metadata; '-' for none)
+  st.py inexact FILE bf16|fp16    per float tensor: how many values that type cannot hold exactly
 """
 import os
 import sys
@@ -31,6 +32,18 @@ def main(argv):
             if dims != "-":
                 meta["dims." + name] = dims
         write_safetensors(argv[1], tensors, meta)
+    elif cmd == "inexact":
+        f = read_safetensors(argv[1])
+        narrow = np.float16 if argv[2] == "fp16" else None
+        for name, array in f.tensors.items():
+            if not np.issubdtype(array.dtype, np.floating):
+                continue
+            a = np.asarray(array, dtype=np.float32)
+            if narrow is not None:
+                bad = np.sum(a.astype(narrow).astype(np.float32) != a)
+            else:  # bf16: the low 16 bits of the float32 are zero
+                bad = np.sum((a.view(np.uint32) & 0xFFFF) != 0)
+            print("inexact %s %d" % (name, int(bad)))
     else:
         raise SystemExit("unknown command " + cmd)
 

@@ -1,0 +1,98 @@
+//===- Comparison.cpp - An output against its reference -------------------===//
+#include "runtime/Comparison.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace dmrt {
+
+namespace {
+
+/// The RMS of the finite values of `ref` (0 when there are none).
+double rmsOfFinite(const std::vector<double> &ref) {
+  double sumSq = 0;
+  int64_t finite = 0;
+  for (double r : ref)
+    if (std::isfinite(r)) {
+      sumSq += r * r;
+      ++finite;
+    }
+  return finite ? std::sqrt(sumSq / double(finite)) : 0;
+}
+
+} // namespace
+
+Comparison compareOutput(const std::vector<double> &ref,
+                         const std::vector<double> &got, double rtol) {
+  return compareWithBound(ref, got, rtol, rtol * rmsOfFinite(ref));
+}
+
+Comparison compareWithBound(const std::vector<double> &ref,
+                            const std::vector<double> &got, double rtol, double atol) {
+  const double inf = std::numeric_limits<double>::infinity();
+  Comparison c;
+  c.rtol = rtol;
+  if (ref.size() != got.size()) {
+    c.sizeMismatch = true;
+    c.maxAbsErr = c.maxRatio = inf;
+    return c;
+  }
+  bool anyFinite = false;
+  for (double r : ref)
+    if (std::isfinite(r)) {
+      c.maxAbsRef = std::max(c.maxAbsRef, std::fabs(r));
+      anyFinite = true;
+    }
+  c.scale = rmsOfFinite(ref);
+  c.atol = atol;
+  c.zeroReference = anyFinite && c.maxAbsRef == 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double r = ref[i], g = got[i], err, bound = 0;
+    if (!std::isfinite(r)) {
+      bool same = std::isnan(r) ? std::isnan(g) : g == r;
+      err = same ? 0 : inf;
+    } else if (!std::isfinite(g)) {
+      ++c.nonFinite;
+      err = inf;
+    } else {
+      err = std::fabs(g - r);
+      bound = c.atol + rtol * std::fabs(r);
+    }
+    // err / bound, with 0 / 0 = 0 (exact match under a zero bound).
+    double ratio = err == 0 ? 0 : bound > 0 ? err / bound : inf;
+    c.maxAbsErr = std::max(c.maxAbsErr, err);
+    if (ratio > 1)
+      ++c.failing;
+    if (c.worstIndex < 0 || ratio > c.maxRatio) {
+      c.maxRatio = ratio;
+      c.worstIndex = static_cast<int64_t>(i);
+      c.worstRef = r;
+      c.worstGot = g;
+      c.worstErr = err;
+      c.worstBound = bound;
+    }
+  }
+  c.compared = static_cast<int64_t>(ref.size());
+  c.pass = c.failing == 0 && !c.zeroReference;
+  return c;
+}
+
+std::string describeComparison(const Comparison &c) {
+  char buf[320];
+  if (c.sizeMismatch)
+    return "the output and its reference differ in size";
+  if (c.zeroReference)
+    return "the reference is all zeros: nothing to compare against (a zeroed "
+           "output would pass)";
+  std::snprintf(buf, sizeof buf,
+                "%lld of %lld compared elements exceed |got - ref| <= %.3g + "
+                "%.3g |ref| (RMS of the reference %.3g); worst at element %lld: ref "
+                "%.6g, got %.6g, |err| %.3g = %.3g x its bound",
+                (long long)c.failing, (long long)c.compared, c.atol, c.rtol, c.scale,
+                (long long)c.worstIndex, c.worstRef, c.worstGot, c.worstErr, c.maxRatio);
+  return buf;
+}
+
+} // namespace dmrt
