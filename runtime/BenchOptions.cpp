@@ -18,6 +18,7 @@ const char *const kBenchUsage =
     "                  [--json OUT.json] [--tolerance T] [--device N=0] "
     "[--int-max N=1]\n"
     "                  [--algorithms heuristic|all] [--max-algorithms N=256]\n"
+    "                  [--plant-fault zero|scale|shift|permute]\n"
     "Runs, checks (--reference: against BUNDLE/reference/{k,c}<N>.safetensors)\n"
     "and times the kernels and contractions of a layer bundle. Without --kernel\n"
     "and --contraction every step runs.\n"
@@ -54,6 +55,10 @@ const char *const kBenchUsage =
     "  vector lane is sampled). A contraction the compiler skipped (above its\n"
     "  flop limit; recorded in the reference file) is listed as skipped; any\n"
     "  other step without a reference file is an error.\n"
+    "--plant-fault F (with --reference): every GPU output is changed before its\n"
+    "  comparison (zero; scale x1.05; shift by 3% of its RMS; permute: each\n"
+    "  group of 8 elements reversed); then exit 0 only if every checked step\n"
+    "  failed its comparison, 1 naming the steps that passed despite the fault.\n"
     "Exit: 0 pass, 1 mismatch or CUDA failure (a GPU that is present but\n"
     "unusable included), 2 usage/bundle error (a missing reference included),\n"
     "77 no CUDA device or no driver (skipped).\n";
@@ -202,6 +207,12 @@ bool parseBenchArgs(int argc, const char *const *argv, BenchOptions &out,
         error = "--seed needs an unsigned 64-bit integer";
         return false;
       }
+    } else if (a == "--plant-fault") {
+      const char *v = value();
+      if (!v || !parsePlantedFault(v, opt.plantFault)) {
+        error = "--plant-fault needs zero, scale, shift or permute";
+        return false;
+      }
     } else if (a == "--tolerance") {
       const char *v = value();
       char *end = nullptr;
@@ -231,6 +242,11 @@ bool parseBenchArgs(int argc, const char *const *argv, BenchOptions &out,
   if (maxAlgorithmsGiven && opt.algorithms != AlgorithmMode::All) {
     error = "--max-algorithms needs --algorithms all (the default, heuristic, "
             "times the heuristic's best alone)";
+    return false;
+  }
+  if (opt.plantFault != PlantedFault::None && !opt.reference) {
+    error = "--plant-fault needs --reference (a fault is planted to be caught by the "
+            "comparison)";
     return false;
   }
   if (out.bundleDir.empty()) {

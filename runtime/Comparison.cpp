@@ -95,4 +95,49 @@ std::string describeComparison(const Comparison &c) {
   return buf;
 }
 
+const char *plantedFaultName(PlantedFault f) {
+  switch (f) {
+  case PlantedFault::None: return "none";
+  case PlantedFault::Zero: return "zero";
+  case PlantedFault::Scale: return "scale";
+  case PlantedFault::Shift: return "shift";
+  case PlantedFault::Permute: return "permute";
+  }
+  return "?";
+}
+
+bool parsePlantedFault(const std::string &s, PlantedFault &out) {
+  for (PlantedFault f : {PlantedFault::Zero, PlantedFault::Scale, PlantedFault::Shift,
+                         PlantedFault::Permute})
+    if (s == plantedFaultName(f)) {
+      out = f;
+      return true;
+    }
+  return false;
+}
+
+void plantFault(std::vector<double> &values, PlantedFault f) {
+  switch (f) {
+  case PlantedFault::None:
+    return;
+  case PlantedFault::Zero:
+    std::fill(values.begin(), values.end(), 0.0);
+    return;
+  case PlantedFault::Scale:
+    for (double &v : values)
+      v *= 1.05;
+    return;
+  case PlantedFault::Shift: {
+    double shift = 0.03 * rmsOfFinite(values);
+    for (double &v : values)
+      v += shift;
+    return;
+  }
+  case PlantedFault::Permute:
+    for (size_t g = 0; g + 8 <= values.size(); g += 8)
+      std::reverse(values.begin() + g, values.begin() + g + 8);
+    return;
+  }
+}
+
 } // namespace dmrt

@@ -53,6 +53,20 @@ Comparison compareWithBound(const std::vector<double> &ref,
 /// the bound and the worst element.
 std::string describeComparison(const Comparison &c);
 
+/// Faults planted into a GPU output before its comparison, to show on real
+/// outputs that the check catches them (dmrt-bench --plant-fault):
+///   zero:    every element 0
+///   scale:   every element x 1.05
+///   shift:   every element + 3% of the output's RMS
+///   permute: the elements of each aligned group of 8 (a 16-byte vector of
+///            bf16, two of fp32) in reverse order
+enum class PlantedFault { None, Zero, Scale, Shift, Permute };
+const char *plantedFaultName(PlantedFault f);
+/// "zero", "scale", "shift", "permute" -> the fault; false otherwise.
+bool parsePlantedFault(const std::string &s, PlantedFault &out);
+/// Applies `f` to `values` (the whole output, before any sampling).
+void plantFault(std::vector<double> &values, PlantedFault f);
+
 } // namespace dmrt
 
 #endif // DMRT_COMPARISON_H

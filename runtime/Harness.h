@@ -215,6 +215,9 @@ struct HarnessOptions {
   uint64_t seed = 0;
   bool reference = false;
   double tolerance = -1; // rtol; < 0: defaultTolerance of each output's dtype
+  /// With `reference`: applied to every GPU output before its comparison,
+  /// which must then fail (runtime/Comparison.h).
+  PlantedFault plantFault = PlantedFault::None;
   int64_t intMax = 1;    // integer inputs without a reference file
   int topAlgorithms = 8; // cuBLASLt heuristic results requested
   /// Contractions: the heuristic's best, or every algorithm (AlgorithmMode).

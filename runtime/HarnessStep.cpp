@@ -241,7 +241,9 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
       if (!referenceSampling(ref, refPath, refName, t->numElements(),
                              rt->numElements(), stride, error))
         return StepStatus::BundleError;
-      std::vector<double> gotValues = referenceSample(toDoubles(got), stride);
+      std::vector<double> gotAll = toDoubles(got);
+      plantFault(gotAll, opt.plantFault);
+      std::vector<double> gotValues = referenceSample(gotAll, stride);
       OutputCheck oc;
       oc.tensor = t->id;
       oc.name = refName + " (" + t->name + ")";

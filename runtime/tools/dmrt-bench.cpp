@@ -5,6 +5,7 @@
 //              [--timing stream|isolated] [--flush-l2] [--seed S]
 //              [--json OUT.json] [--tolerance T] [--device N] [--int-max N]
 //              [--algorithms heuristic|all] [--max-algorithms N]
+//              [--plant-fault zero|scale|shift|permute]
 //
 // Options: runtime/BenchOptions.h (kBenchUsage is the --help text).
 //
@@ -85,6 +86,7 @@ int main(int argc, char **argv) {
                     &contractionSel = args.contractionSel, &jsonOut = args.jsonOut;
   const bool list = args.list, sweep = args.sweep;
   const HarnessOptions &opt = args.harness;
+  const PlantedFault planted = opt.plantFault;
   const int device = args.device;
 
   Bundle bundle;
@@ -231,7 +233,9 @@ int main(int argc, char **argv) {
   json steps = json::array();
   int exitCode = 0;
   int checkedSteps = 0; // steps whose outputs were compared with a reference
-  int skippedSteps = 0; // --reference: contractions the compiler skipped
+  int skippedSteps = 0;    // --reference: contractions the compiler skipped
+  int unmappableSteps = 0; // contractions without a cuBLASLt form: not run
+  std::vector<std::string> missedFault; // --plant-fault: checked steps that passed
   std::vector<std::string> failures;
   bool stop = false;
   for (const BundleStep &s : run) {
@@ -244,6 +248,7 @@ int main(int argc, char **argv) {
                   c.equation.c_str(), c.unmappable.c_str());
       steps.push_back({{"kind", "contraction"}, {"id", s.id}, {"name", c.equation},
                        {"skipped", c.unmappable}});
+      ++unmappableSteps;
       continue;
     }
     StepResult r;
@@ -348,13 +353,15 @@ int main(int argc, char **argv) {
                     o.name.c_str(), (long long)o.cmp.compared, (long long)o.stride,
                     o.cmp.maxAbsErr, o.cmp.scale, o.cmp.maxRatio,
                     o.cmp.pass ? "ok" : "MISMATCH");
-      if (!o.cmp.pass) {
+      if (!o.cmp.pass && planted == PlantedFault::None) {
         std::string msg = std::string(kind) + std::to_string(s.id) + " (" +
                           r.name + ") " + o.name + ": " + describeComparison(o.cmp);
         failures.push_back(msg);
         exitCode = kExitMismatch;
       }
     }
+    if (planted != PlantedFault::None && r.checked && r.pass)
+      missedFault.push_back(std::string(kind) + std::to_string(s.id) + " (" + r.name + ")");
     js["outputs"] = outs;
     steps.push_back(js);
   }
@@ -363,6 +370,18 @@ int main(int argc, char **argv) {
     failures.push_back("--reference: no step had a reference to check against");
     exitCode = kExitMismatch;
   }
+  if (planted != PlantedFault::None && checkedSteps > 0) {
+    std::printf("planted fault %s: caught in %d of %d checked step(s)\n",
+                plantedFaultName(planted), checkedSteps - int(missedFault.size()),
+                checkedSteps);
+    for (const std::string &m : missedFault) {
+      failures.push_back("planted fault " + std::string(plantedFaultName(planted)) +
+                         " passed the comparison of " + m);
+      exitCode = kExitMismatch;
+    }
+  }
+  j["planted_fault"] = plantedFaultName(planted);
+  j["unmappable_steps"] = unmappableSteps;
   j["steps"] = steps;
   j["failures"] = failures;
   j["checked_steps"] = checkedSteps;
@@ -378,13 +397,16 @@ int main(int argc, char **argv) {
   }
   for (const std::string &f : failures)
     std::fprintf(stderr, "dmrt-bench: FAILED %s\n", f.c_str());
-  if (exitCode == 0)
-    std::printf("all %zu step(s) ran%s", run.size() - skippedSteps,
-                opt.reference ? "; every output matches the reference" : "");
-  if (exitCode == 0 && skippedSteps)
-    std::printf("; %d contraction(s) skipped: no reference (recorded by the "
-                "compiler, above its flop limit)", skippedSteps);
-  if (exitCode == 0)
+  if (exitCode == 0) {
+    std::printf("%zu step(s) ran%s", run.size() - skippedSteps - unmappableSteps,
+                planted != PlantedFault::None ? "; every checked step caught the planted fault"
+                : opt.reference                ? "; every output matches the reference"
+                                               : "");
+    if (unmappableSteps || skippedSteps)
+      std::printf("; %d skipped (%d contraction(s) without a cuBLASLt form, %d without a "
+                  "reference: above the compiler's flop limit)",
+                  unmappableSteps + skippedSteps, unmappableSteps, skippedSteps);
     std::printf("\n");
+  }
   return exitCode;
 }

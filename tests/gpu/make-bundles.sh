@@ -4,7 +4,8 @@
 #   gpu-bundles/small-*.dmlib        every example at a small size, default
 #                                    configurations, with whole references
 #                                    (every element checked; ctest -L gpu)
-#   gpu-bundles/bert-large.dmlib     full size, with (sampled) references
+#   gpu-bundles/bert-large.dmlib     full size, with sampled references (65536
+#                                    per output)
 #   gpu-bundles/sweep/*.dmlib        bert-large under --config-index 0..7 and the
 #                                    defaults, no references (timing sweep)
 #   gpu-bundles/sweep-small/*.dmlib  two small examples under --config-index
@@ -62,7 +63,9 @@ for m in "$models"/small-*.json; do
   compile "$m" "$out/$(basename "$m" .json).dmlib" --reference
 done
 echo "make-bundles: bert-large (full size, references)"
-compile examples/bert-large.json "$out/bert-large.dmlib" --reference
+# 65536 samples per output (odd stride: every lane) keep the carried bundles
+# under the device's 64 MiB.
+compile examples/bert-large.json "$out/bert-large.dmlib" --reference --reference-samples 65536
 for n in 0 1 2 3 4 5 6 7; do
   echo "make-bundles: sweep configuration $n"
   compile examples/bert-large.json "$out/sweep/bert-large-c$n.dmlib" --config-index "$n"
@@ -75,19 +78,27 @@ compile examples/bert-large.json "$out/sweep/bert-large-default.dmlib"
 # Whole training steps (tests/gpu/WholeStepTest.cpp): bundle, storage-precision
 # interpreter run of the fused graph (its seed is the dropout seed) and the
 # same inputs in fp64 (the noise floor of the comparison).
-wholestep() { # NAME SEED JSON
-  local name=$1 seed=$2 dest="$out/wholestep/$1"
+wholestep() { # NAME SEED JSON [LENGTHS: comma-separated key lengths]
+  local name=$1 seed=$2 dest="$out/wholestep/$1" inputs=()
   echo "$3" > "$models/$name.json"
   echo "make-bundles: whole step $name"
   compile "$models/$name.json" "$dest.dmlib"
+  if [ -n "${4:-}" ]; then # chosen lengths (0: a fully masked row), the rest drawn
+    PYTHONPATH=tests/oracle "${DMC_PYTHON:-/usr/bin/python3}" -c "import sys, numpy as np, safetensors_io as io
+io.write_safetensors(sys.argv[1], {'lengths': np.array(sys.argv[2].split(','), dtype=np.int32)})" \
+      "$models/$name.lengths.safetensors" "$4"
+    inputs=(--inputs "$models/$name.lengths.safetensors")
+  fi
   "$dmc" eval "$models/$name.json" --train --stage fuse --precision storage --seed "$seed" \
-    --out "$dest.storage.safetensors"
+    "${inputs[@]}" --out "$dest.storage.safetensors"
   "$dmc" eval "$models/$name.json" --train --stage fuse --precision f64 --seed "$seed" \
     --inputs "$dest.storage.safetensors" --out "$dest.fp64.safetensors"
 }
 wholestep encoder-dropout 7 '{"kind": "encoder", "name": "ws_encoder", "batch": 4, "seq": 64,
   "hidden": 64, "heads": 4, "ffn": 128, "dropout": 0.1, "dtype": "bf16"}'
+# Lengths 64, 37, 0, 12: unmasked, partly masked and fully masked rows
+# (a fully masked row's attention weights are zero: examples/README.md).
 wholestep encoder-padding 8 '{"kind": "encoder", "name": "ws_encoder_padding", "batch": 4,
   "seq": 64, "hidden": 64, "heads": 4, "ffn": 128, "dropout": 0.1, "key_padding": true,
-  "dtype": "bf16"}'
+  "dtype": "bf16"}' 64,37,0,12
 du -sh "$out" gpu-deps  # the device run carries at most 64 MiB

@@ -5,7 +5,10 @@
 # default, and once isolated with an L2 flush), memcheck the small bundles and
 # summarise the configuration sweep. Results go to $OUT, at most 8 files:
 # device.txt build.log ctest-gpu.log bert-large.{json,txt}
-# bert-large-isolated.json memcheck.txt sweep.txt; other logs stay in build-gpu/.
+# bert-large-isolated.json checks.txt (planted faults, memcheck, swept
+# configurations) sweep.txt; other logs stay in build-gpu/.
+# DMC_RUN=checks: correctness only (ctest, planted faults, bert-large checked
+# once, memcheck, swept configurations checked), no benchmarks.
 # Exit status: 0 only when the build, ctest -L gpu, the bert-large check and
 # benchmarks, every memcheck and every sweep bundle succeeded; otherwise 1,
 # after a FAILED line per failure (also in build-gpu/failures.txt).
@@ -26,7 +29,29 @@ summary=tests/gpu/sweep-summary.py
 ctest --test-dir build-gpu -L gpu --output-on-failure > "$OUT/ctest-gpu.log" 2>&1 ||
   fail "ctest -L gpu: exit $? (see ctest-gpu.log)"
 tail -40 "$OUT/ctest-gpu.log"
-if [ -d gpu-bundles/bert-large.dmlib ]; then
+# Planted faults on real GPU outputs: every checked step of a small bundle
+# (whole references) and of bert-large (sampled) must fail its comparison.
+for b in gpu-bundles/small-bert-large.dmlib gpu-bundles/small-transformer-big-decoder.dmlib \
+         gpu-bundles/bert-large.dmlib; do
+  [ -d "$b" ] || continue
+  for f in zero scale shift permute; do
+    log="build-gpu/plant-$f-$(basename "$b").log"
+    $bench "$b" --kernel all --contraction all --reference --reps 1 --warmup 0 --timing isolated \
+      --plant-fault $f > "$log" 2>&1
+    rc=$?
+    echo "$(basename "$b") $(grep -h '^planted fault' "$log" || echo "planted fault $f: no verdict") (exit $rc)"
+    [ $rc -eq 0 ] || { fail "planted fault $f in $(basename "$b") not caught everywhere: exit $rc"
+                       grep -h "FAILED" "$log" | head -5; }
+  done
+done | tee "$OUT/checks.txt"
+checks_only=false
+[ "${DMC_RUN:-all}" = checks ] && checks_only=true
+if $checks_only; then # correctness only: bert-large checked once, no timing runs
+  $bench gpu-bundles/bert-large.dmlib --kernel all --contraction all --reference --reps 1 --timing isolated \
+    --warmup 0 --json "$OUT/bert-large.json" > "$OUT/bert-large.txt" 2>&1 ||
+    fail "bert-large --reference: exit $?"
+  tail -3 "$OUT/bert-large.txt"
+elif [ -d gpu-bundles/bert-large.dmlib ]; then
   $bench gpu-bundles/bert-large.dmlib --kernel all --reference --reps 50 \
     --json "$OUT/bert-large.json" 2>&1 | tee "$OUT/bert-large.txt" ||
     fail "bert-large --reference: exit $?"
@@ -47,7 +72,7 @@ for b in gpu-bundles/small-*.dmlib; do
   rc=$?
   echo "memcheck $(basename "$b"): exit $rc ($(grep -h 'ERROR SUMMARY' "build-gpu/memcheck-$(basename "$b").log"))"
   [ $rc -eq 0 ] || fail "memcheck $(basename "$b"): exit $rc"
-done | tee "$OUT/memcheck.txt"
+done | tee -a "$OUT/checks.txt"
 # Every swept configuration of the small models against the references, and
 # memcheck on a few (split column reductions included).
 if [ -d gpu-bundles/sweep-small ]; then
@@ -70,9 +95,9 @@ if [ -d gpu-bundles/sweep-small ]; then
     echo "memcheck $(basename "$b"): exit $rc ($(grep -h 'ERROR SUMMARY' "build-gpu/memcheck-$(basename "$b").log"))"
     [ $rc -eq 0 ] || fail "memcheck $(basename "$b"): exit $rc"
   done
-fi 2>&1 | tee -a "$OUT/memcheck.txt"
+fi 2>&1 | tee -a "$OUT/checks.txt"
 # Configuration sweep: the same model compiled with --config-index N.
-if [ -d gpu-bundles/sweep ]; then
+if ! $checks_only && [ -d gpu-bundles/sweep ]; then
   for b in gpu-bundles/sweep/*.dmlib; do
     mkdir -p build-gpu/sweep
     $bench "$b" --kernel all --reps 30 --json "build-gpu/sweep/$(basename "$b" .dmlib).json" \
@@ -83,7 +108,7 @@ fi
 # Optional (DMC_NCU=1): Nsight Compute metrics per bert-large kernel, one
 # line each: time, issue-slot use, ALU and FMA-heavy pipe use, instructions
 # per element-byte, registers, achieved occupancy.
-if [ -n "${DMC_NCU:-}" ] && [ -d gpu-bundles/bert-large.dmlib ]; then
+if ! $checks_only && [ -n "${DMC_NCU:-}" ] && [ -d gpu-bundles/bert-large.dmlib ]; then
   m=gpu__time_duration.sum,sm__issue_active.avg.pct_of_peak_sustained_active
   m=$m,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active
   m=$m,sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active

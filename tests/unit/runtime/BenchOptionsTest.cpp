@@ -33,6 +33,17 @@ TEST(BenchOptions, Defaults) {
   EXPECT_FALSE(o.help);
 }
 
+TEST(BenchOptions, PlantFault) {
+  BenchOptions o;
+  EXPECT_EQ(parse({"b.dmlib", "--reference", "--plant-fault", "permute"}, o), "");
+  EXPECT_EQ(o.harness.plantFault, PlantedFault::Permute);
+  EXPECT_EQ(parse({"b.dmlib", "--reference", "--plant-fault", "flip"}, o),
+            "--plant-fault needs zero, scale, shift or permute");
+  BenchOptions p;
+  EXPECT_NE(parse({"b.dmlib", "--plant-fault", "zero"}, p).find("--plant-fault needs --reference"),
+            std::string::npos);
+}
+
 TEST(BenchOptions, Timing) {
   BenchOptions o;
   EXPECT_EQ(parse({"b", "--timing", "isolated", "--flush-l2", "--reps", "9"}, o), "");

@@ -95,14 +95,20 @@ void expectFaultsCaught(const Values &ref, DType dtype, const char *what) {
   else
     check(map(ref, [](double x, size_t) { return double(float(x * (1 + 1e-6))); }),
           true, "fp32 summation-order differences (1e-6 relative)");
-  check(map(ref, [](double, size_t) { return 0.0; }), false, "zeroed");
-  check(map(ref, [](double x, size_t) { return x * 1.05; }), false,
-        "scaled by 1.05");
-  check(map(ref, [&](double x, size_t) { return x + 0.03 * scale; }), false,
-        "shifted by 3% of its RMS");
-  // Lanes of each vector of 8 reversed: every value is right, in the wrong place.
-  check(map(ref, [&](double, size_t i) { return ref[(i & ~size_t(7)) + 7 - i % 8]; }),
-        false, "lanes reversed within each vector of 8");
+  // The faults dmrt-bench --plant-fault applies to real GPU outputs: zeroed,
+  // scaled by 1.05, shifted by 3% of the RMS, lanes of each vector of 8
+  // reversed (every value right, in the wrong place).
+  for (PlantedFault f : {PlantedFault::Zero, PlantedFault::Scale, PlantedFault::Shift,
+                         PlantedFault::Permute}) {
+    Values got = ref;
+    plantFault(got, f);
+    check(got, false, plantedFaultName(f));
+  }
+  {
+    Values shifted = ref;
+    plantFault(shifted, PlantedFault::Shift);
+    EXPECT_NEAR(shifted[0] - ref[0], 0.03 * scale, 1e-12 * scale) << what;
+  }
   // Adjacent lanes swapped (a 2-wide vector store with its halves exchanged).
   check(map(ref, [&](double, size_t i) { return ref[i ^ 1]; }), false,
         "adjacent lanes swapped");
