@@ -1,6 +1,8 @@
 //===- BundleExecutor.cpp - Run every step of a bundle in order -----------===//
 #include "runtime/BundleExecutor.h"
 
+#include "runtime/format/KernelAbi.h"
+
 #include <algorithm>
 #include <fstream>
 #include <iterator>
@@ -117,14 +119,15 @@ bool BundleExecutor::loadKernel(const BundleKernel &k, std::string &error) {
   return true;
 }
 
-bool BundleExecutor::addGemm(const BundleContraction &c, const dmrt::GemmDescriptor &g,
-                             int64_t a, int64_t b, int64_t aOffset, int64_t bOffset,
+bool BundleExecutor::addGemm(const BundleContraction &c, const GemmCall &call,
                              std::string &error) {
+  const GemmDescriptor &g = call.gemm;
   Gemm gemm;
-  gemm.first = g.swapOperands ? b : a;
-  gemm.second = g.swapOperands ? a : b;
-  gemm.firstOffset = g.swapOperands ? bOffset : aOffset;
-  gemm.secondOffset = g.swapOperands ? aOffset : bOffset;
+  gemm.first = g.swapOperands ? c.b : c.a;
+  gemm.second = g.swapOperands ? c.a : c.b;
+  gemm.firstOffset = g.swapOperands ? call.bOffset : call.aOffset;
+  gemm.secondOffset = g.swapOperands ? call.aOffset : call.bOffset;
+  gemm.dOffset = call.dOffset;
   DType biasType = c.bias >= 0 ? b_->tensor(c.bias)->dtype : DType::F32;
   gemm.runner = std::make_unique<GemmRunner>();
   if (!gemm.runner->init(lt_, g, b_->tensor(gemm.first)->dtype,
@@ -150,7 +153,7 @@ bool BundleExecutor::addGemm(const BundleContraction &c, const dmrt::GemmDescrip
 bool BundleExecutor::prepareContraction(const BundleContraction &c, const GemmPlans &plans,
                                         std::string &error) {
   if (c.mappable)
-    return addGemm(c, c.gemm, c.a, c.b, 0, 0, error);
+    return addGemm(c, GemmCall{c.gemm}, error);
   auto plan = plans.find(c.id);
   if (plan == plans.end()) {
     error = contractionName(c) + " has no cuBLASLt form (" + c.unmappable +
@@ -158,7 +161,7 @@ bool BundleExecutor::prepareContraction(const BundleContraction &c, const GemmPl
     return false;
   }
   for (const GemmCall &call : plan->second)
-    if (!addGemm(c, call.gemm, c.a, c.b, call.aOffset, call.bOffset, error))
+    if (!addGemm(c, call, error))
       return false;
   return true;
 }
@@ -198,18 +201,20 @@ bool BundleExecutor::download(int64_t id, std::vector<uint8_t> &bytes, std::stri
 
 bool BundleExecutor::launchKernel(const BundleKernel &k, uint64_t seed, std::string &error) {
   const LoadedKernel &lk = kernels_.at(k.id);
+  auto order = kernelParameters(k.inputs.size(), k.outputs.size(), k.workspaceBytes > 0);
   std::vector<void *> values;
-  for (int64_t id : k.inputs)
-    values.push_back(ptr(id));
-  for (int64_t id : k.outputs)
-    values.push_back(ptr(id));
-  if (k.workspaceBytes > 0)
-    values.push_back(lk.workspace);
+  values.reserve(order.size()); // params point into it: no reallocation
   unsigned long long s = seed;
   std::vector<void *> params;
-  for (void *&v : values)
-    params.push_back(&v);
-  params.push_back(&s);
+  for (KernelParam p : order) {
+    switch (p.kind) {
+    case KernelParamKind::Input: values.push_back(ptr(k.inputs[p.index])); break;
+    case KernelParamKind::Output: values.push_back(ptr(k.outputs[p.index])); break;
+    case KernelParamKind::Workspace: values.push_back(lk.workspace); break;
+    case KernelParamKind::Seed: params.push_back(&s); continue;
+    }
+    params.push_back(&values.back());
+  }
   unsigned grid[3], block[3];
   for (int d = 0; d < 3; ++d) {
     grid[d] = static_cast<unsigned>(k.grid[d]);
@@ -228,10 +233,11 @@ bool BundleExecutor::runContraction(const BundleContraction &c, std::string &err
   const void *bias = c.bias >= 0 ? ptr(c.bias) : nullptr;
   for (const Gemm &g : gemms_.at(c.id)) {
     auto at = [&](int64_t id, int64_t offset) {
-      return static_cast<const char *>(ptr(id)) +
+      return static_cast<char *>(ptr(id)) +
              offset * static_cast<int64_t>(dtypeSize(b_->tensor(id)->dtype));
     };
-    if (!g.runner->run(at(g.first, g.firstOffset), at(g.second, g.secondOffset), ptr(c.d),
+    if (!g.runner->run(at(g.first, g.firstOffset), at(g.second, g.secondOffset),
+                       at(c.d, g.dOffset),
                        bias, stream_, nullptr, error)) {
       error = contractionName(c) + ": " + error;
       return false;

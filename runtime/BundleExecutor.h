@@ -38,10 +38,10 @@
 namespace dmrt {
 
 /// One cuBLASLt call of a contraction's plan: `gemm` over the contraction's
-/// a and b starting at these element offsets, written into d.
+/// a, b and d starting at these element offsets.
 struct GemmCall {
   GemmDescriptor gemm;
-  int64_t aOffset = 0, bOffset = 0;
+  int64_t aOffset = 0, bOffset = 0, dOffset = 0;
 };
 /// Contraction id -> the calls that compute it, in order.
 using GemmPlans = std::map<int64_t, std::vector<GemmCall>>;
@@ -99,10 +99,9 @@ private:
   struct Gemm {
     std::unique_ptr<GemmRunner> runner;
     int64_t first = -1, second = -1; // cuBLASLt operands (after the swap)
-    int64_t firstOffset = 0, secondOffset = 0;
+    int64_t firstOffset = 0, secondOffset = 0, dOffset = 0;
   };
-  bool addGemm(const BundleContraction &c, const dmrt::GemmDescriptor &g, int64_t a,
-               int64_t b, int64_t aOffset, int64_t bOffset, std::string &error);
+  bool addGemm(const BundleContraction &c, const GemmCall &call, std::string &error);
   std::map<int64_t, std::vector<Gemm>> gemms_; // contraction id -> calls in order
 };
 

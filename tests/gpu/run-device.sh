@@ -29,6 +29,8 @@ summary=tests/gpu/sweep-summary.py
 ctest --test-dir build-gpu -L gpu --output-on-failure > "$OUT/ctest-gpu.log" 2>&1 ||
   fail "ctest -L gpu: exit $? (see ctest-gpu.log)"
 tail -40 "$OUT/ctest-gpu.log"
+# ctest shows a passing test's output only on failure: the epilogue summary.
+build-gpu/tests/gpu/dmc-gemm-epilogue-test 2>&1 | grep -E "^SUMMARY|never ran|unsupported by" | head -8
 # Planted faults on real GPU outputs: every checked step of a small bundle
 # (whole references) and of bert-large (sampled) must fail its comparison.
 for b in gpu-bundles/small-bert-large.dmlib gpu-bundles/small-transformer-big-decoder.dmlib \
