@@ -10,7 +10,7 @@
 // best. The heuristic's best and 3 enumerated algorithms (one with split-k >
 // 1, one with CTA swizzling and one with a cluster shape when there are
 // such, the rest spread over the list) then run, and D is compared with dmctest::emulateMatmul:
-// |gpu - ref| <= 2e-2 * (|ref| + 0.5 * max(1, max|ref|)).
+// |gpu - ref| <= 2e-2 * (|ref| + 0.5 * max|ref|).
 //
 // Exit status: 0 pass, 1 fail (it never passes without running an
 // enumerated algorithm), 77 no GPU (ctest SKIP_RETURN_CODE).
