@@ -189,10 +189,19 @@ bool checkArenaPlan(const Manifest &m, std::string &path, std::string &message) 
 ArenaSummary summarizeArena(const Manifest &m) {
   ArenaSummary s;
   s.arenaBytes = m.version >= 3 ? m.arenaBytes : 0;
-  for (const ArenaBlock &b : arenaBlocks(m)) {
+  std::vector<ArenaBlock> blocks = arenaBlocks(m);
+  std::vector<int64_t> live(m.steps.size(), 0);
+  for (const ArenaBlock &b : blocks)
+    if (b.kind == ArenaBlock::Tensor && b.first >= 0)
+      for (int64_t t = b.first; t <= b.last; ++t)
+        live[t] += b.bytes;
+  for (int64_t bytes : live)
+    s.peakLiveBytes = std::max(s.peakLiveBytes, bytes);
+  for (const ArenaBlock &b : blocks) {
     if (b.kind == ArenaBlock::Workspace) {
       s.workspaceBytes += b.bytes;
       ++s.workspaceBlocks;
+      s.peakLiveBytes += b.bytes;
       continue;
     }
     s.intermediateBytes += b.bytes;

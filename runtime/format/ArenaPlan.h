@@ -96,6 +96,9 @@ struct ArenaSummary {
   int64_t workspaceBytes = 0;     ///< sum of all workspaces
   int64_t savedActivationBytes = 0; ///< arena tensors forward -> backward
   int64_t callerBytes = 0;        ///< base tensors in caller buffers
+  /// Most bytes live at one step (tensor blocks live then + all workspaces):
+  /// a lower bound on arena_bytes for any plan.
+  int64_t peakLiveBytes = 0;
   int64_t tensorBlocks = 0, workspaceBlocks = 0;
 };
 ArenaSummary summarizeArena(const Manifest &m);
