@@ -7,6 +7,7 @@
 #include "codegen/gemm/GemmMapping.h"
 #include "codegen/nvrtc/NvrtcCompiler.h"
 #include "compiler/GraphSummary.h"
+#include "compiler/bundle/MemoryPlan.h"
 #include "compiler/bundle/Reference.h"
 #include "compiler/bundle/TensorTable.h"
 #include "compiler/report/DataMovement.h"
@@ -215,6 +216,7 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
     }
   }
 
+  planMemory(manifest); // arena offsets by lifetime (MemoryPlan.h)
   if (llvm::Error e = writeFile((dir + "/manifest.json").str(), dmrt::writeManifest(manifest)))
     return e;
 

@@ -10,6 +10,8 @@
 #ifndef DMC_COMPILER_REPORT_DATAMOVEMENT_H
 #define DMC_COMPILER_REPORT_DATAMOVEMENT_H
 
+#include "compiler/report/MemoryUse.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <map>
@@ -77,6 +79,8 @@ struct DataMovementReport {
   std::string model;
   std::string stage; ///< the last stage of `fused`
   GraphCost unfused, stacked, fused;
+  /// The static memory plan of `fused` (planned only at the fuse stage).
+  MemoryFigures memory;
   /// 100 * (1 - fused / unfused bytes).
   double reductionPercent() const;
 };

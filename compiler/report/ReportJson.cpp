@@ -120,6 +120,18 @@ void printJson(const DataMovementReport &report, llvm::raw_ostream &os) {
     j.attribute("stage", report.stage);
     j.attribute("counting", kCountingRule);
     j.attribute("reduction_percent", rounded(report.reductionPercent()));
+    if (!report.memory.planned) {
+      j.attribute("memory", nullptr);
+    } else {
+      const MemoryFigures &m = report.memory;
+      j.attributeObject("memory", [&] {
+        j.attribute("arena_bytes", m.arenaBytes);
+        j.attribute("peak_live_bytes", m.peakLiveBytes);
+        j.attribute("intermediate_bytes", m.intermediateBytes);
+        j.attribute("saved_activation_bytes", m.savedActivationBytes);
+        j.attribute("workspace_bytes", m.workspaceBytes);
+      });
+    }
     j.attributeObject("graphs", [&] {
       j.attributeBegin("unfused");
       writeGraph(j, report.unfused, 0.0);

@@ -56,6 +56,15 @@ std::vector<std::pair<std::string, std::string>> summaryLines(const DataMovement
                    fmtPercent(reductionVsUnfused(r, r.stacked)) + "% stacked, " +
                        fmtPercent(r.reductionPercent()) + "% fused"});
   lines.push_back({"counted as", kCountingRule});
+  if (r.memory.planned) {
+    const MemoryFigures &m = r.memory;
+    lines.push_back({"memory arena (planned)",
+                     fmtMB(m.arenaBytes) + " MB (peak live " + fmtMB(m.peakLiveBytes) +
+                         " MB; workspaces " + fmtMB(m.workspaceBytes) + " MB)"});
+    lines.push_back({"intermediates, no reuse", fmtMB(m.intermediateBytes) + " MB"});
+    lines.push_back({"saved activations", fmtMB(m.savedActivationBytes) +
+                                              " MB (written forward, read backward)"});
+  }
   return lines;
 }
 

@@ -1,7 +1,7 @@
 //===- Manifest.h - The bundle manifest: types and its one codec ---*- C++ -*-===//
 //
 // `manifest.json` of a layer bundle (docs/bundle-format.md, format
-// "dmc-bundle", versions 1 and 2) as plain structs, with the one reader and
+// "dmc-bundle", versions 1 to 3) as plain structs, with the one reader and
 // the one writer of that file: the compiler (compiler/bundle/BundleWriter)
 // fills a Manifest and calls writeManifest; the runtime (runtime/Bundle) calls
 // parseManifest. parseManifest(writeManifest(m)) == m and
@@ -27,7 +27,7 @@
 namespace dmrt {
 
 /// The manifest versions this code reads; it writes the newest.
-inline constexpr int64_t kManifestVersion = 2;
+inline constexpr int64_t kManifestVersion = 3;
 
 struct BundleTensor {
   int64_t id = 0;
@@ -39,6 +39,9 @@ struct BundleTensor {
   /// alias: a view of tensor `aliasOf` starting at element `aliasOffset`.
   bool isAlias = false;
   int64_t aliasOf = -1, aliasOffset = 0;
+  /// `arena` (version 3): byte offset in the arena (runtime/format/ArenaPlan.h);
+  /// -1 (null) for aliases and caller memory, and in versions 1 and 2.
+  int64_t arenaOffset = -1;
   int64_t numElements() const;
 };
 
@@ -55,6 +58,10 @@ struct BundleKernel {
   /// leaves it ready for the next (e.g. the last block of a split reduction
   /// resets its counter to 0).
   int64_t workspaceBytes = 0;
+  /// `workspace_offset` (version 3, present iff workspaceBytes > 0): byte
+  /// offset of the workspace in the arena, a region no other block shares;
+  /// -1 otherwise.
+  int64_t workspaceOffset = -1;
 };
 
 struct BundleContraction {
@@ -89,6 +96,9 @@ struct Manifest {
   std::string format = "dmc-bundle";
   int64_t version = kManifestVersion;
   std::string model, arch, nvrtc;
+  /// `arena_bytes` (version 3): size of the one device arena holding every
+  /// intermediate and workspace at its planned offset; 0 in versions 1, 2.
+  int64_t arenaBytes = 0;
   std::vector<BundleTensor> tensors;
   std::vector<BundleKernel> kernels;
   std::vector<BundleContraction> contractions;

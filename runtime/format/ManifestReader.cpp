@@ -40,6 +40,11 @@ int64_t matrixExtent(const dmrt::MatrixLayout &m) {
 
 } // namespace
 
+/// Version 3's memory plan (`arena_bytes`, tensors' `arena`, kernels'
+/// `workspace_offset`), then checkArenaPlan; absent before version 3.
+/// Defined in ManifestArenaReader.cpp.
+bool parseArenaPlan(Reader &r, const json &root, Manifest &m);
+
 bool parseManifest(const std::string &text, const std::string &fileName,
                    Manifest &out, std::string &error) {
   Reader r(fileName, error);
@@ -47,7 +52,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
   if (root.is_discarded())
     return r.fail("", "not valid JSON");
   if (!r.object(root, "", {"format", "version", "model", "arch", "nvrtc",
-                           "tensors", "kernels", "contractions", "steps"}))
+                           "arena_bytes", "tensors", "kernels", "contractions", "steps"}))
     return false;
   Manifest b;
   if (!r.str(root, "", "format", b.format))
@@ -56,9 +61,9 @@ bool parseManifest(const std::string &text, const std::string &fileName,
     return r.fail("format", "expected \"dmc-bundle\", got \"" + b.format + "\"");
   if (!r.integer(root, "", "version", b.version, 0))
     return false;
-  if (b.version != 1 && b.version != 2)
+  if (b.version < 1 || b.version > kManifestVersion)
     return r.fail("version", "unsupported version " + std::to_string(b.version) +
-                                 " (this runtime reads versions 1 and 2)");
+                                 " (this runtime reads versions 1 to 3)");
   if (!r.str(root, "", "model", b.model) || !r.str(root, "", "arch", b.arch) ||
       !r.str(root, "", "nvrtc", b.nvrtc))
     return false;
@@ -73,7 +78,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
     BundleTensor t;
     std::string dt, role;
     if (!r.object(o, p, {"id", "name", "role", "dims", "shape", "dtype", "bytes",
-                         "alias"}) ||
+                         "alias", "arena"}) ||
         !r.integer(o, p, "id", t.id, 0) || !r.str(o, p, "name", t.name) ||
         !r.str(o, p, "role", role) || !r.str(o, p, "dims", t.dims) ||
         !r.intArray(o, p, "shape", t.shape, 0) || !r.str(o, p, "dtype", dt) ||
@@ -167,7 +172,8 @@ bool parseManifest(const std::string &text, const std::string &fileName,
     std::vector<int64_t> grid, block;
     if (!r.object(o, p, {"id", "name", "entry", "cubin", "source", "grid",
                          "block", "shared_bytes", "config", "phase", "inputs",
-                         "outputs", "flop", "bytes", "workspace_bytes"}) ||
+                         "outputs", "flop", "bytes", "workspace_bytes",
+                         "workspace_offset"}) ||
         !r.integer(o, p, "id", k.id, 0) || !r.str(o, p, "name", k.name) ||
         !r.str(o, p, "entry", k.entry) || !r.str(o, p, "cubin", k.cubin) ||
         !r.str(o, p, "source", k.source) || !r.intArray(o, p, "grid", grid, 1) ||
@@ -314,7 +320,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
                                          std::to_string(d.biasLength));
       }
       if (dmrt::epilogueWritesAux(c.epilogue) || dmrt::epilogueReadsAux(c.epilogue))
-        return r.fail(p + ".epilogue", "aux epilogues are not in bundle versions 1 and 2");
+        return r.fail(p + ".epilogue", "aux epilogues are not in bundle versions 1 to 3");
       std::string why;
       if (!dmrt::validateDescriptor(d, why))
         return r.fail(gp, "invalid descriptor: " + why);
@@ -364,6 +370,8 @@ bool parseManifest(const std::string &text, const std::string &fileName,
     }
     b.steps.push_back(s);
   }
+  if (!parseArenaPlan(r, root, b))
+    return false;
   out = std::move(b);
   return true;
 }

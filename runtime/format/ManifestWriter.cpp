@@ -19,18 +19,23 @@ ojson matrixJson(const MatrixLayout &m) {
 
 ojson idOrNull(int64_t id) { return id >= 0 ? ojson(id) : ojson(nullptr); }
 
-ojson tensorJson(const BundleTensor &t) {
+/// `arena` exists from version 3 on.
+ojson tensorJson(const BundleTensor &t, int64_t version) {
   ojson alias = nullptr;
   if (t.isAlias)
     alias = {{"of", t.aliasOf}, {"offset", t.aliasOffset}};
-  return {{"id", t.id},          {"name", t.name},
-          {"role", tensorRoleName(t.role)},
-          {"dims", t.dims},      {"shape", t.shape},
-          {"dtype", dtypeName(t.dtype)},
-          {"bytes", t.bytes},    {"alias", std::move(alias)}};
+  ojson o = {{"id", t.id},          {"name", t.name},
+             {"role", tensorRoleName(t.role)},
+             {"dims", t.dims},      {"shape", t.shape},
+             {"dtype", dtypeName(t.dtype)},
+             {"bytes", t.bytes},    {"alias", std::move(alias)}};
+  if (version >= 3)
+    o["arena"] = idOrNull(t.arenaOffset);
+  return o;
 }
 
-/// `workspace_bytes` exists from version 2 on (version 1 readers reject it).
+/// `workspace_bytes` exists from version 2 on (version 1 readers reject it),
+/// `workspace_offset` from version 3 on, for kernels with a workspace.
 ojson kernelJson(const BundleKernel &k, int64_t version) {
   ojson o = {{"id", k.id},
           {"name", k.name},
@@ -41,12 +46,15 @@ ojson kernelJson(const BundleKernel &k, int64_t version) {
           {"block", {k.block[0], k.block[1], k.block[2]}},
           {"shared_bytes", k.sharedBytes},
           {"workspace_bytes", k.workspaceBytes},
+          {"workspace_offset", k.workspaceOffset},
           {"config", k.config},
           {"phase", k.phase},
           {"inputs", k.inputs},
           {"outputs", k.outputs},
           {"flop", k.flop},
           {"bytes", k.bytes}};
+  if (version < 3 || k.workspaceBytes == 0)
+    o.erase("workspace_offset");
   if (version < 2)
     o.erase("workspace_bytes");
   return o;
@@ -90,7 +98,7 @@ std::string writeManifest(const Manifest &m) {
   ojson tensors = ojson::array(), kernels = ojson::array(), contractions = ojson::array(),
         steps = ojson::array();
   for (const BundleTensor &t : m.tensors)
-    tensors.push_back(tensorJson(t));
+    tensors.push_back(tensorJson(t, m.version));
   for (const BundleKernel &k : m.kernels)
     kernels.push_back(kernelJson(k, m.version));
   for (const BundleContraction &c : m.contractions)
@@ -103,10 +111,13 @@ std::string writeManifest(const Manifest &m) {
                 {"model", m.model},
                 {"arch", m.arch},
                 {"nvrtc", m.nvrtc},
+                {"arena_bytes", m.arenaBytes},
                 {"tensors", std::move(tensors)},
                 {"kernels", std::move(kernels)},
                 {"contractions", std::move(contractions)},
                 {"steps", std::move(steps)}};
+  if (m.version < 3)
+    root.erase("arena_bytes");
   return root.dump(2) + "\n";
 }
 

@@ -5,11 +5,15 @@
 // checks), and the format's writer reproduces manifest.json byte for byte
 // from what the reader kept, so no field is lost or reinterpreted between the
 // two sides. A planted change to any parsed field shows in the text.
+// The bundle's memory plan (version 3) passes the format's checker (which
+// the loader ran) and the test's naive one, and a block moved onto a
+// neighbour live at the same time is caught by both.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver.h"
 #include "compiler/bundle/BundleWriter.h"
 #include "runtime/Bundle.h"
+#include "runtime/format/ArenaPlan.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -17,8 +21,11 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include "Examples.h"
+#include "PlanCheck.h"
 
 #include <gtest/gtest.h>
+
+#include <iostream>
 
 using namespace mlir;
 
@@ -63,6 +70,33 @@ TEST_P(ManifestRoundTrip, CompilerWritesWhatTheRuntimeReadsBack) {
   changed = bundle;
   changed.contractions.front().alpha *= 2;
   EXPECT_NE(dmrt::writeManifest(changed), (*text)->getBuffer().str());
+
+  // The memory plan.
+  EXPECT_EQ(bundle.version, 3);
+  EXPECT_EQ(dmc::test::naivePlanProblem(bundle), "");
+  dmrt::ArenaSummary mem = dmrt::summarizeArena(bundle);
+  EXPECT_GT(mem.tensorBlocks, 5);
+  EXPECT_LT(bundle.arenaBytes, mem.intermediateBytes + mem.workspaceBytes);
+  EXPECT_GE(bundle.arenaBytes, mem.savedActivationBytes + mem.workspaceBytes);
+  std::cout << "[ memory   ] " << options.modelName << ": arena " << bundle.arenaBytes
+            << " B, intermediates " << mem.intermediateBytes << " B, workspaces "
+            << mem.workspaceBytes << " B, saved activations " << mem.savedActivationBytes
+            << " B\n";
+  std::vector<dmrt::ArenaBlock> blocks = dmrt::arenaBlocks(bundle);
+  bool planted = false;
+  for (size_t i = 0; i < blocks.size() && !planted; ++i)
+    for (size_t j = i + 1; j < blocks.size() && !planted; ++j)
+      if (blocks[i].kind == dmrt::ArenaBlock::Tensor &&
+          blocks[j].kind == dmrt::ArenaBlock::Tensor && blocks[i].bytes > 0 &&
+          blocks[j].bytes > 0 && dmrt::livesOverlap(blocks[i], blocks[j])) {
+        changed = bundle;
+        changed.tensors[blocks[j].index].arenaOffset = bundle.tensors[blocks[i].index].arenaOffset;
+        std::string path, message;
+        EXPECT_FALSE(dmrt::checkArenaPlan(changed, path, message));
+        EXPECT_NE(dmc::test::naivePlanProblem(changed), "");
+        planted = true;
+      }
+  EXPECT_TRUE(planted);
   llvm::sys::fs::remove_directories(dir);
 }
 

@@ -256,9 +256,9 @@ TEST(Bundle, AliasErrors) {
 
 TEST(Bundle, FormatAndVersion) {
   json j = validManifest();
-  j["version"] = 3;
-  EXPECT_EQ(parseError(j), "m.json: version: unsupported version 3 (this "
-                           "runtime reads versions 1 and 2)");
+  j["version"] = 4;
+  EXPECT_EQ(parseError(j), "m.json: version: unsupported version 4 (this "
+                           "runtime reads versions 1 to 3)");
   j["version"] = 0;
   EXPECT_HAS(parseError(j), "unsupported version 0");
   j["version"] = 2; // version 2 adds only the optional workspace_bytes
@@ -404,4 +404,97 @@ TEST(ManifestCodec, APlantedChangeShowsInTheText) {
     }
     EXPECT_NE(writeManifest(c), text) << "fault " << fault;
   }
+}
+
+namespace {
+
+/// validManifest() as version 3: y (tensor 2, the one intermediate owning
+/// memory) at 0, kernel 0's 64-byte workspace at 256, a 512-byte arena.
+json planned() {
+  json j = validManifest();
+  j["version"] = 3;
+  j["arena_bytes"] = 512;
+  for (auto &t : j["tensors"])
+    t["arena"] = nullptr;
+  for (auto &c : j["contractions"])
+    c["bias"] = nullptr; // what the writer writes
+
+  j["tensors"][2]["arena"] = 0;
+  j["kernels"][0]["workspace_bytes"] = 64;
+  j["kernels"][0]["workspace_offset"] = 256;
+  return j;
+}
+
+} // namespace
+
+// Version 3: the static memory plan (runtime/format/ArenaPlan.h).
+TEST(ManifestCodec, Version3MemoryPlan) {
+  json j = planned();
+  Bundle b;
+  std::string err;
+  ASSERT_TRUE(parseManifest(j.dump(), "m.json", b, err)) << err;
+  EXPECT_EQ(b.arenaBytes, 512);
+  EXPECT_EQ(b.tensor(2)->arenaOffset, 0);
+  EXPECT_EQ(b.tensor(5)->arenaOffset, -1);
+  EXPECT_EQ(b.kernel(0)->workspaceOffset, 256);
+  EXPECT_EQ(reparsed(j), j);
+  std::string text = writeManifest(b);
+  ASSERT_TRUE(parseManifest(text, "m.json", b, err)) << err;
+  EXPECT_EQ(writeManifest(b), text);
+  // Versions 1 and 2 still read, without a plan; the plan's fields are
+  // errors there.
+  json old = validManifest();
+  ASSERT_TRUE(parseManifest(old.dump(), "m.json", b, err)) << err;
+  EXPECT_EQ(b.arenaBytes, 0);
+  EXPECT_EQ(b.tensor(2)->arenaOffset, -1);
+  old["tensors"][2]["arena"] = 0;
+  EXPECT_EQ(parseError(old), "m.json: tensors[2].arena: not in bundle version 1 (the "
+                             "memory plan needs version 3)");
+  old = validManifest();
+  old["version"] = 2;
+  old["arena_bytes"] = 0;
+  EXPECT_HAS(parseError(old), "m.json: arena_bytes: not in bundle version 2");
+}
+
+TEST(ManifestCodec, Version3PlanErrors) {
+  json j = planned();
+  j.erase("arena_bytes");
+  EXPECT_EQ(parseError(j), "m.json: arena_bytes: missing field");
+  j = planned();
+  j["tensors"][3].erase("arena");
+  EXPECT_EQ(parseError(j), "m.json: tensors[3].arena: missing field");
+  j = planned();
+  j["tensors"][2]["arena"] = nullptr;
+  EXPECT_HAS(parseError(j), "m.json: tensors[2].arena: expected an arena offset");
+  j = planned();
+  j["tensors"][2]["arena"] = -256;
+  EXPECT_HAS(parseError(j), "tensors[2].arena: expected a non-negative integer");
+  j = planned();
+  j["tensors"][2]["arena"] = 128;
+  EXPECT_EQ(parseError(j), "m.json: tensors[2].arena: 128 is not a multiple of 256");
+  j = planned();
+  j["tensors"][5]["arena"] = 0;
+  EXPECT_HAS(parseError(j), "tensors[5].arena: expected null: an alias");
+  j = planned();
+  j["tensors"][1]["arena"] = 0;
+  EXPECT_HAS(parseError(j), "tensors[1].arena: expected null: the caller provides");
+  j = planned();
+  j["arena_bytes"] = 300;
+  EXPECT_EQ(parseError(j), "m.json: kernels[0].workspace_offset: bytes [256, 320) end "
+                           "past arena_bytes 300");
+  j = planned();
+  j["kernels"][0].erase("workspace_offset");
+  EXPECT_EQ(parseError(j), "m.json: kernels[0].workspace_offset: missing: the kernel "
+                           "has a workspace");
+  j = planned();
+  j["kernels"][0]["workspace_bytes"] = 0;
+  EXPECT_HAS(parseError(j), "kernels[0].workspace_offset: given but the kernel has no "
+                            "workspace");
+  // Planted overlap: the workspace (live throughout) onto y.
+  j = planned();
+  j["kernels"][0]["workspace_offset"] = 0;
+  EXPECT_EQ(parseError(j),
+            "m.json: kernels[0].workspace_offset: kernels[0].workspace (add_bias, bytes "
+            "[0, 64), live throughout) overlaps tensors[2] (y, bytes [0, 48), steps 0..1) "
+            "while both are live");
 }
