@@ -185,7 +185,7 @@ class _Dropout:
             raise ValueError("a model with dropout needs the run's seed")
         keep = dropout_keep(self.seed, self.next_id, p, tuple(t.shape), self.layout)
         self.next_id += 1
-        return t * torch.from_numpy(keep).to(t.dtype) * (1.0 / (1.0 - p))
+        return t * torch.from_numpy(keep).to(device=t.device, dtype=t.dtype) * (1.0 / (1.0 - p))
 
 
 def _attention(params, prefix, xq, xkv, config, causal, lengths, dropout):
@@ -198,10 +198,11 @@ def _attention(params, prefix, xq, xkv, config, causal, lengths, dropout):
     q, k, v = project(xq, "q"), project(xkv, "k"), project(xkv, "v")
     scores = torch.einsum("bjhp,bnhp->bhjn", q, k) / math.sqrt(config.head_dim)
     queries, keys = scores.shape[-2], scores.shape[-1]
-    key_index = torch.arange(keys)
-    masked = torch.zeros(scores.shape[0], 1, queries, keys, dtype=torch.bool)
+    key_index = torch.arange(keys, device=scores.device)
+    masked = torch.zeros(scores.shape[0], 1, queries, keys, dtype=torch.bool, device=scores.device)
     if causal:
-        masked |= (key_index[None, :] > torch.arange(queries)[:, None])[None, None]
+        query_index = torch.arange(queries, device=scores.device)
+        masked |= (key_index[None, :] > query_index[:, None])[None, None]
     if lengths is not None:
         masked |= (key_index[None, :] >= lengths[:, None].long())[:, None, None, :]
     # A row whose keys are all masked has zero weights (dmc's defined result; a plain
@@ -258,23 +259,25 @@ def forward(config, tensors, seed=None, layout=Layout()):
     return h
 
 
-def reference(config, arrays, seed=None, layout=Layout()):
-    """Computes y and the gradient of sum(y * dy) in float64 from numpy inputs.
+def reference(config, arrays, seed=None, layout=Layout(), dtype=torch.float64, device="cpu"):
+    """Computes y and the gradient of sum(y * dy) from numpy inputs.
 
     `arrays` holds every float input, length input, parameter and `dy`; `seed` is the
-    dropout seed of the run. Returns numpy float64 arrays: "y" and "<name>.grad" for every
-    float input and parameter. Raises ValueError if any of them is not finite.
+    dropout seed of the run. The computation runs in `dtype` on `device` (the oracle:
+    float64 on the CPU; the GPU check against a compiled layer: float32 on "cuda").
+    Returns numpy float64 arrays: "y" and "<name>.grad" for every float input and
+    parameter. Raises ValueError if any of them is not finite.
     """
     differentiable = list(float_input_dims(config)) + list(parameter_dims(config))
-    tensors = {name: to_torch(arrays[name]).double().requires_grad_()
+    tensors = {name: to_torch(arrays[name]).to(device=device, dtype=dtype).requires_grad_()
                for name in differentiable}
     for name in length_input_dims(config):
-        tensors[name] = to_torch(arrays[name]).long()
+        tensors[name] = to_torch(arrays[name]).to(device).long()
     y = forward(config, tensors, seed, layout)
-    y.backward(to_torch(arrays["dy"]).double())
-    results = {"y": y.detach().numpy()}
+    y.backward(to_torch(arrays["dy"]).to(device=device, dtype=dtype))
+    results = {"y": y.detach().cpu().double().numpy()}
     for name in differentiable:
-        results[f"{name}.grad"] = tensors[name].grad.numpy()
+        results[f"{name}.grad"] = tensors[name].grad.cpu().double().numpy()
     for name, value in results.items():
         if not np.all(np.isfinite(value)):
             raise ValueError(f"the PyTorch reference {name} is not finite")
