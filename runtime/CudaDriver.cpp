@@ -73,6 +73,8 @@ bool CudaDriver::open(int ordinal, std::string &error) {
       {"cuLaunchKernel", reinterpret_cast<void **>(&cuLaunchKernel_)},
       {"cuGetErrorString", reinterpret_cast<void **>(&cuGetErrorString_)},
       {"cuGetErrorName", reinterpret_cast<void **>(&cuGetErrorName_)},
+      {"cuGraphExecKernelNodeSetParams",
+       reinterpret_cast<void **>(&cuGraphExecKernelNodeSetParams_)},
   };
   for (Sym &s : syms) {
     *s.slot = dlsym(lib_, s.name);
@@ -152,6 +154,24 @@ bool CudaDriver::launch(CUfunction f, const unsigned grid[3],
   return check(cuLaunchKernel_(f, grid[0], grid[1], grid[2], block[0], block[1],
                                block[2], sharedBytes, stream, params, nullptr),
                "cuLaunchKernel", error);
+}
+
+bool CudaDriver::setGraphKernelParams(CUgraphExec exec, CUgraphNode node, CUfunction f,
+                                      const unsigned grid[3], const unsigned block[3],
+                                      unsigned sharedBytes, void **params,
+                                      std::string &error) {
+  CUDA_KERNEL_NODE_PARAMS_v1 p = {};
+  p.func = f;
+  p.gridDimX = grid[0];
+  p.gridDimY = grid[1];
+  p.gridDimZ = grid[2];
+  p.blockDimX = block[0];
+  p.blockDimY = block[1];
+  p.blockDimZ = block[2];
+  p.sharedMemBytes = sharedBytes;
+  p.kernelParams = params;
+  return check(cuGraphExecKernelNodeSetParams_(exec, node, &p),
+               "cuGraphExecKernelNodeSetParams", error);
 }
 
 void CudaDriver::unloadModule(CUmodule m) {
