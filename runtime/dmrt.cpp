@@ -90,6 +90,9 @@ dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
   if (!buildLayerPlan(layer->bundle, layer->plan, error))
     return fail(DMRT_ERROR_UNSUPPORTED, std::string(bundle_dir) + ": " + error);
   layer->bindings = std::make_unique<LayerBindings>(layer->bundle, layer->plan);
+  for (int ph = 0; ph < 2; ++ph)
+    for (const BundleStep &s : layer->plan.steps[ph])
+      layer->stepNames[ph].push_back(stepName(layer->bundle, s));
   layer->externalArena = (o.flags & DMRT_OPEN_EXTERNAL_ARENA) != 0;
   if (!(o.flags & DMRT_OPEN_VALIDATE_ONLY)) {
     auto exec = std::make_unique<Executor>(layer->bundle, layer->plan, *layer->bindings);

@@ -126,6 +126,17 @@ dmrt_status dmrt_set_graphs(dmrt_layer *layer, int enabled);
 dmrt_status dmrt_forward(dmrt_layer *layer, dmrt_stream stream, dmrt_mode mode);
 dmrt_status dmrt_backward(dmrt_layer *layer, dmrt_stream stream);
 
+/* ---- profiling ---- */
+/* The steps of forward (backward = 0) or backward (1): how many, and each
+   one's name ("kernel 3 (softmax)", "contraction 0 (bji,shpi->sbjhp)"). */
+dmrt_status dmrt_step_count(const dmrt_layer *layer, int32_t backward, int32_t *count);
+const char *dmrt_step_name(const dmrt_layer *layer, int32_t backward, int32_t index);
+/* Runs forward (as DMRT_MODE_TRAIN) or backward like dmrt_forward /
+   dmrt_backward, but one step at a time between CUDA events, plain
+   launches, and waits: ms[i] is step i's time (capacity >= the step count). */
+dmrt_status dmrt_profile(dmrt_layer *layer, dmrt_stream stream, int32_t backward, float *ms,
+                         int32_t capacity);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <vector>
 
 /// One open layer. `exec` is null for DMRT_OPEN_VALIDATE_ONLY.
 struct dmrt_layer {
@@ -26,6 +27,7 @@ struct dmrt_layer {
   uint64_t forwardKey = 0;
   void *forwardArena = nullptr;
   bool lastForwardInference = false;
+  std::vector<std::string> stepNames[2]; ///< by dmrt::Phase
 };
 
 namespace dmrt {

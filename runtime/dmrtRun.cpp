@@ -9,6 +9,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+
 using namespace dmrt;
 
 extern "C" {
@@ -165,6 +167,53 @@ dmrt_status dmrt_backward(dmrt_layer *layer, dmrt_stream stream) {
   if (!layer->exec->run(Phase::Backward, reinterpret_cast<cudaStream_t>(stream),
                         layer->forwardKey, error))
     return fail(DMRT_ERROR_CUDA, "backward: " + error);
+  return DMRT_OK;
+  DMRT_GUARD_END
+}
+
+} // extern "C"
+
+extern "C" {
+
+dmrt_status dmrt_step_count(const dmrt_layer *layer, int32_t backward, int32_t *count) {
+  if (!layer || !count)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_step_count: null argument");
+  *count = int32_t(layer->stepNames[backward ? 1 : 0].size());
+  return DMRT_OK;
+}
+
+const char *dmrt_step_name(const dmrt_layer *layer, int32_t backward, int32_t index) {
+  if (!layer || index < 0 || size_t(index) >= layer->stepNames[backward ? 1 : 0].size())
+    return "";
+  return layer->stepNames[backward ? 1 : 0][size_t(index)].c_str();
+}
+
+dmrt_status dmrt_profile(dmrt_layer *layer, dmrt_stream stream, int32_t backward, float *ms,
+                         int32_t capacity) {
+  DMRT_GUARD_BEGIN
+  if (!layer || !ms)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_profile: null layer or ms");
+  Phase phase = backward ? Phase::Backward : Phase::Forward;
+  if (size_t(std::max(capacity, 0)) < layer->plan.steps[int(phase)].size())
+    return fail(DMRT_ERROR_INVALID_ARGUMENT,
+                "dmrt_profile: capacity " + std::to_string(capacity) + " < " +
+                    std::to_string(layer->plan.steps[int(phase)].size()) + " steps");
+  if (dmrt_status s = checkRunnable(layer, phase); s != DMRT_OK)
+    return s;
+  uint64_t key = backward ? layer->forwardKey : layer->key;
+  layer->forwardPending = false;
+  std::vector<float> times;
+  std::string error;
+  if (!layer->exec->timeSteps(phase, reinterpret_cast<cudaStream_t>(stream), key, times, error))
+    return fail(DMRT_ERROR_CUDA, std::string(phaseName(phase)) + ": " + error);
+  for (size_t i = 0; i < times.size(); ++i)
+    ms[i] = times[i];
+  if (!backward) {
+    layer->forwardPending = true;
+    layer->lastForwardInference = false;
+    layer->forwardKey = key;
+    layer->forwardArena = layer->exec->arena();
+  }
   return DMRT_OK;
   DMRT_GUARD_END
 }
