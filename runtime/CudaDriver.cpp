@@ -73,8 +73,6 @@ bool CudaDriver::open(int ordinal, std::string &error) {
       {"cuLaunchKernel", reinterpret_cast<void **>(&cuLaunchKernel_)},
       {"cuGetErrorString", reinterpret_cast<void **>(&cuGetErrorString_)},
       {"cuGetErrorName", reinterpret_cast<void **>(&cuGetErrorName_)},
-      {"cuGraphExecKernelNodeSetParams",
-       reinterpret_cast<void **>(&cuGraphExecKernelNodeSetParams_)},
   };
   for (Sym &s : syms) {
     *s.slot = dlsym(lib_, s.name);
@@ -84,6 +82,13 @@ bool CudaDriver::open(int ordinal, std::string &error) {
       return false;
     }
   }
+  // Optional (graph replays capture again without it): the _v2 entry point
+  // of CUDA 12+, else the original one; both read the v2 struct's prefix.
+  *reinterpret_cast<void **>(&cuGraphExecKernelNodeSetParams_) =
+      dlsym(lib_, "cuGraphExecKernelNodeSetParams_v2");
+  if (!cuGraphExecKernelNodeSetParams_)
+    *reinterpret_cast<void **>(&cuGraphExecKernelNodeSetParams_) =
+        dlsym(lib_, "cuGraphExecKernelNodeSetParams");
   CUresult r = cuInit_(0);
   if (r != CUDA_SUCCESS) {
     noDevice_ = cuInitMeansNoDevice(r);
@@ -160,7 +165,11 @@ bool CudaDriver::setGraphKernelParams(CUgraphExec exec, CUgraphNode node, CUfunc
                                       const unsigned grid[3], const unsigned block[3],
                                       unsigned sharedBytes, void **params,
                                       std::string &error) {
-  CUDA_KERNEL_NODE_PARAMS_v1 p = {};
+  if (!cuGraphExecKernelNodeSetParams_) {
+    error = "libcuda.so.1 has no cuGraphExecKernelNodeSetParams";
+    return false;
+  }
+  CUDA_KERNEL_NODE_PARAMS_v2 p = {}; // kern, ctx: null (func is set)
   p.func = f;
   p.gridDimX = grid[0];
   p.gridDimY = grid[1];

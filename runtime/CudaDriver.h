@@ -99,9 +99,10 @@ private:
                               unsigned, unsigned, unsigned, CUstream, void **,
                               void **) = nullptr;
   CUresult (*cuGetErrorString_)(CUresult, const char **) = nullptr;
-  /// The unversioned symbol: its parameters are CUDA_KERNEL_NODE_PARAMS_v1.
+  /// cuGraphExecKernelNodeSetParams_v2 (or the original, which reads the
+  /// v1 prefix of the same struct); null when the driver has neither.
   CUresult (*cuGraphExecKernelNodeSetParams_)(CUgraphExec, CUgraphNode,
-                                              const CUDA_KERNEL_NODE_PARAMS_v1 *) = nullptr;
+                                              const CUDA_KERNEL_NODE_PARAMS_v2 *) = nullptr;
   CUresult (*cuGetErrorName_)(CUresult, const char **) = nullptr;
 };
 

@@ -72,21 +72,26 @@ bool Executor::replay(Phase phase, cudaStream_t stream, uint64_t key, std::strin
       return false;
     g = graphs_[int(phase)].get();
   } else if (g->key != key) {
+    bool updated = true;
     for (CapturedKernel &ck : g->kernels) {
       const BundleKernel &k = b_.kernels[ck.kernel];
       ck.seed = key;
       std::vector<void *> params = ck.params();
       unsigned grid[3], block[3];
       launchDims(k, grid, block);
-      if (!driver_.setGraphKernelParams(reinterpret_cast<CUgraphExec>(g->exec), ck.node,
-                                        functions_[ck.kernel], grid, block,
-                                        unsigned(k.sharedBytes), params.data(), error)) {
-        error = "kernel " + std::to_string(k.id) + " (" + k.name + "): new seed: " + error;
-        dropGraph(phase);
-        return false;
-      }
+      std::string ignored; // on failure: capture again with the new seed
+      if (!(updated = driver_.setGraphKernelParams(reinterpret_cast<CUgraphExec>(g->exec),
+                                                   ck.node, functions_[ck.kernel], grid, block,
+                                                   unsigned(k.sharedBytes), params.data(),
+                                                   ignored)))
+        break;
     }
     g->key = key;
+    if (!updated) {
+      if (!capture(phase, key, error))
+        return false;
+      g = graphs_[int(phase)].get();
+    }
   }
   return cudaCheck(cudaGraphLaunch(g->exec, stream),
                    std::string("cudaGraphLaunch (") + phaseName(phase) + ")", error);
