@@ -6,8 +6,6 @@
 #include "runtime/format/ArenaPlan.h"
 #include "runtime/format/KernelAbi.h"
 
-#include <fstream>
-#include <iterator>
 
 namespace dmrt {
 
@@ -25,8 +23,7 @@ Executor::~Executor() {
   dropGraph(Phase::Forward);
   dropGraph(Phase::Backward);
   gemms_.clear();
-  for (CUmodule m : modules_)
-    driver_.unloadModule(m);
+  modules_.reset(); // before driver_
   if (ownsArena_ && arena_)
     cudaFree(arena_);
   if (gemmWorkspace_)
@@ -55,20 +52,13 @@ bool Executor::open(const ExecutorOptions &o, std::string &error) {
   if (!cudaCheck(cudaStreamCreateWithFlags(&captureStream_, cudaStreamNonBlocking),
                  "cudaStreamCreateWithFlags", error))
     return false;
+  modules_ = std::make_unique<ModuleCache>(driver_);
   for (const BundleKernel &k : b_.kernels) {
-    std::string path = b_.path(k.cubin);
-    std::ifstream is(path, std::ios::binary);
-    std::vector<char> image((std::istreambuf_iterator<char>(is)),
-                            std::istreambuf_iterator<char>());
-    CUmodule mod = nullptr;
     CUfunction fn = nullptr;
-    if (!driver_.loadModule(image, path, mod, error))
-      return false;
-    modules_.push_back(mod);
-    if (!driver_.getFunction(mod, k.entry, fn, error) ||
-        (k.sharedBytes > 48 * 1024 &&
-         !driver_.setMaxDynamicShared(fn, static_cast<int>(k.sharedBytes), error))) {
-      error = "kernel " + std::to_string(k.id) + " (" + k.name + "): " + path + ": " + error;
+    bool deviceError = false;
+    if (!modules_->function(b_.path(k.cubin), k.entry, k.sharedBytes, fn, deviceError,
+                            error)) {
+      error = "kernel " + std::to_string(k.id) + " (" + k.name + "): " + error;
       return false;
     }
     functions_.push_back(fn);

@@ -33,6 +33,7 @@
 #include "runtime/GemmRunner.h"
 #include "runtime/LayerBindings.h"
 #include "runtime/LayerPlan.h"
+#include "runtime/ModuleCache.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -129,7 +130,7 @@ private:
   bool graphsOn_ = true;
   cudaStream_t captureStream_ = nullptr;
   int captures_ = 0;
-  std::vector<CUmodule> modules_;
+  std::unique_ptr<ModuleCache> modules_;
   std::vector<CUfunction> functions_; ///< by kernel index
   std::vector<std::unique_ptr<GemmRunner>> gemms_; ///< by contraction index
   std::unique_ptr<Graph> graphs_[2];
