@@ -237,6 +237,24 @@ TEST(CApi, RunOrderAndUnboundTensors) {
   EXPECT_EQ(layer.setArena(fakePtr(256), 256).code, DMRT_ERROR_STATE);
 }
 
+TEST(CApi, StepsAndProfiling) {
+  dmrt::Layer layer;
+  ASSERT_TRUE(layer.open(layerfixture::write(layerfixture::manifest()), DMRT_OPEN_VALIDATE_ONLY));
+  int32_t fwd = 0, bwd = 0;
+  ASSERT_EQ(dmrt_step_count(layer.get(), 0, &fwd), DMRT_OK);
+  ASSERT_EQ(dmrt_step_count(layer.get(), 1, &bwd), DMRT_OK);
+  EXPECT_EQ(fwd, 2);
+  EXPECT_EQ(bwd, 1);
+  EXPECT_STREQ(dmrt_step_name(layer.get(), 0, 0), "kernel 2 (k2)");
+  EXPECT_STREQ(dmrt_step_name(layer.get(), 1, 0), "kernel 1 (k1)");
+  EXPECT_STREQ(dmrt_step_name(layer.get(), 1, 1), "");
+  float ms[2];
+  EXPECT_EQ(dmrt_profile(layer.get(), nullptr, 0, ms, 1), DMRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_HAS(dmrt_last_error(), "capacity 1 < 2 steps");
+  EXPECT_EQ(dmrt_profile(layer.get(), nullptr, 0, ms, 2), DMRT_ERROR_UNBOUND);
+  EXPECT_EQ(dmrt_profile(layer.get(), nullptr, 0, nullptr, 2), DMRT_ERROR_INVALID_ARGUMENT);
+}
+
 TEST(CApi, DropoutKey) {
   EXPECT_EQ(dmrt_dropout_key(7, 0), 7u); // dmc eval --seed 7
   EXPECT_NE(dmrt_dropout_key(7, 1), dmrt_dropout_key(7, 2));
