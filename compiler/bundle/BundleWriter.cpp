@@ -7,14 +7,12 @@
 #include "codegen/gemm/GemmMapping.h"
 #include "codegen/nvrtc/NvrtcCompiler.h"
 #include "compiler/GraphSummary.h"
-#include "compiler/TensorIO.h"
 #include "compiler/bundle/MemoryPlan.h"
 #include "compiler/bundle/Reference.h"
 #include "compiler/bundle/TensorTable.h"
 #include "compiler/report/DataMovement.h"
 #include "ir/IterationSpace.h"
 #include "ir/StorageType.h"
-#include "runtime/format/Checksum.h"
 #include "runtime/format/Manifest.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -22,6 +20,10 @@
 #include "llvm/Support/Path.h"
 
 #include <chrono>
+
+// Manifest version 4: cubin checksums, argument initialisation.
+#include "compiler/TensorIO.h"
+#include "runtime/format/Checksum.h"
 
 using namespace mlir;
 
