@@ -47,15 +47,20 @@ llvm::Error fail(const llvm::Twine &msg) {
 
 } // namespace
 
+ArgumentInit argumentInit(func::FuncOp f, unsigned index) {
+  return {attrOr(f, index, dm::kInitMeanAttr, 0.0), attrOr(f, index, dm::kInitRangeAttr, 1.0),
+          static_cast<int64_t>(attrOr(f, index, dm::kInitMaxAttr, 1.0))};
+}
+
 HostTensor generateArgument(func::FuncOp f, unsigned index, uint64_t seed,
                             Precision precision) {
   Type type = f.getArgument(index).getType();
   HostTensor t = allocateFor(type);
   uint32_t stream = fnv1a32(dm::argName(f, index));
   bool integer = isInteger(type);
-  double mean = attrOr(f, index, dm::kInitMeanAttr, 0.0);
-  double range = attrOr(f, index, dm::kInitRangeAttr, 1.0);
-  int64_t max = static_cast<int64_t>(attrOr(f, index, dm::kInitMaxAttr, 1.0));
+  ArgumentInit init = argumentInit(f, index);
+  double mean = init.mean, range = init.range;
+  int64_t max = init.max;
   for (size_t e = 0; e < t.data.size(); ++e) {
     double v = dmrt::referenceValue(e, seed, stream, integer, max);
     t.data[e] = integer ? v : roundTo(precision, type, mean + range * v);

@@ -8,6 +8,15 @@
 
 namespace dmc {
 
+/// How argument `index` of `f` is drawn (its dm.init_* attributes; defaults
+/// mean 0, range 1, max 1): recorded in the bundle (manifest `init`) so that
+/// dmc-run draws the same values.
+struct ArgumentInit {
+  double mean = 0, range = 1;
+  int64_t max = 1;
+};
+ArgumentInit argumentInit(mlir::func::FuncOp f, unsigned index);
+
 /// Argument `index` of `f` drawn from `seed` as its dm.init_* attributes say:
 /// stream fnv1a32(NAME) of runtime/ReferenceData.h, v in [-1, 1) mapped to
 /// mean + range * v for floats; integers in [1, max].

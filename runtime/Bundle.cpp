@@ -1,7 +1,10 @@
 //===- Bundle.cpp - Load and validate a layer bundle ----------------------===//
 #include "runtime/Bundle.h"
 
+#include "runtime/format/Checksum.h"
+
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -40,12 +43,34 @@ bool loadBundle(const std::string &dir, Bundle &out, std::string &error) {
   if (!parseManifest(ss.str(), file, b, error))
     return false;
   b.dir = dir;
-  for (size_t i = 0; i < b.kernels.size(); ++i)
-    if (!isFile(b.path(b.kernels[i].cubin))) {
-      error = file + ": kernels[" + std::to_string(i) + "].cubin: file " +
-              b.path(b.kernels[i].cubin) + " does not exist";
+  for (size_t i = 0; i < b.kernels.size(); ++i) {
+    const BundleKernel &k = b.kernels[i];
+    std::string where = file + ": kernels[" + std::to_string(i) + "].cubin: file " +
+                        b.path(k.cubin);
+    if (!isFile(b.path(k.cubin))) {
+      error = where + " does not exist";
       return false;
     }
+    if (k.cubinBytes < 0)
+      continue; // before version 4: no size or checksum recorded
+    std::ifstream cs(b.path(k.cubin), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(cs)), std::istreambuf_iterator<char>());
+    if (!cs.good() && !cs.eof()) {
+      error = where + ": cannot read";
+      return false;
+    }
+    if (int64_t(bytes.size()) != k.cubinBytes) {
+      error = where + " has " + std::to_string(bytes.size()) + " bytes, the manifest says " +
+              std::to_string(k.cubinBytes) + " (truncated or replaced?)";
+      return false;
+    }
+    uint64_t sum = fnv1a64(bytes.data(), bytes.size());
+    if (sum != k.cubinChecksum) {
+      error = where + " has FNV-1a 64 checksum " + checksumHex(sum) +
+              ", the manifest says " + checksumHex(k.cubinChecksum) + " (modified?)";
+      return false;
+    }
+  }
   out = std::move(b);
   return true;
 }

@@ -3,7 +3,8 @@
 // A bundle directory: manifest.json (read by the format's one codec,
 // runtime/format/Manifest.h), the kernels' cubins and optional reference
 // data. loadBundle reads and validates the manifest and checks that every
-// kernel's cubin exists inside the bundle. No exceptions leave this API.
+// kernel's cubin exists inside the bundle, with its recorded size and
+// checksum (manifest version 4). No exceptions leave this API.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMRT_BUNDLE_H
@@ -25,7 +26,8 @@ struct Bundle : Manifest {
 };
 
 /// Reads DIR/manifest.json, validates it, and checks that every kernel's cubin
-/// exists inside the bundle.
+/// exists inside the bundle and (version 4) has the recorded size and
+/// FNV-1a 64 checksum. CPU only: no CUDA call.
 bool loadBundle(const std::string &dir, Bundle &out, std::string &error);
 
 } // namespace dmrt

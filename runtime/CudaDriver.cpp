@@ -82,6 +82,13 @@ bool CudaDriver::open(int ordinal, std::string &error) {
       return false;
     }
   }
+  // Optional (graph replays capture again without it): the _v2 entry point
+  // of CUDA 12+, else the original one; both read the v2 struct's prefix.
+  *reinterpret_cast<void **>(&cuGraphExecKernelNodeSetParams_) =
+      dlsym(lib_, "cuGraphExecKernelNodeSetParams_v2");
+  if (!cuGraphExecKernelNodeSetParams_)
+    *reinterpret_cast<void **>(&cuGraphExecKernelNodeSetParams_) =
+        dlsym(lib_, "cuGraphExecKernelNodeSetParams");
   CUresult r = cuInit_(0);
   if (r != CUDA_SUCCESS) {
     noDevice_ = cuInitMeansNoDevice(r);
@@ -152,6 +159,28 @@ bool CudaDriver::launch(CUfunction f, const unsigned grid[3],
   return check(cuLaunchKernel_(f, grid[0], grid[1], grid[2], block[0], block[1],
                                block[2], sharedBytes, stream, params, nullptr),
                "cuLaunchKernel", error);
+}
+
+bool CudaDriver::setGraphKernelParams(CUgraphExec exec, CUgraphNode node, CUfunction f,
+                                      const unsigned grid[3], const unsigned block[3],
+                                      unsigned sharedBytes, void **params,
+                                      std::string &error) {
+  if (!cuGraphExecKernelNodeSetParams_) {
+    error = "libcuda.so.1 has no cuGraphExecKernelNodeSetParams";
+    return false;
+  }
+  CUDA_KERNEL_NODE_PARAMS_v2 p = {}; // kern, ctx: null (func is set)
+  p.func = f;
+  p.gridDimX = grid[0];
+  p.gridDimY = grid[1];
+  p.gridDimZ = grid[2];
+  p.blockDimX = block[0];
+  p.blockDimY = block[1];
+  p.blockDimZ = block[2];
+  p.sharedMemBytes = sharedBytes;
+  p.kernelParams = params;
+  return check(cuGraphExecKernelNodeSetParams_(exec, node, &p),
+               "cuGraphExecKernelNodeSetParams", error);
 }
 
 void CudaDriver::unloadModule(CUmodule m) {

@@ -67,6 +67,12 @@ public:
   /// Sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (needed above 48 KiB).
   bool setMaxDynamicShared(CUfunction f, int bytes, std::string &error);
   void unloadModule(CUmodule m);
+  /// Sets the parameters of kernel node `node` (captured from a launch of
+  /// `f`) in the instantiated graph `exec` (cuGraphExecKernelNodeSetParams):
+  /// the same launch with new parameter values.
+  bool setGraphKernelParams(CUgraphExec exec, CUgraphNode node, CUfunction f,
+                            const unsigned grid[3], const unsigned block[3],
+                            unsigned sharedBytes, void **params, std::string &error);
 
   /// "CUDA_ERROR_X (description)" for a driver status.
   std::string errorString(CUresult r) const;
@@ -93,6 +99,10 @@ private:
                               unsigned, unsigned, unsigned, CUstream, void **,
                               void **) = nullptr;
   CUresult (*cuGetErrorString_)(CUresult, const char **) = nullptr;
+  /// cuGraphExecKernelNodeSetParams_v2 (or the original, which reads the
+  /// v1 prefix of the same struct); null when the driver has neither.
+  CUresult (*cuGraphExecKernelNodeSetParams_)(CUgraphExec, CUgraphNode,
+                                              const CUDA_KERNEL_NODE_PARAMS_v2 *) = nullptr;
   CUresult (*cuGetErrorName_)(CUresult, const char **) = nullptr;
 };
 

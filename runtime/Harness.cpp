@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/HarnessInternal.h"
+#include "runtime/ModuleCache.h"
 #include "runtime/format/KernelAbi.h"
 
 #include <array>
@@ -74,7 +75,11 @@ struct Harness::Impl {
   void *flush = nullptr;
   size_t flushBytes = 0;
   std::map<CopyTimingKey, double> copyCache; // same-size copy times
+  /// Every cubin loaded once per Harness (destroyed before driver_:
+  /// ~Harness resets impl_ first).
+  std::unique_ptr<ModuleCache> modules;
   ~Impl() {
+    modules.reset();
     if (flush) cudaFree(flush);
     if (workspace) cudaFree(workspace);
     if (lt) cublasLtDestroy(lt);
@@ -179,30 +184,14 @@ StepStatus Harness::runKernel(const Bundle &b, const BundleKernel &k,
   out.name = k.name;
   out.bytes = k.bytes;
   out.flop = k.flop;
-  std::string cubinPath = b.path(k.cubin);
-  std::ifstream is(cubinPath, std::ios::binary);
-  if (!is) {
-    error = cubinPath + ": cannot open";
-    return StepStatus::BundleError;
-  }
-  std::vector<char> image((std::istreambuf_iterator<char>(is)),
-                          std::istreambuf_iterator<char>());
-  CUmodule mod = nullptr;
-  if (!driver_.loadModule(image, cubinPath, mod, error))
-    return StepStatus::BundleError;
-  struct ModFree {
-    CudaDriver &d;
-    CUmodule m;
-    ~ModFree() { d.unloadModule(m); }
-  } modFree{driver_, mod};
+  if (!impl_->modules)
+    impl_->modules = std::make_unique<ModuleCache>(driver_);
   CUfunction fn;
-  if (!driver_.getFunction(mod, k.entry, fn, error)) {
-    error = cubinPath + ": " + error;
-    return StepStatus::BundleError;
-  }
-  if (k.sharedBytes > 48 * 1024 &&
-      !driver_.setMaxDynamicShared(fn, static_cast<int>(k.sharedBytes), error))
-    return StepStatus::CudaError;
+  bool deviceError = false;
+  if (!impl_->modules->function(b.path(k.cubin), k.entry, k.sharedBytes, fn, deviceError,
+                                error))
+    return deviceError && k.sharedBytes > 48 * 1024 ? StepStatus::CudaError
+                                                    : StepStatus::BundleError;
   // The workspace: zeroed once (stream order: before the first launch),
   // shared by every launch and buffer set, freed with the step.
   struct DeviceFree {

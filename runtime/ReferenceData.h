@@ -17,6 +17,7 @@
 
 #include "runtime/format/device/Philox.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

@@ -21,6 +21,10 @@
 
 #include <chrono>
 
+// Manifest version 4: cubin checksums, argument initialisation.
+#include "compiler/TensorIO.h"
+#include "runtime/format/Checksum.h"
+
 using namespace mlir;
 
 namespace dmc::bundle {
@@ -139,6 +143,8 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
     bk.block[0] = k.blockX;
     bk.block[1] = k.blockY;
     bk.sharedBytes = k.sharedBytes;
+    bk.cubinBytes = int64_t(cubins[n].cubin.size());
+    bk.cubinChecksum = dmrt::fnv1a64(cubins[n].cubin.data(), cubins[n].cubin.size());
     bk.workspaceBytes = k.workspaceBytes;
     bk.config = configs[n].describe();
     bk.phase = phase(kernels[n]);
@@ -203,6 +209,11 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
     bt.isAlias = t.aliasOf >= 0;
     bt.aliasOf = t.aliasOf;
     bt.aliasOffset = t.aliasOffset;
+    if (auto arg = dyn_cast<BlockArgument>(t.value); arg && dmrt::isArgumentRole(t.role)) {
+      ArgumentInit init = argumentInit(f, arg.getArgNumber()); // how dmc eval draws it
+      bt.hasInit = true;
+      std::tie(bt.initMean, bt.initRange, bt.initMax) = std::tie(init.mean, init.range, init.max);
+    }
     manifest.tensors.push_back(std::move(bt));
   }
 

@@ -1,7 +1,7 @@
 //===- Manifest.h - The bundle manifest: types and its one codec ---*- C++ -*-===//
 //
 // `manifest.json` of a layer bundle (docs/bundle-format.md, format
-// "dmc-bundle", versions 1 to 3) as plain structs, with the one reader and
+// "dmc-bundle", versions 1 to 4) as plain structs, with the one reader and
 // the one writer of that file: the compiler (compiler/bundle/BundleWriter)
 // fills a Manifest and calls writeManifest; the runtime (runtime/Bundle) calls
 // parseManifest. parseManifest(writeManifest(m)) == m and
@@ -27,7 +27,7 @@
 namespace dmrt {
 
 /// The manifest versions this code reads; it writes the newest.
-inline constexpr int64_t kManifestVersion = 3;
+inline constexpr int64_t kManifestVersion = 4;
 
 struct BundleTensor {
   int64_t id = 0;
@@ -42,6 +42,14 @@ struct BundleTensor {
   /// `arena` (version 3): byte offset in the arena (runtime/format/ArenaPlan.h);
   /// -1 (null) for aliases and caller memory, and in versions 1 and 2.
   int64_t arenaOffset = -1;
+  /// `init` (version 4; required on arguments: input, param, grad_output,
+  /// absent elsewhere): how `dmc eval` and `dmc-run` draw the tensor when it
+  /// is not given: element e = initMean + initRange * v_e (floats) or
+  /// v_e in [1, initMax] (integers), v from runtime/ReferenceData.h on
+  /// stream fnv1a32(name) (runtime/ArgumentData.h).
+  bool hasInit = false;
+  double initMean = 0, initRange = 1;
+  int64_t initMax = 1;
   int64_t numElements() const;
 };
 
@@ -62,6 +70,11 @@ struct BundleKernel {
   /// offset of the workspace in the arena, a region no other block shares;
   /// -1 otherwise.
   int64_t workspaceOffset = -1;
+  /// `cubin_bytes` and `cubin_fnv1a64` (version 4, required there): the
+  /// cubin's size and its FNV-1a 64 checksum (runtime/format/Checksum.h);
+  /// -1 / 0 before version 4. loadBundle checks the file against both.
+  int64_t cubinBytes = -1;
+  uint64_t cubinChecksum = 0;
 };
 
 struct BundleContraction {

@@ -44,6 +44,10 @@ int64_t matrixExtent(const dmrt::MatrixLayout &m) {
 /// `workspace_offset`), then checkArenaPlan; absent before version 3.
 /// Defined in ManifestArenaReader.cpp.
 bool parseArenaPlan(Reader &r, const json &root, Manifest &m);
+/// Version 4's `cubin_bytes` and `cubin_fnv1a64` of every kernel and `init`
+/// of every argument; absent before version 4. Defined in
+/// ManifestVersion4Reader.cpp.
+bool parseCubinIntegrity(Reader &r, const json &root, Manifest &m);
 
 bool parseManifest(const std::string &text, const std::string &fileName,
                    Manifest &out, std::string &error) {
@@ -63,7 +67,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
     return false;
   if (b.version < 1 || b.version > kManifestVersion)
     return r.fail("version", "unsupported version " + std::to_string(b.version) +
-                                 " (this runtime reads versions 1 to 3)");
+                                 " (this runtime reads versions 1 to 4)");
   if (!r.str(root, "", "model", b.model) || !r.str(root, "", "arch", b.arch) ||
       !r.str(root, "", "nvrtc", b.nvrtc))
     return false;
@@ -78,7 +82,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
     BundleTensor t;
     std::string dt, role;
     if (!r.object(o, p, {"id", "name", "role", "dims", "shape", "dtype", "bytes",
-                         "alias", "arena"}) ||
+                         "alias", "arena", "init"}) ||
         !r.integer(o, p, "id", t.id, 0) || !r.str(o, p, "name", t.name) ||
         !r.str(o, p, "role", role) || !r.str(o, p, "dims", t.dims) ||
         !r.intArray(o, p, "shape", t.shape, 0) || !r.str(o, p, "dtype", dt) ||
@@ -173,7 +177,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
     if (!r.object(o, p, {"id", "name", "entry", "cubin", "source", "grid",
                          "block", "shared_bytes", "config", "phase", "inputs",
                          "outputs", "flop", "bytes", "workspace_bytes",
-                         "workspace_offset"}) ||
+                         "workspace_offset", "cubin_bytes", "cubin_fnv1a64"}) ||
         !r.integer(o, p, "id", k.id, 0) || !r.str(o, p, "name", k.name) ||
         !r.str(o, p, "entry", k.entry) || !r.str(o, p, "cubin", k.cubin) ||
         !r.str(o, p, "source", k.source) || !r.intArray(o, p, "grid", grid, 1) ||
@@ -320,7 +324,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
                                          std::to_string(d.biasLength));
       }
       if (dmrt::epilogueWritesAux(c.epilogue) || dmrt::epilogueReadsAux(c.epilogue))
-        return r.fail(p + ".epilogue", "aux epilogues are not in bundle versions 1 to 3");
+        return r.fail(p + ".epilogue", "aux epilogues are not in bundle versions 1 to 4");
       std::string why;
       if (!dmrt::validateDescriptor(d, why))
         return r.fail(gp, "invalid descriptor: " + why);
@@ -370,7 +374,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
     }
     b.steps.push_back(s);
   }
-  if (!parseArenaPlan(r, root, b))
+  if (!parseArenaPlan(r, root, b) || !parseCubinIntegrity(r, root, b))
     return false;
   out = std::move(b);
   return true;

@@ -4,6 +4,7 @@
 // the order docs/bundle-format.md shows them.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/format/Checksum.h"
 #include "runtime/format/Manifest.h"
 
 #include <nlohmann/json.hpp>
@@ -31,11 +32,14 @@ ojson tensorJson(const BundleTensor &t, int64_t version) {
              {"bytes", t.bytes},    {"alias", std::move(alias)}};
   if (version >= 3)
     o["arena"] = idOrNull(t.arenaOffset);
+  if (version >= 4 && t.hasInit)
+    o["init"] = {{"mean", t.initMean}, {"range", t.initRange}, {"max", t.initMax}};
   return o;
 }
 
 /// `workspace_bytes` exists from version 2 on (version 1 readers reject it),
-/// `workspace_offset` from version 3 on, for kernels with a workspace.
+/// `workspace_offset` from version 3 on, for kernels with a workspace;
+/// `cubin_bytes` and `cubin_fnv1a64` from version 4 on.
 ojson kernelJson(const BundleKernel &k, int64_t version) {
   ojson o = {{"id", k.id},
           {"name", k.name},
@@ -52,7 +56,13 @@ ojson kernelJson(const BundleKernel &k, int64_t version) {
           {"inputs", k.inputs},
           {"outputs", k.outputs},
           {"flop", k.flop},
-          {"bytes", k.bytes}};
+          {"bytes", k.bytes},
+          {"cubin_bytes", k.cubinBytes},
+          {"cubin_fnv1a64", checksumHex(k.cubinChecksum)}};
+  if (version < 4) {
+    o.erase("cubin_bytes");
+    o.erase("cubin_fnv1a64");
+  }
   if (version < 3 || k.workspaceBytes == 0)
     o.erase("workspace_offset");
   if (version < 2)

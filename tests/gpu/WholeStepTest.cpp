@@ -5,23 +5,26 @@
 //                       [--atol-fraction A] [--noise-factor N]
 //   dmc-whole-step-test --dir DIR
 //
-// Runs every step of a compiled bundle in manifest order on the GPU
-// (runtime/BundleExecutor.h: NVRTC kernels through the driver API, cuBLASLt
-// contractions; one GEMM per slice where the default layouts give a
-// contraction no single cuBLASLt form, SlicedContraction.h), with the inputs, parameters and dy of a `dmc eval --train
+// Runs a whole training step of a compiled bundle on the GPU through the C
+// API (runtime/dmrt.h: open, bind every caller buffer, forward, backward;
+// WholeStepRun.h), with the inputs, parameters and dy of a `dmc eval --train
 // --stage fuse --precision storage` file and its dropout seed (metadata
 // "seed"; Philox counters as runtime/format/device/Philox.h), then compares the layer's
 // outputs and every gradient with the file's, per tensor with a bound scaled
 // by that tensor's values (runtime/StepCheck.h; --exact: the same inputs
 // evaluated in fp64, whose distance from the storage run sets the noise
-// floor). Every tensor starts as NaN bytes, so an element no step writes fails.
+// floor). Every caller buffer starts as NaN bytes, so an element no step
+// writes fails. The same step is also replayed from CUDA graphs (equal bit
+// for bit) and with another seed offset (results change with dropout).
 //
 // --plant-fault NAME[:FACTOR] multiplies result NAME by FACTOR (default 0)
 // after the GPU run: the test then passes only if the comparison reports
 // NAME, and only NAME. --dir DIR runs every DIR/NAME.dmlib with
 // DIR/NAME.storage.safetensors and DIR/NAME.fp64.safetensors, and for each
 // also checks two planted faults (the first gradient scaled by 1.25, the last
-// one zeroed) on the same GPU results.
+// one zeroed) on the same GPU results, and misuse through the C API (a host
+// pointer, backward before forward or twice, and the bundle of
+// DIR/other-arch/*.dmlib, compiled for another arch, must fail to open).
 //
 // --bind-only: load and bind the files (names, dims, shapes, bf16 inputs) and
 // stop before the GPU, so a compiler machine can check them.
@@ -29,12 +32,11 @@
 // Exit: 0 pass, 1 failure, 2 usage, 77 no GPU (skipped).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/BundleExecutor.h"
-#include "runtime/Harness.h"
+#include "runtime/Bundle.h"
 #include "runtime/StepCheck.h"
 
 #include "GpuTestDevice.h"
-#include "SlicedContraction.h"
+#include "WholeStepRun.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -44,18 +46,13 @@
 #include <vector>
 
 using namespace dmrt;
+using dmctest::StepRun;
 
 namespace {
 
 struct Fault {
   std::string name; // "" when none
   double factor = 0;
-};
-
-/// The GPU results of one step, by tensor name, and what they are compared with.
-struct StepRun {
-  std::vector<std::string> names;                   // results, manifest order
-  std::map<std::string, std::vector<double>> got, ref, exact;
 };
 
 bool fail(const std::string &msg) {
@@ -66,59 +63,8 @@ bool fail(const std::string &msg) {
 /// Runs the bundle on the GPU and fills `run`. False (printed) on any error.
 bool runOnGpu(const std::string &bundleDir, const std::string &storagePath,
               const std::string &exactPath, StepRun &run) {
-  Bundle b;
-  TensorFile storage, exact;
-  std::vector<StepBinding> bindings;
   std::string error;
-  if (!loadBundle(bundleDir, b, error) || !readSafetensors(storagePath, storage, error) ||
-      (!exactPath.empty() && !readSafetensors(exactPath, exact, error)) ||
-      !bindEvalFile(b, storage, storagePath, bindings, error))
-    return fail(error);
-  uint64_t seed = 0;
-  auto s = storage.metadata.find("seed");
-  if (s == storage.metadata.end() || !parseU64(s->second, seed))
-    return fail(storagePath + ": no unsigned 64-bit metadata \"seed\" (the dropout seed)");
-  GemmPlans plans;
-  if (!dmctest::planSlicedContractions(b, plans, error))
-    return fail(bundleDir + ": " + error);
-  BundleExecutor exec;
-  if (!exec.open(b, 0, plans, error) || !exec.fillAll(0xFF, error))
-    return fail(bundleDir + ": " + error);
-  int uploaded = 0;
-  for (const StepBinding &sb : bindings) {
-    if (!sb.input)
-      continue;
-    const BundleTensor *t = b.tensor(sb.tensor);
-    Tensor v = fromDoubles(t->name, t->dtype, t->shape, toDoubles(*sb.value));
-    if (!exec.upload(sb.tensor, v.bytes, error))
-      return fail(error);
-    ++uploaded;
-  }
-  if (!exec.run(seed, error))
-    return fail(bundleDir + ": " + error);
-  for (const StepBinding &sb : bindings) {
-    if (sb.input)
-      continue;
-    const BundleTensor *t = b.tensor(sb.tensor);
-    Tensor got;
-    got.dtype = t->dtype;
-    got.shape = t->shape;
-    if (!exec.download(sb.tensor, got.bytes, error))
-      return fail(error);
-    run.names.push_back(t->name);
-    run.got[t->name] = toDoubles(got);
-    run.ref[t->name] = toDoubles(*sb.value);
-    if (!exactPath.empty()) {
-      const Tensor *e = exact.find(t->name);
-      if (!e)
-        return fail(exactPath + ": no tensor '" + t->name + "'");
-      run.exact[t->name] = toDoubles(*e);
-    }
-  }
-  std::printf("%s: %zu steps, %d tensors in, %zu compared, dropout seed %llu\n",
-              bundleDir.c_str(), b.steps.size(), uploaded, run.names.size(),
-              static_cast<unsigned long long>(seed));
-  return true;
+  return dmctest::runStep(bundleDir, storagePath, exactPath, run, error) || fail(error);
 }
 
 /// Compares every result (with `fault` planted into a copy of the GPU's);
@@ -206,6 +152,14 @@ bool runDirectory(const std::string &dir, const TensorBound &bound) {
     }
     for (Fault f : {Fault{grads.front(), 1.25}, Fault{grads.back(), 0.0}})
       ok &= verdict(compare(run, bound, f, false), f);
+    std::string otherArch;
+    if (DIR *d = opendir((dir + "/other-arch").c_str())) {
+      while (dirent *e = readdir(d))
+        if (std::string(e->d_name).find(".dmlib") != std::string::npos)
+          otherArch = dir + "/other-arch/" + e->d_name;
+      closedir(d);
+    }
+    ok &= dmctest::checkMisuse(base + ".dmlib", otherArch) || fail(base + ": misuse checks");
   }
   return ok;
 }

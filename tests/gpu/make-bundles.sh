@@ -16,7 +16,12 @@
 #                                    key padding) with NAME.storage.safetensors
 #                                    (dmc eval --precision storage, seeded) and
 #                                    NAME.fp64.safetensors (same inputs, fp64)
-#                                    for the whole-step test (gpu.WholeStep)
+#                                    for the whole-step test (gpu.WholeStep,
+#                                    through the C API) and dmc-run under
+#                                    compute-sanitizer (run-device.sh)
+#   gpu-bundles/wholestep/other-arch/ encoder-dropout compiled for sm_80: the
+#                                    runtime must refuse to open it on an
+#                                    H100/H200 (DMRT_ERROR_ARCH)
 #   gpu-deps/                        the header-only dependencies the GPU
 #                                    build needs and the device lacks
 #                                    (nlohmann/json, copied from Debian's
@@ -101,4 +106,8 @@ wholestep encoder-dropout 7 '{"kind": "encoder", "name": "ws_encoder", "batch": 
 wholestep encoder-padding 8 '{"kind": "encoder", "name": "ws_encoder_padding", "batch": 4,
   "seq": 64, "hidden": 64, "heads": 4, "ffn": 128, "dropout": 0.1, "key_padding": true,
   "dtype": "bf16"}' 64,37,0,12
+# The same layer for another arch: opening it on the GPU must fail cleanly.
+mkdir -p "$out/wholestep/other-arch"
+compile "$models/encoder-dropout.json" "$out/wholestep/other-arch/encoder-dropout-sm80.dmlib" \
+  --arch sm_80
 du -sh "$out" gpu-deps  # the device run carries at most 64 MiB

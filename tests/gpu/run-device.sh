@@ -3,10 +3,14 @@
 # GPU tests on the bundles in gpu-bundles/ (made with `dmc compile --reference`
 # on a compiler machine), benchmark bert-large's kernels (stream timing, the
 # default, and once isolated with an L2 flush), memcheck the small bundles and
-# summarise the configuration sweep. Results go to $OUT, at most 8 files:
-# device.txt build.log ctest-gpu.log bert-large.{json,txt}
-# bert-large-isolated.json checks.txt (planted faults, memcheck, swept
-# configurations) sweep.txt; other logs stay in build-gpu/.
+# summarise the configuration sweep; run a whole small training step
+# through dmc-run (the C API) under compute-sanitizer memcheck, racecheck and
+# initcheck, and time bert-large's whole step (dmc-run --bench: with and
+# without CUDA graphs, against the sum of its steps). Results go to $OUT, at
+# most 8 files: device.txt build.log ctest-gpu.log bert-large.{json,txt}
+# (dmc-run --bench appended) bert-large-isolated.json checks.txt (planted
+# faults, memcheck, swept configurations, whole-step sanitizers) sweep.txt;
+# other logs stay in build-gpu/.
 # DMC_RUN=checks: correctness only (ctest, planted faults, bert-large checked
 # once, memcheck, swept configurations checked), no benchmarks.
 # Exit status: 0 only when the build, ctest -L gpu, the bert-large check and
@@ -25,6 +29,7 @@ cmake -S . -B build-gpu -G Ninja -DDMC_COMPILER=OFF -DDMC_GPU_BUNDLES="$PWD/gpu-
   "${prefix[@]}" > build-gpu/configure.log 2>&1 || { tail -30 build-gpu/configure.log; exit 1; }
 cmake --build build-gpu -j16 > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 bench=build-gpu/runtime/tools/dmrt-bench
+run=build-gpu/bin/dmc-run
 summary=tests/gpu/sweep-summary.py
 ctest --test-dir build-gpu -L gpu --output-on-failure > "$OUT/ctest-gpu.log" 2>&1 ||
   fail "ctest -L gpu: exit $? (see ctest-gpu.log)"
@@ -98,6 +103,27 @@ if [ -d gpu-bundles/sweep-small ]; then
     [ $rc -eq 0 ] || fail "memcheck $(basename "$b"): exit $rc"
   done
 fi 2>&1 | tee -a "$OUT/checks.txt"
+# A whole small training step (forward + backward, CUDA graphs on) through
+# dmc-run and the C API, under each compute-sanitizer tool: 0 errors.
+ws=gpu-bundles/wholestep/encoder-dropout
+if [ -d "$ws.dmlib" ]; then
+  for tool in memcheck racecheck initcheck; do
+    log="build-gpu/sanitize-$tool-wholestep.log"
+    compute-sanitizer --tool $tool --error-exitcode 9 $run "$ws.dmlib" --train \
+      --inputs "$ws.storage.safetensors" --out "build-gpu/sanitize-$tool.safetensors" > "$log" 2>&1
+    rc=$?
+    echo "$tool whole step (dmc-run): exit $rc ($(grep -h 'ERROR SUMMARY' "$log" | tail -1))"
+    [ $rc -eq 0 ] || { fail "$tool whole step (dmc-run): exit $rc"; tail -5 "$log"; }
+  done
+else
+  fail "no $ws.dmlib (run tests/gpu/make-bundles.sh)"
+fi 2>&1 | tee -a "$OUT/checks.txt"
+# bert-large's whole training step timed (with and without CUDA graphs,
+# the sum of its steps' own times, launch overhead).
+if ! $checks_only && [ -d gpu-bundles/bert-large.dmlib ]; then
+  $run gpu-bundles/bert-large.dmlib --bench --reps 50 2>&1 | tee -a "$OUT/bert-large.txt" ||
+    fail "dmc-run --bench bert-large: exit $?"
+fi
 # Configuration sweep: the same model compiled with --config-index N.
 if ! $checks_only && [ -d gpu-bundles/sweep ]; then
   for b in gpu-bundles/sweep/*.dmlib; do

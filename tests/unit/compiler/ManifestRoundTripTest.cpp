@@ -13,6 +13,7 @@
 #include "compiler/Driver.h"
 #include "compiler/bundle/BundleWriter.h"
 #include "runtime/Bundle.h"
+#include "runtime/LayerPlan.h"
 #include "runtime/format/ArenaPlan.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -72,7 +73,19 @@ TEST_P(ManifestRoundTrip, CompilerWritesWhatTheRuntimeReadsBack) {
   EXPECT_NE(dmrt::writeManifest(changed), (*text)->getBuffer().str());
 
   // The memory plan.
-  EXPECT_EQ(bundle.version, 3);
+  EXPECT_EQ(bundle.version, 4);
+  // The runtime's plan: every caller buffer covered by its caller tensors;
+  // until the configuration maps every contraction, only that may fail.
+  dmrt::LayerPlan plan;
+  if (!dmrt::buildLayerPlan(bundle, plan, error)) {
+    EXPECT_NE(error.find("has no cuBLASLt form"), std::string::npos) << error;
+  }
+  // Version 4: every cubin's size and checksum (loadBundle checked the
+  // files), every argument's initialisation.
+  for (const dmrt::BundleKernel &k : bundle.kernels)
+    EXPECT_GT(k.cubinBytes, 0) << k.name;
+  for (const dmrt::BundleTensor &t : bundle.tensors)
+    EXPECT_EQ(t.hasInit, dmrt::isArgumentRole(t.role)) << t.name;
   EXPECT_EQ(dmc::test::naivePlanProblem(bundle), "");
   dmrt::ArenaSummary mem = dmrt::summarizeArena(bundle);
   EXPECT_GT(mem.tensorBlocks, 5);

@@ -30,6 +30,7 @@ Manifest randomManifest(std::mt19937 &rng) {
   m.model = "random";
   m.arch = "sm_90a";
   m.nvrtc = "13.0";
+  m.version = 3; // the memory plan; version 4 adds fields this test does not fill
   int64_t nTensors = pick(4, 60);
   for (int64_t i = 0; i < nTensors; ++i) {
     BundleTensor t;
@@ -137,7 +138,7 @@ TEST(MemoryPlan, RandomManifestsArePlannedSoundly) {
     SCOPED_TRACE("round " + std::to_string(round));
     Manifest m = randomManifest(rng);
     dmc::bundle::planMemory(m);
-    ASSERT_EQ(m.version, 3);
+    ASSERT_GE(m.version, 3); // the plan needs version 3; the newest is written
     ASSERT_EQ(checkerProblem(m), "");
     ASSERT_EQ(dmc::test::naivePlanProblem(m), "") << writeManifest(m);
     EXPECT_EQ(m.arenaBytes % kArenaAlignment, 0);

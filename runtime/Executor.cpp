@@ -1,0 +1,297 @@
+//===- Executor.cpp - Open a bundle on the device and launch its steps ----===//
+#include "runtime/Executor.h"
+
+#include "runtime/DeviceArch.h"
+#include "runtime/ExecutorGraph.h"
+#include "runtime/format/ArenaPlan.h"
+#include "runtime/format/KernelAbi.h"
+
+
+namespace dmrt {
+
+bool cudaCheck(cudaError_t e, const std::string &what, std::string &error) {
+  if (e == cudaSuccess)
+    return true;
+  error = what + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+  return false;
+}
+
+Executor::Executor(const Bundle &b, const LayerPlan &p, const LayerBindings &bindings)
+    : b_(b), p_(p), bindings_(bindings) {}
+
+Executor::~Executor() {
+  dropGraph(Phase::Forward);
+  dropGraph(Phase::Backward);
+  gemms_.clear();
+  modules_.reset(); // before driver_
+  if (ownsArena_ && arena_)
+    cudaFree(arena_);
+  if (gemmWorkspace_)
+    cudaFree(gemmWorkspace_);
+  if (lt_)
+    cublasLtDestroy(lt_);
+  if (captureStream_)
+    cudaStreamDestroy(captureStream_);
+}
+
+bool Executor::open(const ExecutorOptions &o, std::string &error) {
+  device_ = o.device;
+  graphsOn_ = o.graphs;
+  if (!driver_.open(o.device, error))
+    return false;
+  cudaDeviceProp prop;
+  if (!cudaCheck(cudaGetDeviceProperties(&prop, o.device), "cudaGetDeviceProperties", error))
+    return false;
+  deviceName_ = std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
+                std::to_string(prop.minor) + ")";
+  if (!archRunsOn(b_.arch, prop.major, prop.minor, error)) {
+    archMismatch_ = true;
+    error = b_.dir + ": " + error;
+    return false;
+  }
+  if (!cudaCheck(cudaStreamCreateWithFlags(&captureStream_, cudaStreamNonBlocking),
+                 "cudaStreamCreateWithFlags", error))
+    return false;
+  modules_ = std::make_unique<ModuleCache>(driver_);
+  for (const BundleKernel &k : b_.kernels) {
+    CUfunction fn = nullptr;
+    bool deviceError = false;
+    if (!modules_->function(b_.path(k.cubin), k.entry, k.sharedBytes, fn, deviceError,
+                            error)) {
+      error = "kernel " + std::to_string(k.id) + " (" + k.name + "): " + error;
+      return false;
+    }
+    functions_.push_back(fn);
+  }
+  if (!b_.contractions.empty()) {
+    if (cublasStatus_t s = cublasLtCreate(&lt_); s != CUBLAS_STATUS_SUCCESS) {
+      error = std::string("cublasLtCreate failed: ") + cublasStatusName(s);
+      return false;
+    }
+    if (!cudaCheck(cudaMalloc(&gemmWorkspace_, GemmRunner::kWorkspaceBytes),
+                   "cudaMalloc (cuBLASLt workspace)", error))
+      return false;
+  }
+  for (const BundleContraction &c : b_.contractions) {
+    std::string name = "contraction " + std::to_string(c.id) + " (" + c.equation + ")";
+    const GemmDescriptor &g = c.gemm;
+    auto runner = std::make_unique<GemmRunner>();
+    DType biasType = c.bias >= 0 ? b_.tensor(c.bias)->dtype : DType::F32;
+    std::vector<cublasLtMatmulHeuristicResult_t> best;
+    if (!runner->init(lt_, g, b_.tensor(g.swapOperands ? c.b : c.a)->dtype,
+                      b_.tensor(g.swapOperands ? c.a : c.b)->dtype, b_.tensor(c.d)->dtype,
+                      biasType, gemmWorkspace_, error) ||
+        !runner->algorithms(1, best, error)) {
+      error = name + ": " + error;
+      return false;
+    }
+    gemms_.push_back(std::move(runner));
+  }
+  if (!o.externalArena) {
+    if (!cudaCheck(cudaMalloc(&arena_, size_t(std::max<int64_t>(b_.arenaBytes, 1))),
+                   "cudaMalloc of the arena (" + std::to_string(b_.arenaBytes) + " bytes)",
+                   error))
+      return false;
+    ownsArena_ = true;
+  }
+  return true;
+}
+
+bool Executor::checkDevicePointer(const std::string &what, const void *p,
+                                  std::string &error) const {
+  cudaPointerAttributes a;
+  cudaError_t e = cudaPointerGetAttributes(&a, p);
+  if (e != cudaSuccess) {
+    cudaGetLastError(); // not sticky: clear it
+    return cudaCheck(e, what + ": cudaPointerGetAttributes", error);
+  }
+  if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged) {
+    error = what + ": pointer is not device memory (" +
+            (a.type == cudaMemoryTypeHost ? "pinned host memory" : "unregistered host memory") +
+            "); bind buffers from cudaMalloc or a CUDA caching allocator";
+    return false;
+  }
+  if (a.type == cudaMemoryTypeDevice && a.device != device_) {
+    error = what + ": pointer is memory of device " + std::to_string(a.device) +
+            ", the layer runs on device " + std::to_string(device_);
+    return false;
+  }
+  return true;
+}
+
+bool Executor::setArena(void *p, int64_t bytes, std::string &error) {
+  if (!p) {
+    if (ownsArena_)
+      return true;
+    error = "null arena pointer";
+    return false;
+  }
+  if (bytes < b_.arenaBytes) {
+    error = "arena of " + std::to_string(bytes) + " bytes given, the plan needs " +
+            std::to_string(b_.arenaBytes);
+    return false;
+  }
+  if (reinterpret_cast<uintptr_t>(p) % uintptr_t(kArenaAlignment) != 0) {
+    error = "arena pointer is misaligned: it must be " + std::to_string(kArenaAlignment) +
+            "-byte aligned";
+    return false;
+  }
+  if (!checkDevicePointer("arena", p, error))
+    return false;
+  if (ownsArena_ && arena_)
+    cudaFree(arena_);
+  ownsArena_ = false;
+  if (arena_ != p) {
+    arena_ = p;
+    dropGraph(Phase::Forward);
+    dropGraph(Phase::Backward);
+  }
+  return true;
+}
+
+void *Executor::tensorPtr(int64_t id) const {
+  int64_t offset = 0, base = b_.baseOf(id, offset);
+  const BundleTensor *t = b_.tensor(base);
+  char *start = nullptr;
+  int64_t buffer = p_.bufferOfBase(base);
+  if (buffer >= 0)
+    start = bindings_.bufferStart(size_t(buffer));
+  else if (arena_)
+    start = static_cast<char *>(arena_) + t->arenaOffset;
+  return start ? start + offset * int64_t(dtypeSize(t->dtype)) : nullptr;
+}
+
+MemoryInfo Executor::memory() const {
+  MemoryInfo m;
+  m.arenaBytes = b_.arenaBytes;
+  for (const BundleKernel &k : b_.kernels)
+    m.kernelWorkspaceBytes += k.workspaceBytes;
+  m.gemmWorkspaceBytes = gemmWorkspace_ ? int64_t(GemmRunner::kWorkspaceBytes) : 0;
+  for (const CallerBuffer &cb : p_.buffers)
+    m.callerBytes += cb.bytes;
+  return m;
+}
+
+bool Executor::ready(Phase phase, std::string &error) {
+  std::vector<std::string> missing = bindings_.missingFor(phase);
+  if (!missing.empty()) {
+    error = std::string(phaseName(phase)) + ": " + std::to_string(missing.size()) +
+            " tensor(s) not bound:";
+    for (const std::string &n : missing)
+      error += " " + n;
+    return false;
+  }
+  if (!arena_) {
+    error = std::string(phaseName(phase)) +
+            ": no arena (opened with an external arena: call setArena first)";
+    return false;
+  }
+  return true;
+}
+
+bool Executor::zeroWorkspaces(cudaStream_t stream, std::string &error) {
+  if (zeroedArena_ == arena_)
+    return true;
+  for (const BundleKernel &k : b_.kernels)
+    if (k.workspaceBytes > 0 &&
+        !cudaCheck(cudaMemsetAsync(static_cast<char *>(arena_) + k.workspaceOffset, 0,
+                                   size_t(k.workspaceBytes), stream),
+                   "zeroing the workspace of kernel " + k.name, error))
+      return false;
+  zeroedArena_ = arena_;
+  return true;
+}
+
+bool Executor::launchKernel(const BundleKernel &k, cudaStream_t stream, uint64_t key,
+                            std::vector<CapturedKernel> *captured, std::string &error) {
+  size_t index = size_t(&k - b_.kernels.data());
+  CapturedKernel ck;
+  ck.kernel = index;
+  ck.seed = key;
+  for (KernelParam p : kernelParameters(k.inputs.size(), k.outputs.size(), k.workspaceBytes > 0)) {
+    switch (p.kind) {
+    case KernelParamKind::Input: ck.values.push_back(tensorPtr(k.inputs[p.index])); break;
+    case KernelParamKind::Output: ck.values.push_back(tensorPtr(k.outputs[p.index])); break;
+    case KernelParamKind::Workspace:
+      ck.values.push_back(static_cast<char *>(arena_) + k.workspaceOffset);
+      break;
+    case KernelParamKind::Seed: break;
+    }
+  }
+  std::vector<void *> params = ck.params();
+  unsigned grid[3], block[3];
+  launchDims(k, grid, block);
+  // cuLaunchKernel copies the parameter values before returning.
+  if (!driver_.launch(functions_[index], grid, block, unsigned(k.sharedBytes),
+                      reinterpret_cast<CUstream>(stream), params.data(), error)) {
+    error = "kernel " + std::to_string(k.id) + " (" + k.name + "): " + error;
+    return false;
+  }
+  if (captured) {
+    if (!capturedNode(stream, ck.node, error))
+      return false;
+    captured->push_back(std::move(ck));
+  }
+  return true;
+}
+
+bool Executor::runContraction(const BundleContraction &c, cudaStream_t stream,
+                              std::string &error) {
+  size_t index = size_t(&c - b_.contractions.data());
+  const GemmDescriptor &g = c.gemm;
+  const void *bias = c.bias >= 0 ? tensorPtr(c.bias) : nullptr;
+  if (!gemms_[index]->run(tensorPtr(g.swapOperands ? c.b : c.a),
+                          tensorPtr(g.swapOperands ? c.a : c.b), tensorPtr(c.d), bias, stream,
+                          nullptr, error)) {
+    error = "contraction " + std::to_string(c.id) + " (" + c.equation + "): " + error;
+    return false;
+  }
+  return true;
+}
+
+bool Executor::launchStep(const BundleStep &s, cudaStream_t stream, uint64_t key,
+                          std::vector<CapturedKernel> *captured, std::string &error) {
+  return s.kind == BundleStep::Kernel
+             ? launchKernel(*b_.kernel(s.id), stream, key, captured, error)
+             : runContraction(*b_.contraction(s.id), stream, error);
+}
+
+bool Executor::run(Phase phase, cudaStream_t stream, uint64_t key, std::string &error) {
+  if (!ready(phase, error) || !zeroWorkspaces(stream, error))
+    return false;
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (!cudaCheck(cudaStreamIsCapturing(stream, &status), "cudaStreamIsCapturing", error))
+    return false;
+  if (graphsOn_ && status == cudaStreamCaptureStatusNone)
+    return replay(phase, stream, key, error);
+  for (const BundleStep &s : p_.steps[int(phase)])
+    if (!launchStep(s, stream, key, nullptr, error))
+      return false;
+  return true;
+}
+
+bool Executor::timeSteps(Phase phase, cudaStream_t stream, uint64_t key,
+                         std::vector<float> &ms, std::string &error) {
+  if (!ready(phase, error) || !zeroWorkspaces(stream, error))
+    return false;
+  ms.clear();
+  cudaEvent_t start = nullptr, stop = nullptr;
+  bool ok = cudaCheck(cudaEventCreate(&start), "cudaEventCreate", error) &&
+            cudaCheck(cudaEventCreate(&stop), "cudaEventCreate", error);
+  for (size_t i = 0; ok && i < p_.steps[int(phase)].size(); ++i) {
+    float t = 0;
+    ok = cudaCheck(cudaEventRecord(start, stream), "cudaEventRecord", error) &&
+         launchStep(p_.steps[int(phase)][i], stream, key, nullptr, error) &&
+         cudaCheck(cudaEventRecord(stop, stream), "cudaEventRecord", error) &&
+         cudaCheck(cudaEventSynchronize(stop), stepName(b_, p_.steps[int(phase)][i]), error) &&
+         cudaCheck(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime", error);
+    ms.push_back(t);
+  }
+  if (start)
+    cudaEventDestroy(start);
+  if (stop)
+    cudaEventDestroy(stop);
+  return ok;
+}
+
+} // namespace dmrt

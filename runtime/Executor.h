@@ -1,0 +1,141 @@
+//===- Executor.h - Run a bundle's forward and backward on a stream -*- C++ -*-===//
+//
+// The GPU half of running a layer (the CPU half, LayerPlan and LayerBindings,
+// is checked first). open() loads every cubin once (driver API, CudaDriver),
+// checks the bundle's arch against the device's compute capability, builds
+// each contraction's cuBLASLt descriptors and picks the heuristic's best
+// algorithm once (GemmRunner), and allocates the one arena of the memory plan
+// (unless the caller provides it: setArena). Tensor addresses: an
+// intermediate at its planned offset in the arena, an alias inside its base,
+// a caller tensor in the buffer bound to it (LayerBindings); kernel
+// workspaces at their planned offsets, zeroed once per arena before the
+// first launch. The cuBLASLt workspace (GemmRunner::kWorkspaceBytes) is the
+// executor's own allocation.
+//
+// run(phase) launches the phase's steps on the caller's stream. With graphs
+// on (the default) the first run of a phase captures its launches into a
+// CUDA graph (on the executor's own stream, so any caller stream works, the
+// legacy default stream included) and later runs replay it; a new dropout
+// key only rewrites the captured kernels' seed parameters
+// (cuGraphExecKernelNodeSetParams), and new bound pointers or a new arena
+// make the next run capture again. A caller stream that is itself being
+// captured gets plain launches (they join the caller's graph).
+//
+// The order of phases (backward needs a training forward) is the C API's
+// business (runtime/dmrt.cpp); the executor runs what it is asked to.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMRT_EXECUTOR_H
+#define DMRT_EXECUTOR_H
+
+#include "runtime/Bundle.h"
+#include "runtime/CudaDriver.h"
+#include "runtime/GemmRunner.h"
+#include "runtime/LayerBindings.h"
+#include "runtime/LayerPlan.h"
+#include "runtime/ModuleCache.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dmrt {
+
+struct ExecutorOptions {
+  int device = 0;
+  bool graphs = true;        ///< capture and replay each phase
+  bool externalArena = false; ///< the caller provides the arena (setArena)
+};
+
+struct MemoryInfo {
+  int64_t arenaBytes = 0;          ///< the plan's arena (manifest arena_bytes)
+  int64_t kernelWorkspaceBytes = 0; ///< of which kernel workspaces
+  int64_t gemmWorkspaceBytes = 0;   ///< cuBLASLt workspace, owned by the executor
+  int64_t callerBytes = 0;          ///< caller buffers (not allocated by the runtime)
+};
+
+class Executor {
+public:
+  Executor(const Bundle &b, const LayerPlan &p, const LayerBindings &bindings);
+  ~Executor();
+  Executor(const Executor &) = delete;
+  Executor &operator=(const Executor &) = delete;
+
+  /// Opens the device and prepares everything (see above). On failure
+  /// noDevice() tells a missing GPU or driver from a real error.
+  bool open(const ExecutorOptions &o, std::string &error);
+  bool noDevice() const { return driver_.noDevice(); }
+  /// After a failed open: the bundle's arch does not run on the device.
+  bool archMismatch() const { return archMismatch_; }
+  /// "NVIDIA H100 80GB HBM3 (sm_90)".
+  const std::string &deviceName() const { return deviceName_; }
+
+  /// Whether `p` is device memory usable on this executor's device.
+  bool checkDevicePointer(const std::string &what, const void *p, std::string &error) const;
+  /// Uses caller memory `p` (>= memory().arenaBytes bytes, 256-byte
+  /// aligned, device memory) as the arena; workspaces are zeroed before the
+  /// next run. nullptr with an owned arena: back to it.
+  bool setArena(void *p, int64_t bytes, std::string &error);
+  void *arena() const { return arena_; }
+  void setGraphs(bool on) { graphsOn_ = on; }
+  bool graphs() const { return graphsOn_; }
+
+  /// Launches the steps of `phase` on `stream` with dropout key `key`
+  /// (asynchronous: errors of the kernels themselves show at the caller's
+  /// next synchronisation). Fails, before launching anything, when a tensor
+  /// the phase uses is unbound or there is no arena.
+  bool run(Phase phase, cudaStream_t stream, uint64_t key, std::string &error);
+  /// Runs the phase's steps one by one between CUDA events on `stream`,
+  /// synchronously, and returns each step's time in ms (plain launches).
+  bool timeSteps(Phase phase, cudaStream_t stream, uint64_t key, std::vector<float> &ms,
+                 std::string &error);
+  /// Graph captures so far (for tests and dmc-run --bench).
+  int captures() const { return captures_; }
+
+  /// Device address of tensor `id`; nullptr when its buffer is unbound or
+  /// it lives in the arena and there is none.
+  void *tensorPtr(int64_t id) const;
+  MemoryInfo memory() const;
+
+private:
+  struct Graph;
+  struct CapturedKernel;
+  bool ready(Phase phase, std::string &error);
+  bool zeroWorkspaces(cudaStream_t stream, std::string &error);
+  bool launchStep(const BundleStep &s, cudaStream_t stream, uint64_t key,
+                  std::vector<CapturedKernel> *captured, std::string &error);
+  bool launchKernel(const BundleKernel &k, cudaStream_t stream, uint64_t key,
+                    std::vector<CapturedKernel> *captured, std::string &error);
+  bool runContraction(const BundleContraction &c, cudaStream_t stream, std::string &error);
+  bool capture(Phase phase, uint64_t key, std::string &error);
+  bool replay(Phase phase, cudaStream_t stream, uint64_t key, std::string &error);
+  void dropGraph(Phase phase);
+
+  const Bundle &b_;
+  const LayerPlan &p_;
+  const LayerBindings &bindings_;
+  CudaDriver driver_;
+  std::string deviceName_;
+  int device_ = 0;
+  bool archMismatch_ = false;
+  cublasLtHandle_t lt_ = nullptr;
+  void *gemmWorkspace_ = nullptr;
+  void *arena_ = nullptr;
+  bool ownsArena_ = false;
+  void *zeroedArena_ = nullptr; ///< the arena whose workspaces are zeroed
+  bool graphsOn_ = true;
+  cudaStream_t captureStream_ = nullptr;
+  int captures_ = 0;
+  std::unique_ptr<ModuleCache> modules_;
+  std::vector<CUfunction> functions_; ///< by kernel index
+  std::vector<std::unique_ptr<GemmRunner>> gemms_; ///< by contraction index
+  std::unique_ptr<Graph> graphs_[2];
+};
+
+} // namespace dmrt
+
+#endif // DMRT_EXECUTOR_H

@@ -1,0 +1,100 @@
+//===- ExecutorGraph.cpp - Capture a phase once, replay it ----------------===//
+#include "runtime/ExecutorGraph.h"
+
+namespace dmrt {
+
+bool capturedNode(cudaStream_t stream, CUgraphNode &node, std::string &error) {
+  cudaStreamCaptureStatus status;
+  const cudaGraphNode_t *deps = nullptr;
+  size_t count = 0;
+  if (!cudaCheck(cudaStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &deps, nullptr,
+                                          &count),
+                 "cudaStreamGetCaptureInfo", error))
+    return false;
+  if (status != cudaStreamCaptureStatusActive || count != 1) {
+    error = "graph capture: expected one node after a kernel launch, found " +
+            std::to_string(count);
+    return false;
+  }
+  node = reinterpret_cast<CUgraphNode>(deps[0]);
+  return true;
+}
+
+void Executor::dropGraph(Phase phase) {
+  std::unique_ptr<Graph> &g = graphs_[int(phase)];
+  if (!g)
+    return;
+  if (g->exec)
+    cudaGraphExecDestroy(g->exec);
+  if (g->graph)
+    cudaGraphDestroy(g->graph);
+  g.reset();
+}
+
+bool Executor::capture(Phase phase, uint64_t key, std::string &error) {
+  dropGraph(phase);
+  auto g = std::make_unique<Graph>();
+  g->bindingsVersion = bindings_.version();
+  g->key = key;
+  // Thread-local mode: other threads' CUDA calls do not disturb the capture.
+  if (!cudaCheck(cudaStreamBeginCapture(captureStream_, cudaStreamCaptureModeThreadLocal),
+                 "cudaStreamBeginCapture", error))
+    return false;
+  bool ok = true;
+  for (const BundleStep &s : p_.steps[int(phase)])
+    if (!(ok = launchStep(s, captureStream_, key, &g->kernels, error)))
+      break;
+  std::string endError;
+  cudaError_t e = cudaStreamEndCapture(captureStream_, &g->graph);
+  if (!ok) {
+    if (g->graph)
+      cudaGraphDestroy(g->graph);
+    error = std::string("capturing ") + phaseName(phase) + ": " + error;
+    return false;
+  }
+  if (!cudaCheck(e, std::string("capturing ") + phaseName(phase) + " (cudaStreamEndCapture)",
+                 error) ||
+      !cudaCheck(cudaGraphInstantiate(&g->exec, g->graph, 0),
+                 std::string("instantiating the graph of ") + phaseName(phase), error)) {
+    if (g->graph)
+      cudaGraphDestroy(g->graph);
+    return false;
+  }
+  ++captures_;
+  graphs_[int(phase)] = std::move(g);
+  return true;
+}
+
+bool Executor::replay(Phase phase, cudaStream_t stream, uint64_t key, std::string &error) {
+  Graph *g = graphs_[int(phase)].get();
+  if (!g || g->bindingsVersion != bindings_.version()) {
+    if (!capture(phase, key, error))
+      return false;
+    g = graphs_[int(phase)].get();
+  } else if (g->key != key) {
+    bool updated = true;
+    for (CapturedKernel &ck : g->kernels) {
+      const BundleKernel &k = b_.kernels[ck.kernel];
+      ck.seed = key;
+      std::vector<void *> params = ck.params();
+      unsigned grid[3], block[3];
+      launchDims(k, grid, block);
+      std::string ignored; // on failure: capture again with the new seed
+      if (!(updated = driver_.setGraphKernelParams(reinterpret_cast<CUgraphExec>(g->exec),
+                                                   ck.node, functions_[ck.kernel], grid, block,
+                                                   unsigned(k.sharedBytes), params.data(),
+                                                   ignored)))
+        break;
+    }
+    g->key = key;
+    if (!updated) {
+      if (!capture(phase, key, error))
+        return false;
+      g = graphs_[int(phase)].get();
+    }
+  }
+  return cudaCheck(cudaGraphLaunch(g->exec, stream),
+                   std::string("cudaGraphLaunch (") + phaseName(phase) + ")", error);
+}
+
+} // namespace dmrt

@@ -1,0 +1,201 @@
+//===- dmrt.cpp - The C API over Bundle, LayerPlan, LayerBindings, Executor ===//
+//
+// Every entry point catches everything (no exception leaves the C API) and
+// records its error in a thread-local string. Validation runs in this order:
+// files and manifest (loadBundle), what the runtime can run (buildLayerPlan),
+// then, unless DMRT_OPEN_VALIDATE_ONLY, the device (Executor::open).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/dmrt.h"
+
+#include "runtime/Executor.h"
+#include "runtime/dmrtLayer.h"
+
+#include <new>
+
+using namespace dmrt;
+
+namespace dmrt {
+
+thread_local std::string lastError;
+
+dmrt_status fail(dmrt_status s, const std::string &message) {
+  lastError = message;
+  return s;
+}
+
+} // namespace dmrt
+
+extern "C" {
+
+const char *dmrt_last_error(void) { return dmrt::lastError.c_str(); }
+
+const char *dmrt_status_name(dmrt_status s) {
+  switch (s) {
+  case DMRT_OK: return "DMRT_OK";
+  case DMRT_ERROR_INVALID_ARGUMENT: return "DMRT_ERROR_INVALID_ARGUMENT";
+  case DMRT_ERROR_BUNDLE: return "DMRT_ERROR_BUNDLE";
+  case DMRT_ERROR_UNSUPPORTED: return "DMRT_ERROR_UNSUPPORTED";
+  case DMRT_ERROR_NO_DEVICE: return "DMRT_ERROR_NO_DEVICE";
+  case DMRT_ERROR_ARCH: return "DMRT_ERROR_ARCH";
+  case DMRT_ERROR_CUDA: return "DMRT_ERROR_CUDA";
+  case DMRT_ERROR_BINDING: return "DMRT_ERROR_BINDING";
+  case DMRT_ERROR_UNBOUND: return "DMRT_ERROR_UNBOUND";
+  case DMRT_ERROR_STATE: return "DMRT_ERROR_STATE";
+  case DMRT_ERROR_INTERNAL: return "DMRT_ERROR_INTERNAL";
+  }
+  return "DMRT_ERROR_(unknown)";
+}
+
+int dmrt_api_version(void) { return DMRT_API_VERSION; }
+
+void dmrt_open_options_init(dmrt_open_options *o) {
+  if (!o)
+    return;
+  o->struct_size = sizeof(dmrt_open_options);
+  o->device = 0;
+  o->flags = 0;
+}
+
+dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
+                      dmrt_layer **out) {
+  DMRT_GUARD_BEGIN
+  if (!out)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_open: out is null");
+  *out = nullptr;
+  if (!bundle_dir)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_open: bundle_dir is null");
+  dmrt_open_options o;
+  dmrt_open_options_init(&o);
+  if (options) {
+    if (options->struct_size != sizeof(dmrt_open_options))
+      return fail(DMRT_ERROR_INVALID_ARGUMENT,
+                  "dmrt_open: options->struct_size is " +
+                      std::to_string(options->struct_size) + ", expected " +
+                      std::to_string(sizeof(dmrt_open_options)) +
+                      " (call dmrt_open_options_init)");
+    o = *options;
+  }
+  const uint32_t known = DMRT_OPEN_VALIDATE_ONLY | DMRT_OPEN_NO_GRAPHS | DMRT_OPEN_EXTERNAL_ARENA;
+  if (o.flags & ~known)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT,
+                "dmrt_open: unknown flags " + std::to_string(o.flags & ~known));
+  if (o.device < 0)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT,
+                "dmrt_open: device " + std::to_string(o.device) + " is negative");
+  std::unique_ptr<dmrt_layer> layer(new dmrt_layer);
+  std::string error;
+  if (!loadBundle(bundle_dir, layer->bundle, error))
+    return fail(DMRT_ERROR_BUNDLE, error);
+  if (!buildLayerPlan(layer->bundle, layer->plan, error))
+    return fail(DMRT_ERROR_UNSUPPORTED, std::string(bundle_dir) + ": " + error);
+  layer->bindings = std::make_unique<LayerBindings>(layer->bundle, layer->plan);
+  for (int ph = 0; ph < 2; ++ph)
+    for (const BundleStep &s : layer->plan.steps[ph])
+      layer->stepNames[ph].push_back(stepName(layer->bundle, s));
+  layer->externalArena = (o.flags & DMRT_OPEN_EXTERNAL_ARENA) != 0;
+  if (!(o.flags & DMRT_OPEN_VALIDATE_ONLY)) {
+    auto exec = std::make_unique<Executor>(layer->bundle, layer->plan, *layer->bindings);
+    ExecutorOptions eo;
+    eo.device = o.device;
+    eo.graphs = !(o.flags & DMRT_OPEN_NO_GRAPHS);
+    eo.externalArena = layer->externalArena;
+    if (!exec->open(eo, error))
+      return fail(exec->noDevice()       ? DMRT_ERROR_NO_DEVICE
+                  : exec->archMismatch() ? DMRT_ERROR_ARCH
+                                         : DMRT_ERROR_CUDA,
+                  error);
+    layer->exec = std::move(exec);
+  }
+  *out = layer.release();
+  return DMRT_OK;
+  DMRT_GUARD_END
+}
+
+void dmrt_close(dmrt_layer *layer) {
+  try {
+    delete layer;
+  } catch (...) {
+  }
+}
+
+const char *dmrt_model(const dmrt_layer *layer) {
+  return layer ? layer->bundle.model.c_str() : "";
+}
+
+const char *dmrt_device_name(const dmrt_layer *layer) {
+  return layer && layer->exec ? layer->exec->deviceName().c_str() : "";
+}
+
+dmrt_status dmrt_tensor_count(const dmrt_layer *layer, int32_t *count) {
+  if (!layer || !count)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_tensor_count: null argument");
+  *count = int32_t(layer->plan.callerTensors.size());
+  return DMRT_OK;
+}
+
+dmrt_status dmrt_tensor_info(const dmrt_layer *layer, int32_t index, dmrt_tensor_desc *out) {
+  DMRT_GUARD_BEGIN
+  if (!layer || !out)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_tensor_info: null argument");
+  const LayerPlan &p = layer->plan;
+  if (index < 0 || size_t(index) >= p.callerTensors.size())
+    return fail(DMRT_ERROR_INVALID_ARGUMENT,
+                "dmrt_tensor_info: index " + std::to_string(index) + " out of range [0, " +
+                    std::to_string(p.callerTensors.size()) + ")");
+  const CallerTensor &ct = p.callerTensors[size_t(index)];
+  const BundleTensor &t = *layer->bundle.tensor(ct.id);
+  if (t.shape.size() > DMRT_MAX_RANK)
+    return fail(DMRT_ERROR_UNSUPPORTED, "tensor '" + t.name + "' has rank " +
+                                            std::to_string(t.shape.size()) + " > DMRT_MAX_RANK");
+  *out = dmrt_tensor_desc{};
+  out->name = t.name.c_str();
+  out->role = toCRole(t.role);
+  out->dims = t.dims.c_str();
+  out->rank = int32_t(t.shape.size());
+  for (size_t d = 0; d < t.shape.size(); ++d)
+    out->shape[d] = t.shape[d];
+  out->dtype = toCDType(t.dtype);
+  out->bytes = t.bytes;
+  out->buffer = int32_t(ct.buffer);
+  out->buffer_offset = ct.byteOffset;
+  out->buffer_bytes = p.buffers[ct.buffer].bytes;
+  return DMRT_OK;
+  DMRT_GUARD_END
+}
+
+dmrt_status dmrt_find_tensor(const dmrt_layer *layer, const char *name, int32_t *index) {
+  DMRT_GUARD_BEGIN
+  if (!layer || !name || !index)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_find_tensor: null argument");
+  int64_t i = layer->plan.findCallerTensor(layer->bundle, name);
+  if (i < 0)
+    return fail(DMRT_ERROR_BINDING, std::string("no caller tensor '") + name + "'");
+  *index = int32_t(i);
+  return DMRT_OK;
+  DMRT_GUARD_END
+}
+
+dmrt_status dmrt_memory(const dmrt_layer *layer, dmrt_memory_info *out) {
+  if (!layer || !out)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_memory: null argument");
+  *out = dmrt_memory_info{};
+  MemoryInfo m;
+  if (layer->exec) {
+    m = layer->exec->memory();
+  } else { // validate-only: the plan's figures, no cuBLASLt workspace
+    m.arenaBytes = layer->bundle.arenaBytes;
+    for (const BundleKernel &k : layer->bundle.kernels)
+      m.kernelWorkspaceBytes += k.workspaceBytes;
+    for (const CallerBuffer &b : layer->plan.buffers)
+      m.callerBytes += b.bytes;
+  }
+  out->arena_bytes = m.arenaBytes;
+  out->kernel_workspace_bytes = m.kernelWorkspaceBytes;
+  out->gemm_workspace_bytes = m.gemmWorkspaceBytes;
+  out->caller_bytes = m.callerBytes;
+  out->external_arena = layer->externalArena ? 1 : 0;
+  return DMRT_OK;
+}
+
+} // extern "C"

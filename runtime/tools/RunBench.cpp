@@ -1,0 +1,119 @@
+//===- RunBench.cpp - dmc-run --bench: time a whole step ------------------===//
+#include "RunBench.h"
+
+#include "RunSupport.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+namespace dmrt {
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+struct StepTimes {
+  double forwardMs = 0, backwardMs = 0, stepMs = 0, hostUs = 0;
+};
+
+/// Medians of `reps` steps (after `warmup`) with graphs on or off.
+bool timeSteps(Layer &layer, cudaStream_t stream, bool graphs, int reps, int warmup,
+               StepTimes &out, std::string &error) {
+  if (!statusOk(layer.setGraphs(graphs), "graphs", error))
+    return false;
+  cudaEvent_t ev[3] = {};
+  for (cudaEvent_t &e : ev)
+    if (!cudaOk(cudaEventCreate(&e), "cudaEventCreate", error))
+      return false;
+  std::vector<double> fwd, bwd, whole, host;
+  bool ok = true;
+  for (int r = 0; ok && r < warmup + reps; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    ok = statusOk(layer.setSeed(1000 + uint64_t(r)), "seed", error) &&
+         cudaOk(cudaEventRecord(ev[0], stream), "cudaEventRecord", error) &&
+         statusOk(layer.forward(stream), "forward", error) &&
+         cudaOk(cudaEventRecord(ev[1], stream), "cudaEventRecord", error) &&
+         statusOk(layer.backward(stream), "backward", error) &&
+         cudaOk(cudaEventRecord(ev[2], stream), "cudaEventRecord", error);
+    auto t1 = std::chrono::steady_clock::now();
+    float f = 0, b = 0;
+    ok = ok && cudaOk(cudaEventSynchronize(ev[2]), "the step", error) &&
+         cudaOk(cudaEventElapsedTime(&f, ev[0], ev[1]), "cudaEventElapsedTime", error) &&
+         cudaOk(cudaEventElapsedTime(&b, ev[1], ev[2]), "cudaEventElapsedTime", error);
+    if (ok && r >= warmup) {
+      fwd.push_back(f);
+      bwd.push_back(b);
+      whole.push_back(f + b);
+      host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    }
+  }
+  for (cudaEvent_t e : ev)
+    cudaEventDestroy(e);
+  out = {median(fwd), median(bwd), median(whole), median(host)};
+  return ok;
+}
+
+} // namespace
+
+bool benchLayer(Layer &layer, int reps, int warmup, std::string &error) {
+  cudaStream_t stream = nullptr;
+  if (!cudaOk(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate",
+              error))
+    return false;
+  dmrt_memory_info mem;
+  layer.memory(mem);
+  std::printf("dmc-run: %s on %s; arena %.2f MiB (kernel workspaces %.2f MiB), cuBLASLt "
+              "workspace %.0f MiB, caller buffers %.2f MiB\n",
+              layer.model().c_str(), layer.deviceName().c_str(), mem.arena_bytes / 1048576.0,
+              mem.kernel_workspace_bytes / 1048576.0, mem.gemm_workspace_bytes / 1048576.0,
+              mem.caller_bytes / 1048576.0);
+  StepTimes graphs, plain;
+  std::printf("dmc-run: timing %d steps (after %d warm-up) with CUDA graphs ...\n", reps, warmup);
+  bool ok = timeSteps(layer, stream, true, reps, warmup, graphs, error);
+  std::printf("dmc-run: timing %d steps with plain launches ...\n", reps);
+  ok = ok && timeSteps(layer, stream, false, reps, warmup, plain, error);
+  // The sum of every step's own time (each alone between events).
+  int32_t counts[2] = {0, 0};
+  double sums[2] = {0, 0};
+  for (int32_t bwd = 0; ok && bwd < 2; ++bwd) {
+    dmrt_step_count(layer.get(), bwd, &counts[bwd]);
+    std::vector<float> ms(size_t(std::max(counts[bwd], 1)));
+    std::vector<std::vector<float>> samples(ms.size());
+    for (int r = 0; ok && r < std::min(reps, 20); ++r) {
+      if (bwd && !statusOk(layer.forward(stream), "forward", error))
+        ok = false;
+      ok = ok && statusOk(Status::of(dmrt_profile(layer.get(), stream, bwd, ms.data(),
+                                                  int32_t(ms.size()))),
+                          "profile", error);
+      for (size_t i = 0; ok && i < size_t(counts[bwd]); ++i)
+        samples[i].push_back(ms[i]);
+    }
+    for (size_t i = 0; ok && i < size_t(counts[bwd]); ++i) {
+      std::vector<double> d(samples[i].begin(), samples[i].end());
+      sums[bwd] += median(d);
+    }
+  }
+  cudaStreamDestroy(stream);
+  if (!ok)
+    return false;
+  std::printf("dmc-run: summary (median ms)       forward  backward  step   host enqueue us\n");
+  std::printf("dmc-run:   CUDA graphs            %8.3f  %8.3f  %6.3f  %8.1f\n", graphs.forwardMs,
+              graphs.backwardMs, graphs.stepMs, graphs.hostUs);
+  std::printf("dmc-run:   plain launches         %8.3f  %8.3f  %6.3f  %8.1f\n", plain.forwardMs,
+              plain.backwardMs, plain.stepMs, plain.hostUs);
+  std::printf("dmc-run:   sum of steps' own times %7.3f  %8.3f  %6.3f  (%d + %d steps)\n",
+              sums[0], sums[1], sums[0] + sums[1], counts[0], counts[1]);
+  std::printf("dmc-run: launch overhead: plain - graphs = %.3f ms per step; graphs - sum of "
+              "steps = %.3f ms (gaps between steps)\n",
+              plain.stepMs - graphs.stepMs, graphs.stepMs - (sums[0] + sums[1]));
+  return true;
+}
+
+} // namespace dmrt

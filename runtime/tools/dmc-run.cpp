@@ -1,0 +1,213 @@
+//===- dmc-run.cpp - Run a layer bundle on the GPU ------------------------===//
+//
+//   dmc-run BUNDLE --out OUT.safetensors [--inputs IN.safetensors] [--train]
+//           [--seed N] [--device N] [--no-graphs] [--dry-run]
+//   dmc-run BUNDLE --bench [--reps N] [--warmup N] [--seed N] [--device N]
+//
+// The GPU counterpart of `dmc eval` (runtime/LayerData.h): the same tensor
+// names and files. Arguments missing from --inputs are drawn from --seed as
+// dmc eval draws them, --seed is also the dropout seed, and --out gets every
+// argument and result, so `dmc eval MODEL --stage fuse --precision storage
+// --seed N [--train]` computes what this computes, tensor by tensor. Without
+// --train it runs forward only (DMRT_MODE_INFERENCE). --dry-run stops before
+// the device: the bundle is validated and --out gets the arguments alone.
+// --bench times the step (runtime/tools/RunBench.h) on drawn arguments.
+// Runs through the C API (runtime/dmrt.hpp).
+//
+// Exit: 0 ok; 1 a CUDA or runtime failure; 2 usage, bundle or input file
+// errors; 77 no CUDA device or driver.
+//
+//===----------------------------------------------------------------------===//
+#include "RunBench.h"
+#include "RunSupport.h"
+
+#include "runtime/CudaDriver.h"
+#include "runtime/LayerData.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+using namespace dmrt;
+
+namespace {
+
+const char *kUsage =
+    "usage: dmc-run BUNDLE --out OUT.safetensors [--inputs IN.safetensors] [--train]\n"
+    "               [--seed N] [--device N] [--no-graphs] [--dry-run]\n"
+    "       dmc-run BUNDLE --bench [--reps N] [--warmup N] [--seed N] [--device N]\n"
+    "Runs a layer bundle on the GPU as `dmc eval` runs it on the CPU (same tensor\n"
+    "names and files; missing arguments drawn from --seed, also the dropout seed).\n"
+    "Exit: 0 ok, 1 CUDA/runtime failure, 2 usage/bundle/input error, 77 no GPU.\n";
+
+struct Options {
+  std::string bundle, inputs, out;
+  bool train = false, bench = false, dryRun = false, graphs = true;
+  uint64_t seed = 0;
+  long long device = 0, reps = 50, warmup = 5;
+};
+
+int usage(const std::string &msg) {
+  std::fprintf(stderr, "dmc-run: %s\n%s", msg.c_str(), kUsage);
+  return 2;
+}
+
+bool parseNumber(const char *s, unsigned long long max, unsigned long long &out) {
+  char *end = nullptr;
+  errno = 0;
+  if (!s || *s == '-')
+    return false;
+  out = std::strtoull(s, &end, 10);
+  return !errno && end && !*end && end != s && out <= max;
+}
+
+/// 0 when parsed, else the exit code (usage printed).
+int parse(int argc, char **argv, Options &o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    const char *next = i + 1 < argc ? argv[i + 1] : nullptr;
+    unsigned long long n = 0;
+    auto number = [&](unsigned long long max, const char *what) {
+      if (!parseNumber(next, max, n))
+        return usage(a + " needs " + what);
+      ++i;
+      return 0;
+    };
+    int rc = 0;
+    if (a == "-h" || a == "--help") {
+      std::printf("%s", kUsage);
+      std::exit(0);
+    } else if (a == "--inputs" || a == "--out") {
+      if (!next)
+        return usage(a + " needs a file");
+      (a == "--inputs" ? o.inputs : o.out) = argv[++i];
+    } else if (a == "--train") {
+      o.train = true;
+    } else if (a == "--bench") {
+      o.bench = true;
+    } else if (a == "--dry-run") {
+      o.dryRun = true;
+    } else if (a == "--no-graphs") {
+      o.graphs = false;
+    } else if (a == "--seed") {
+      if (!(rc = number(~0ull, "an unsigned 64-bit integer")))
+        o.seed = n;
+    } else if (a == "--device" || a == "--reps" || a == "--warmup") {
+      if (!(rc = number(1000000, "an integer in [0, 1000000]")))
+        (a == "--device" ? o.device : a == "--reps" ? o.reps : o.warmup) = (long long)n;
+    } else if (!a.empty() && a[0] == '-') {
+      return usage("unknown option " + a);
+    } else if (o.bundle.empty()) {
+      o.bundle = a;
+    } else {
+      return usage("more than one bundle: " + o.bundle + " and " + a);
+    }
+    if (rc)
+      return rc;
+  }
+  if (o.bundle.empty())
+    return usage("no bundle given");
+  if (o.bench && (!o.out.empty() || !o.inputs.empty() || o.dryRun))
+    return usage("--bench takes no --out, --inputs or --dry-run");
+  if (!o.bench && o.out.empty())
+    return usage("--out is required (or --bench)");
+  if (o.bench && o.reps < 1)
+    return usage("--reps must be at least 1");
+  return 0;
+}
+
+int fail(int rc, const std::string &msg) {
+  std::fprintf(stderr, "dmc-run: %s\n", msg.c_str());
+  return rc;
+}
+
+/// Exit code for a failed open: 77 without a device, 2 for the bundle.
+int openFailure(const Status &s) {
+  if (s.code == DMRT_ERROR_NO_DEVICE)
+    return fail(kExitNoDevice, "skipped: " + s.message);
+  bool bundle = s.code == DMRT_ERROR_BUNDLE || s.code == DMRT_ERROR_UNSUPPORTED ||
+                s.code == DMRT_ERROR_ARCH;
+  return fail(bundle ? 2 : 1, std::string(dmrt_status_name(s.code)) + ": " + s.message);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  if (int rc = parse(argc, argv, o))
+    return rc;
+  Bundle b;
+  std::string error;
+  if (!loadBundle(o.bundle, b, error))
+    return fail(2, error);
+  Layer layer;
+  uint32_t flags = (o.dryRun ? DMRT_OPEN_VALIDATE_ONLY : 0) | (o.graphs ? 0 : DMRT_OPEN_NO_GRAPHS);
+  if (Status s = layer.open(o.bundle, flags, int(o.device)); !s) {
+    if (!o.dryRun || s.code != DMRT_ERROR_UNSUPPORTED)
+      return openFailure(s);
+    // --dry-run still writes the arguments of a bundle the runtime cannot run.
+    std::fprintf(stderr, "dmc-run: warning: the runtime cannot run this bundle: %s\n",
+                 s.message.c_str());
+  }
+  bool train = o.train || o.bench;
+  TensorFile inputs;
+  if (!o.inputs.empty() && !readSafetensors(o.inputs, inputs, error))
+    return fail(2, error);
+  std::vector<Tensor> args;
+  int drawn = 0;
+  if (!gatherArguments(b, o.inputs.empty() ? nullptr : &inputs, o.inputs, o.seed, train, args,
+                       drawn, error))
+    return fail(2, error);
+  std::map<std::string, std::string> metadata = {
+      {"model", b.model}, {"bundle", o.bundle}, {"seed", std::to_string(o.seed)},
+      {"precision", "gpu"}, {"graph", train ? "training" : "forward"}};
+  if (o.dryRun) {
+    if (!writeRunFile(b, o.out, args, {}, metadata, error))
+      return fail(1, error);
+    std::fprintf(stderr, "dmc-run: --dry-run: bundle valid; wrote %zu arguments (%d drawn from "
+                         "seed %llu) to %s\n",
+                 args.size(), drawn, (unsigned long long)o.seed, o.out.c_str());
+    return 0;
+  }
+  DeviceBuffers buffers;
+  if (!buffers.allocateAndBind(layer, error))
+    return fail(1, error);
+  for (const Tensor &t : args)
+    if (!cudaOk(cudaMemcpy(buffers.ptr(layer, t.name), t.bytes.data(), t.bytes.size(),
+                           cudaMemcpyHostToDevice),
+                "upload " + t.name, error))
+      return fail(1, error);
+  if (o.bench)
+    return benchLayer(layer, int(o.reps), int(o.warmup), error) ? 0 : fail(1, error);
+  if (!statusOk(layer.setSeed(o.seed), "seed", error) ||
+      !statusOk(layer.forward(nullptr, train ? DMRT_MODE_TRAIN : DMRT_MODE_INFERENCE),
+                "forward", error) ||
+      (train && !statusOk(layer.backward(nullptr), "backward", error)) ||
+      !cudaOk(cudaDeviceSynchronize(), "the step", error))
+    return fail(1, error);
+  std::vector<Tensor> results;
+  for (const BundleTensor &t : b.tensors) {
+    if (!isRunResult(t, train))
+      continue;
+    Tensor r;
+    r.name = t.name;
+    r.dtype = t.dtype;
+    r.shape = t.shape;
+    r.bytes.resize(size_t(t.bytes));
+    if (!cudaOk(cudaMemcpy(r.bytes.data(), buffers.ptr(layer, t.name), r.bytes.size(),
+                           cudaMemcpyDeviceToHost),
+                "download " + t.name, error))
+      return fail(1, error);
+    results.push_back(std::move(r));
+  }
+  metadata["device"] = layer.deviceName();
+  if (!writeRunFile(b, o.out, args, results, metadata, error))
+    return fail(1, error);
+  std::fprintf(stderr, "dmc-run: %s on %s: %s; wrote %zu tensors (%d arguments drawn from seed "
+                       "%llu) to %s\n",
+               b.model.c_str(), layer.deviceName().c_str(),
+               train ? "forward + backward" : "forward (inference)", args.size() + results.size(),
+               drawn, (unsigned long long)o.seed, o.out.c_str());
+  return 0;
+}

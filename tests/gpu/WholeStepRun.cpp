@@ -1,0 +1,199 @@
+//===- WholeStepRun.cpp - A whole training step through runtime/dmrt.h ----===//
+#include "WholeStepRun.h"
+
+#include "runtime/Bundle.h"
+#include "runtime/Harness.h"
+#include "runtime/dmrt.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstring>
+
+namespace dmctest {
+namespace {
+
+/// Device buffers for every caller buffer of a layer, freed on destruction.
+struct Buffers {
+  std::map<int32_t, void *> base; // dmrt_tensor_desc::buffer ->
+  ~Buffers() {
+    for (auto &kv : base)
+      cudaFree(kv.second);
+  }
+};
+
+bool cuda(cudaError_t e, const std::string &what, std::string &error) {
+  if (e == cudaSuccess)
+    return true;
+  error = what + ": " + cudaGetErrorString(e);
+  return false;
+}
+
+bool check(const dmrt::Status &s, const std::string &what, std::string &error) {
+  if (s)
+    return true;
+  error = what + ": " + dmrt_status_name(s.code) + ": " + s.message;
+  return false;
+}
+
+/// Allocates, fills with NaN bytes and binds every caller tensor.
+bool bindAll(dmrt::Layer &layer, Buffers &buf, std::string &error) {
+  for (const dmrt_tensor_desc &t : layer.tensors()) {
+    void *&base = buf.base[t.buffer];
+    if (!base && (!cuda(cudaMalloc(&base, size_t(t.buffer_bytes)), "cudaMalloc", error) ||
+                  !cuda(cudaMemset(base, 0xFF, size_t(t.buffer_bytes)), "cudaMemset", error)))
+      return false;
+    if (!check(layer.bind(t.name, static_cast<char *>(base) + t.buffer_offset),
+               std::string("bind ") + t.name, error))
+      return false;
+  }
+  return true;
+}
+
+void *tensorPtr(dmrt::Layer &layer, Buffers &buf, const std::string &name) {
+  dmrt_tensor_desc d;
+  if (!layer.tensor(name, d))
+    return nullptr;
+  return static_cast<char *>(buf.base[d.buffer]) + d.buffer_offset;
+}
+
+/// Forward + backward with (seed, offset); every result's bytes by name.
+bool step(dmrt::Layer &layer, Buffers &buf, const std::vector<std::string> &results,
+          uint64_t seed, uint64_t offset, std::map<std::string, std::vector<uint8_t>> &out,
+          std::string &error) {
+  if (!check(layer.setSeed(seed, offset), "set seed", error) ||
+      !check(layer.forward(nullptr), "forward", error) ||
+      !check(layer.backward(nullptr), "backward", error) ||
+      !cuda(cudaDeviceSynchronize(), "the step", error))
+    return false;
+  for (const std::string &n : results) {
+    dmrt_tensor_desc d;
+    layer.tensor(n, d);
+    std::vector<uint8_t> &bytes = out[n];
+    bytes.resize(size_t(d.bytes));
+    if (!cuda(cudaMemcpy(bytes.data(), tensorPtr(layer, buf, n), bytes.size(),
+                         cudaMemcpyDeviceToHost),
+              "download " + n, error))
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+bool runStep(const std::string &bundleDir, const std::string &storagePath,
+             const std::string &exactPath, StepRun &run, std::string &error) {
+  dmrt::Bundle b;
+  dmrt::TensorFile storage, exact;
+  std::vector<dmrt::StepBinding> bindings;
+  if (!dmrt::loadBundle(bundleDir, b, error) ||
+      !dmrt::readSafetensors(storagePath, storage, error) ||
+      (!exactPath.empty() && !dmrt::readSafetensors(exactPath, exact, error)) ||
+      !dmrt::bindEvalFile(b, storage, storagePath, bindings, error))
+    return false;
+  auto s = storage.metadata.find("seed");
+  if (s == storage.metadata.end() || !dmrt::parseU64(s->second, run.seed)) {
+    error = storagePath + ": no unsigned 64-bit metadata \"seed\" (the dropout seed)";
+    return false;
+  }
+  dmrt::Layer layer;
+  Buffers buf;
+  if (!check(layer.open(bundleDir, DMRT_OPEN_NO_GRAPHS), bundleDir, error) ||
+      !bindAll(layer, buf, error))
+    return false;
+  std::vector<std::string> results;
+  for (const dmrt::StepBinding &sb : bindings) {
+    const dmrt::BundleTensor *t = b.tensor(sb.tensor);
+    if (!sb.input) {
+      results.push_back(t->name);
+      continue;
+    }
+    dmrt::Tensor v = dmrt::fromDoubles(t->name, t->dtype, t->shape, dmrt::toDoubles(*sb.value));
+    if (!cuda(cudaMemcpy(tensorPtr(layer, buf, t->name), v.bytes.data(), v.bytes.size(),
+                         cudaMemcpyHostToDevice),
+              "upload " + t->name, error))
+      return false;
+    ++run.uploaded;
+  }
+  std::map<std::string, std::vector<uint8_t>> plain, graph, other, again;
+  if (!step(layer, buf, results, run.seed, 0, plain, error) ||
+      !check(layer.setGraphs(true), "graphs on", error) ||
+      !step(layer, buf, results, run.seed, 0, graph, error) ||
+      !step(layer, buf, results, run.seed, 1, other, error) ||
+      !step(layer, buf, results, run.seed, 0, again, error))
+    return false;
+  if (graph != plain || again != plain) {
+    error = bundleDir + ": the step replayed from a CUDA graph differs from plain launches" +
+            (graph == plain ? " after the seed was changed and changed back" : "");
+    return false;
+  }
+  bool dropout = false;
+  for (const dmrt::BundleKernel &k : b.kernels)
+    dropout |= k.name.find("dropout") != std::string::npos;
+  if (dropout && other == plain) {
+    error = bundleDir + ": a new seed offset changed no result of a layer with dropout "
+                        "(the graph's seeds were not rewritten?)";
+    return false;
+  }
+  for (const dmrt::StepBinding &sb : bindings) {
+    if (sb.input)
+      continue;
+    const dmrt::BundleTensor *t = b.tensor(sb.tensor);
+    dmrt::Tensor got;
+    got.dtype = t->dtype;
+    got.shape = t->shape;
+    got.bytes = plain[t->name];
+    run.names.push_back(t->name);
+    run.got[t->name] = dmrt::toDoubles(got);
+    run.ref[t->name] = dmrt::toDoubles(*sb.value);
+    if (!exactPath.empty()) {
+      const dmrt::Tensor *e = exact.find(t->name);
+      if (!e) {
+        error = exactPath + ": no tensor '" + t->name + "'";
+        return false;
+      }
+      run.exact[t->name] = dmrt::toDoubles(*e);
+    }
+  }
+  run.steps = int(b.steps.size());
+  std::printf("%s: %d steps through dmrt.h on %s, %d tensors in, %zu compared, dropout seed "
+              "%llu; graph replays equal plain launches%s\n",
+              bundleDir.c_str(), run.steps, layer.deviceName().c_str(), run.uploaded,
+              run.names.size(), static_cast<unsigned long long>(run.seed),
+              dropout ? ", a new seed offset changes the results" : "");
+  return true;
+}
+
+bool checkMisuse(const std::string &bundleDir, const std::string &otherArchBundle) {
+  bool ok = true;
+  auto expect = [&](const dmrt::Status &s, dmrt_status want, const char *what) {
+    bool pass = s.code == want && !s.message.empty();
+    std::printf("  misuse %s: %s (%s: %s)\n", what, pass ? "ok" : "FAIL",
+                dmrt_status_name(s.code), s.message.c_str());
+    ok &= pass;
+  };
+  dmrt::Layer layer;
+  Buffers buf;
+  std::string error;
+  if (!check(layer.open(bundleDir), bundleDir, error) || !bindAll(layer, buf, error)) {
+    std::printf("FAIL: %s\n", error.c_str());
+    return false;
+  }
+  std::vector<dmrt_tensor_desc> ts = layer.tensors();
+  alignas(256) static char host[1 << 16];
+  expect(layer.bind(ts[0].name, host), DMRT_ERROR_BINDING, "host pointer bound");
+  expect(layer.backward(nullptr), DMRT_ERROR_STATE, "backward before forward");
+  expect(layer.forward(nullptr, DMRT_MODE_INFERENCE), DMRT_OK, "inference forward");
+  expect(layer.backward(nullptr), DMRT_ERROR_STATE, "backward after inference");
+  expect(layer.forward(nullptr), DMRT_OK, "training forward");
+  expect(layer.backward(nullptr), DMRT_OK, "backward");
+  expect(layer.backward(nullptr), DMRT_ERROR_STATE, "second backward");
+  ok &= cudaDeviceSynchronize() == cudaSuccess;
+  if (!otherArchBundle.empty()) {
+    dmrt::Layer other;
+    expect(other.open(otherArchBundle), DMRT_ERROR_ARCH, "bundle for another arch");
+  }
+  return ok;
+}
+
+} // namespace dmctest
