@@ -42,7 +42,7 @@ cl::opt<bool> train("train", cl::desc("Training graph: forward + backward (dm-au
 
 cl::opt<std::string> stageOpt("stage",
                               cl::desc("Stop after this stage: frontend, stack, autodiff, "
-                                       "classify, fuse"),
+                                       "classify, fuse, config"),
                               cl::init("autodiff"), cl::value_desc("NAME"), cl::sub(graphCmd),
                               cl::sub(evalCmd), cl::cat(dmcCategory));
 
@@ -59,7 +59,7 @@ cl::opt<std::string> reportOut("o", cl::desc("Write the report to FILE (default:
                                cl::value_desc("FILE"), cl::init("-"), cl::sub(reportCmd),
                                cl::cat(dmcCategory));
 cl::opt<std::string> reportStage("stage", cl::desc("Stop after this stage: frontend, stack, "
-                                                   "autodiff, classify, fuse"),
+                                                   "autodiff, classify, fuse, config"),
                                  cl::init("fuse"), cl::value_desc("NAME"), cl::sub(reportCmd),
                                  cl::cat(dmcCategory));
 
@@ -217,7 +217,7 @@ int runReport(mlir::MLIRContext &ctx) {
 }
 
 int runCompile(mlir::MLIRContext &ctx) {
-  auto module = dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Fuse);
+  auto module = dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Config);
   if (!module)
     return report(module.takeError());
   dmc::bundle::BundleOptions options;

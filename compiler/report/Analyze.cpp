@@ -39,7 +39,7 @@ llvm::Expected<DataMovementReport> analyzeModel(MLIRContext &ctx, llvm::StringRe
   if (!fused)
     return fused.takeError();
   report.fused = costOf(layerFunction(**fused));
-  if (last == Stage::Fuse) {
+  if (last >= Stage::Fuse) {
     auto memory = memoryOf(layerFunction(**fused));
     if (!memory)
       return memory.takeError();
