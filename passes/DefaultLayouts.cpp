@@ -241,23 +241,8 @@ bool LayoutChooser::fix(dm::ContractOp c) {
   for (int n = 0; n < 2; ++n)
     if (bestTransposed[n])
       layout::insertTransposeKernel(c->getOpOperand(n), bestWant[n]);
-  if (bestTransposed[2]) {
-    // D in the mappable layout, then a transpose kernel back for its readers.
-    Value d = c.getResult();
-    auto old = tensorOf(d);
-    OpBuilder b(c->getContext());
-    b.setInsertionPointAfter(c);
-    d.setType(old.permutedTo(bestWant[2]));
-    auto kernel = b.create<dm::KernelOp>(c.getLoc(), TypeRange{old}, ValueRange{d},
-                                         b.getStringAttr("transpose"));
-    Block *body = new Block();
-    kernel.getBody().push_back(body);
-    Value arg = body->addArgument(d.getType(), d.getLoc());
-    OpBuilder inner = OpBuilder::atBlockEnd(body);
-    Value t = inner.create<dm::TransposeOp>(c.getLoc(), old, arg);
-    inner.create<dm::YieldOp>(c.getLoc(), ValueRange{t});
-    d.replaceAllUsesExcept(kernel.getResult(0), kernel);
-  }
+  if (bestTransposed[2])
+    layout::insertTransposeAfter(c, bestWant[2]);
   return true;
 }
 

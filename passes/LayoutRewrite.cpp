@@ -93,6 +93,22 @@ void propagate(Value v) {
   }
 }
 
+/// `dm.kernel "transpose"(x) -> type` at `b`, marked as inserted for `kind`.
+dm::KernelOp buildTransposeKernel(OpBuilder &b, Value x, dm::TensorType type,
+                                  llvm::StringRef kind) {
+  Location loc = x.getLoc();
+  auto kernel = b.create<dm::KernelOp>(loc, TypeRange{type}, ValueRange{x},
+                                       b.getStringAttr("transpose"));
+  kernel->setAttr(kInsertedAttr, b.getStringAttr(kind));
+  Block *body = new Block();
+  kernel.getBody().push_back(body);
+  Value arg = body->addArgument(x.getType(), loc);
+  OpBuilder inner = OpBuilder::atBlockEnd(body);
+  Value t = inner.create<dm::TransposeOp>(loc, type, arg);
+  inner.create<dm::YieldOp>(loc, ValueRange{t});
+  return kernel;
+}
+
 } // namespace
 
 bool isPermutation(llvm::StringRef names, llvm::StringRef of) {
@@ -176,7 +192,8 @@ Value insertTransposeKernel(OpOperand &use, llvm::StringRef dims) {
   auto type = tensorOf(x).permutedTo(dims);
   for (Operation *other : x.getUsers())
     if (auto k = dyn_cast<dm::KernelOp>(other);
-        k && k.getName() == "transpose" && k.getNumResults() == 1 &&
+        k && k->getAttrOfType<StringAttr>(kInsertedAttr) &&
+        k->getAttrOfType<StringAttr>(kInsertedAttr).getValue() == kInsertedForOperand &&
         k.getResult(0).getType() == type && k->getBlock() == user->getBlock()) {
       if (!k->isBeforeInBlock(user))
         k->moveBefore(user);
@@ -184,16 +201,19 @@ Value insertTransposeKernel(OpOperand &use, llvm::StringRef dims) {
       return k.getResult(0);
     }
   OpBuilder b(user);
-  auto kernel = b.create<dm::KernelOp>(user->getLoc(), TypeRange{type}, ValueRange{x},
-                                       b.getStringAttr("transpose"));
-  Block *body = new Block();
-  kernel.getBody().push_back(body);
-  Value arg = body->addArgument(x.getType(), x.getLoc());
-  OpBuilder inner = OpBuilder::atBlockEnd(body);
-  Value t = inner.create<dm::TransposeOp>(user->getLoc(), type, arg);
-  inner.create<dm::YieldOp>(user->getLoc(), ValueRange{t});
+  dm::KernelOp kernel = buildTransposeKernel(b, x, type, kInsertedForOperand);
   use.set(kernel.getResult(0));
   return kernel.getResult(0);
+}
+
+void insertTransposeAfter(dm::ContractOp c, llvm::StringRef dims) {
+  Value d = c.getResult();
+  auto old = tensorOf(d);
+  d.setType(old.permutedTo(dims));
+  OpBuilder b(c->getContext());
+  b.setInsertionPointAfter(c);
+  dm::KernelOp kernel = buildTransposeKernel(b, d, old, kInsertedForResult);
+  d.replaceAllUsesExcept(kernel.getResult(0), kernel);
 }
 
 dmcgen::Contraction contractionOf(dm::ContractOp c) {

@@ -27,6 +27,14 @@
 
 namespace dmc::layout {
 
+/// Marks a `dm.kernel "transpose"` inserted for a contraction (by
+/// dm-default-layouts or a configuration file): "operand" (a contraction
+/// reads its result) or "result" (it restores the layout of a contraction's
+/// result for that result's readers).
+inline constexpr llvm::StringLiteral kInsertedAttr = "dm.inserted";
+inline constexpr llvm::StringLiteral kInsertedForOperand = "operand";
+inline constexpr llvm::StringLiteral kInsertedForResult = "result";
+
 /// The storage class of a value: its producer's value and every view of it.
 struct StorageClass {
   mlir::Value root;
@@ -54,6 +62,10 @@ void relayout(mlir::Value root, llvm::StringRef dims);
 /// a `dm.kernel "transpose"` placed before the user (one per value and
 /// layout, shared by later users). Returns the kernel's result.
 mlir::Value insertTransposeKernel(mlir::OpOperand &use, llvm::StringRef dims);
+
+/// Makes `c` write its result in layout `dims`, with a transpose kernel
+/// right after it restoring the layout its readers have.
+void insertTransposeAfter(dm::ContractOp c, llvm::StringRef dims);
 
 /// The contraction's three tensors in their current layouts.
 dmcgen::Contraction contractionOf(dm::ContractOp c);

@@ -45,6 +45,15 @@ llvm::Expected<DataMovementReport> analyzeModel(MLIRContext &ctx, llvm::StringRe
       return memory.takeError();
     report.memory = *memory;
   }
+  if (last >= Stage::Config) {
+    auto before = buildGraph(ctx, modelPath, /*train=*/true, Stage::Fuse);
+    if (!before)
+      return before.takeError();
+    auto layouts = layoutsOf(layerFunction(**before), layerFunction(**fused));
+    if (!layouts)
+      return layouts.takeError();
+    report.layouts = *layouts;
+  }
   return report;
 }
 

@@ -82,7 +82,7 @@ func.func @through_views(%x: !dm.tensor<[s=2, b=2, j=4, h=3, p=8], f32>) -> !dm.
 // q is a function argument (the caller's layout): a transpose kernel.
 
 // CHECK-LABEL: func.func @argument_needs_transpose
-// CHECK-NEXT: %[[T:.*]] = dm.kernel "transpose"(%arg0) : (!dm.tensor<[b=2, j=4, h=3, p=8], f32>) -> !dm.tensor<[b=2, h=3, j=4, p=8], f32>
+// CHECK-NEXT: %[[T:.*]] = dm.kernel "transpose"(%arg0) {dm.inserted = "operand"} : (!dm.tensor<[b=2, j=4, h=3, p=8], f32>) -> !dm.tensor<[b=2, h=3, j=4, p=8], f32>
 // CHECK-NEXT: ^bb0(%[[A:.*]]: !dm.tensor<[b=2, j=4, h=3, p=8], f32>):
 // CHECK-NEXT: %[[X:.*]] = dm.transpose %[[A]]
 // CHECK-NEXT: dm.yield %[[X]]
@@ -122,7 +122,7 @@ func.func @two_consumers(%x: !dm.tensor<[b=2, j=4, h=3, p=8], f32>, %k: !dm.tens
 
 // CHECK-LABEL: func.func @returned_needs_transpose
 // CHECK-NEXT: %[[Q:.*]] = dm.kernel "scale"(%arg0) : (!dm.tensor<[b=2, j=4, h=3, p=8], f32>) -> !dm.tensor<[b=2, j=4, h=3, p=8], f32>
-// CHECK: %[[T:.*]] = dm.kernel "transpose"(%[[Q]]) : (!dm.tensor<[b=2, j=4, h=3, p=8], f32>) -> !dm.tensor<[b=2, h=3, j=4, p=8], f32>
+// CHECK: %[[T:.*]] = dm.kernel "transpose"(%[[Q]]) {dm.inserted = "operand"} : (!dm.tensor<[b=2, j=4, h=3, p=8], f32>) -> !dm.tensor<[b=2, h=3, j=4, p=8], f32>
 // CHECK: dm.contract %[[T]], %arg1 : <[b=2, h=3, j=4, p=8], f32>, <[b=2, h=3, k=4, p=8], f32> -> <[b=2, h=3, j=4, k=4], f32>
 // CHECK-NEXT: return %{{.*}}, %[[Q]]
 func.func @returned_needs_transpose(%x: !dm.tensor<[b=2, j=4, h=3, p=8], f32>, %k: !dm.tensor<[b=2, h=3, k=4, p=8], f32>) -> (!dm.tensor<[b=2, h=3, j=4, k=4], f32>, !dm.tensor<[b=2, j=4, h=3, p=8], f32>) {
@@ -133,6 +133,21 @@ func.func @returned_needs_transpose(%x: !dm.tensor<[b=2, j=4, h=3, p=8], f32>, %
   }
   %s = dm.contract %q, %k : !dm.tensor<[b=2, j=4, h=3, p=8], f32>, !dm.tensor<[b=2, h=3, k=4, p=8], f32> -> !dm.tensor<[b=2, h=3, j=4, k=4], f32>
   return %s, %q : !dm.tensor<[b=2, h=3, j=4, k=4], f32>, !dm.tensor<[b=2, j=4, h=3, p=8], f32>
+}
+
+// -----
+
+// The result is returned (the caller's layout) and no layout of it with the
+// batch dims b, h adjacent is [b, j, h, p]: the contraction writes
+// [b, h, j, p] and a transpose kernel restores the result's layout.
+
+// CHECK-LABEL: func.func @result_needs_transpose
+// CHECK-NEXT: %[[O:.*]] = dm.contract %arg0, %arg1 : <[b=2, h=3, j=4, k=4], f32>, <[b=2, h=3, k=4, p=8], f32> -> <[b=2, h=3, j=4, p=8], f32>
+// CHECK-NEXT: %[[T:.*]] = dm.kernel "transpose"(%[[O]]) {dm.inserted = "result"} : (!dm.tensor<[b=2, h=3, j=4, p=8], f32>) -> !dm.tensor<[b=2, j=4, h=3, p=8], f32>
+// CHECK: return %[[T]]
+func.func @result_needs_transpose(%p: !dm.tensor<[b=2, h=3, j=4, k=4], f32>, %v: !dm.tensor<[b=2, h=3, k=4, p=8], f32>) -> !dm.tensor<[b=2, j=4, h=3, p=8], f32> {
+  %o = dm.contract %p, %v : !dm.tensor<[b=2, h=3, j=4, k=4], f32>, !dm.tensor<[b=2, h=3, k=4, p=8], f32> -> !dm.tensor<[b=2, j=4, h=3, p=8], f32>
+  return %o : !dm.tensor<[b=2, j=4, h=3, p=8], f32>
 }
 
 // -----
