@@ -42,7 +42,10 @@ constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 template <typename T>
 void HostKernels<T>::contract(const HostTensor &a, const HostTensor &b, double scale,
                               HostTensor &out) {
+  // Summed in the order of the reduced dims' names, not of a's layout: a
+  // layout change (dm-default-layouts) leaves every result bit-identical.
   std::string reduced = without(a.dims + without(b.dims, a.dims), out.dims);
+  std::sort(reduced.begin(), reduced.end());
   std::vector<int64_t> rsizes;
   for (char d : reduced)
     rsizes.push_back(a.has(d) ? a.size(d) : b.size(d));

@@ -1,13 +1,16 @@
 //===- dmc.cpp - the dmc command line -------------------------------------===//
 //
-//   dmc graph MODEL.json [--train] [--emit=mlir|summary]
-//   dmc eval  MODEL.json [--train] [--inputs IN.safetensors] --out OUT.safetensors
-//             [--seed N] [--precision f32|f64|storage]
+//   dmc graph   MODEL.json [--train] [--emit=mlir|summary|cuda] [--stage NAME]
+//   dmc eval    MODEL.json [--train] [--inputs IN.safetensors] --out OUT.safetensors
+//               [--seed N] [--precision f32|f64|storage]
+//   dmc report  MODEL.json [--format text|json|html] [--stage NAME]
+//   dmc compile MODEL.json -o OUT.dmlib [--config FILE] [--print-config]
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/KernelEmitter.h"
 #include "compiler/Driver.h"
 #include "compiler/bundle/BundleWriter.h"
+#include "compiler/bundle/Configuration.h"
 #include "compiler/GraphSummary.h"
 #include "compiler/TensorIO.h"
 #include "compiler/report/Report.h"
@@ -16,6 +19,7 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 
@@ -42,7 +46,7 @@ cl::opt<bool> train("train", cl::desc("Training graph: forward + backward (dm-au
 
 cl::opt<std::string> stageOpt("stage",
                               cl::desc("Stop after this stage: frontend, stack, autodiff, "
-                                       "classify, fuse"),
+                                       "classify, fuse, config"),
                               cl::init("autodiff"), cl::value_desc("NAME"), cl::sub(graphCmd),
                               cl::sub(evalCmd), cl::cat(dmcCategory));
 
@@ -59,13 +63,23 @@ cl::opt<std::string> reportOut("o", cl::desc("Write the report to FILE (default:
                                cl::value_desc("FILE"), cl::init("-"), cl::sub(reportCmd),
                                cl::cat(dmcCategory));
 cl::opt<std::string> reportStage("stage", cl::desc("Stop after this stage: frontend, stack, "
-                                                   "autodiff, classify, fuse"),
-                                 cl::init("fuse"), cl::value_desc("NAME"), cl::sub(reportCmd),
+                                                   "autodiff, classify, fuse, config"),
+                                 cl::init("config"), cl::value_desc("NAME"), cl::sub(reportCmd),
                                  cl::cat(dmcCategory));
 
-cl::opt<std::string> bundleOut("o", cl::desc("The bundle directory to write"),
-                               cl::value_desc("OUT.dmlib"), cl::Required, cl::sub(compileCmd),
+cl::opt<std::string> bundleOut("o", cl::desc("The bundle directory to write (optional with "
+                                             "--print-config)"),
+                               cl::value_desc("OUT.dmlib"), cl::sub(compileCmd),
                                cl::cat(dmcCategory));
+cl::opt<bool> printConfig("print-config",
+                          cl::desc("Print the configuration (config.json: layouts, kernel "
+                                   "knobs, cuBLASLt forms, transposes) to stdout"),
+                          cl::sub(compileCmd), cl::cat(dmcCategory));
+cl::opt<std::string> configFile("config",
+                                cl::desc("Use this configuration (docs/config-format.md) "
+                                         "instead of the default pass dm-default-layouts"),
+                                cl::value_desc("FILE"), cl::sub(compileCmd),
+                                cl::cat(dmcCategory));
 cl::opt<std::string> arch("arch", cl::desc("GPU architecture: sm_80, sm_89, sm_90, sm_90a, sm_100"),
                           cl::init("sm_90a"), cl::sub(compileCmd), cl::cat(dmcCategory));
 cl::opt<bool> withReference("reference",
@@ -92,7 +106,7 @@ cl::opt<Emit> emit("emit", cl::desc("What to print"), cl::init(Emit::Summary),
                                          "op counts by kind and class, parameters, flop"),
                               clEnumValN(Emit::Cuda, "cuda",
                                          "CUDA C++ of every fused kernel (default "
-                                         "configuration; needs --stage fuse)")),
+                                         "configuration; needs --stage fuse or config)")),
                    cl::sub(graphCmd), cl::cat(dmcCategory));
 
 cl::opt<std::string> inputsPath("inputs", cl::desc("safetensors file with inputs, "
@@ -139,8 +153,7 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> build(mlir::MLIRContext &ctx) {
 int printCuda(mlir::func::FuncOp f) {
   int n = 0;
   for (auto kernel : f.getOps<dmc::dm::KernelOp>()) {
-    auto space = dmc::codegen::spaceOf(kernel);
-    auto emitted = dmc::codegen::emitKernel(kernel, dmc::codegen::defaultConfig(space),
+    auto emitted = dmc::codegen::emitKernel(kernel, dmc::bundle::knobsOf(kernel),
                                             "k" + std::to_string(n++) + "_" +
                                                 kernel.getName().str());
     if (!emitted)
@@ -216,10 +229,43 @@ int runReport(mlir::MLIRContext &ctx) {
   return 0;
 }
 
-int runCompile(mlir::MLIRContext &ctx) {
+/// The fused training graph configured by `--config FILE`, else by the default pass.
+Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(mlir::MLIRContext &ctx) {
+  if (configFile.empty())
+    return dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Config);
   auto module = dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Fuse);
   if (!module)
+    return module.takeError();
+  auto text = MemoryBuffer::getFile(configFile);
+  if (!text)
+    return createStringError(text.getError(),
+                             configFile + ": cannot read: " + text.getError().message());
+  dmrt::Configuration config;
+  std::string error;
+  if (!dmrt::parseConfig((*text)->getBuffer().str(), configFile, config, error))
+    return createStringError(inconvertibleErrorCode(), error);
+  if (Error e = dmc::bundle::applyConfiguration(dmc::layerFunction(**module), config, configFile))
+    return e;
+  return module;
+}
+
+int runCompile(mlir::MLIRContext &ctx) {
+  if (bundleOut.empty() && !printConfig) {
+    errs() << "dmc compile: give -o OUT.dmlib (or --print-config)\n";
+    return 1;
+  }
+  auto module = configuredGraph(ctx);
+  if (!module)
     return report(module.takeError());
+  if (printConfig) {
+    auto config = dmc::bundle::extractConfiguration(dmc::layerFunction(**module),
+                                                    sys::path::stem(modelPath));
+    if (!config)
+      return report(config.takeError());
+    outs() << dmrt::writeConfig(*config);
+    if (bundleOut.empty())
+      return 0;
+  }
   dmc::bundle::BundleOptions options;
   options.arch = arch;
   options.reference = withReference;

@@ -61,4 +61,28 @@ def DmFuse : Pass<"dm-fuse", "mlir::func::FuncOp"> {
   let dependentDialects = ["::dmc::dm::DmDialect"];
 }
 
+def DmDefaultLayouts : Pass<"dm-default-layouts", "mlir::func::FuncOp"> {
+  let summary = "Layouts under which every contraction has a cuBLASLt form";
+  let description = [{
+    The default configuration's layouts, chosen without measuring. For each
+    `dm.contract` that the cuBLASLt mapping (codegen/gemm/GemmMapping.h)
+    rejects, candidate layouts of its three tensors are built from its own
+    letter groups (batch, M, N, K: each group adjacent, one letter order per
+    group, groups in any order) and tried with the mapping. Among those that
+    map, it prefers, in this order: the contraction writing its output in
+    another layout (cuBLASLt writes D either way through the operand swap);
+    the `dm.kernel` producing an operand writing it in another layout (also
+    through views: renames, unstack slices, saved activations, which follow
+    their base); and, only where no producer can absorb it (a function
+    argument, a returned tensor, a tensor another contraction needs in its
+    current layout), an explicit `dm.transpose` in its own `dm.kernel`
+    named "transpose". Kernels reading or writing a relaid tensor get a
+    `dm.transpose` inside their region, which costs nothing: codegen
+    addresses each tensor by its own layout. Semantics are unchanged (every
+    op is defined over dimension names); function arguments and results keep
+    their layouts. Runs after dm-fuse.
+  }];
+  let dependentDialects = ["::dmc::dm::DmDialect"];
+}
+
 #endif // DMC_PASSES_TD

@@ -8,7 +8,7 @@ namespace dmc {
 namespace {
 constexpr std::pair<Stage, const char *> kStages[] = {
     {Stage::Frontend, "frontend"}, {Stage::Stack, "stack"},  {Stage::Autodiff, "autodiff"},
-    {Stage::Classify, "classify"}, {Stage::Fuse, "fuse"}};
+    {Stage::Classify, "classify"}, {Stage::Fuse, "fuse"},       {Stage::Config, "config"}};
 } // namespace
 
 const char *stageName(Stage stage) {
@@ -42,6 +42,8 @@ void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train) {
     f.addPass(createDmClassify());
   if (last >= Stage::Fuse)
     f.addPass(createDmFuse());
+  if (last >= Stage::Config)
+    f.addPass(createDmDefaultLayouts());
 }
 
 } // namespace dmc

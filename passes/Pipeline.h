@@ -10,13 +10,13 @@ namespace dmc {
 
 /// Where compilation may stop, in pipeline order. Stacking runs on the
 /// forward graph so that dm-autodiff derives the stacked backward from it.
-enum class Stage { Frontend, Stack, Autodiff, Classify, Fuse };
+enum class Stage { Frontend, Stack, Autodiff, Classify, Fuse, Config };
 
 /// Stage names as the command line spells them: frontend, stack, autodiff,
-/// classify, fuse.
+/// classify, fuse, config (dm-default-layouts: every contraction mappable).
 const char *stageName(Stage stage);
 std::optional<Stage> parseStage(llvm::StringRef name);
-/// "frontend, stack, autodiff, classify, fuse"
+/// "frontend, stack, autodiff, classify, fuse, config"
 std::string stageNames();
 
 /// Adds the passes up to and including `last` (dm-autodiff only with `train`).

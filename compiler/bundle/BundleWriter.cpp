@@ -7,12 +7,14 @@
 #include "codegen/gemm/GemmMapping.h"
 #include "codegen/nvrtc/NvrtcCompiler.h"
 #include "compiler/GraphSummary.h"
+#include "compiler/bundle/Configuration.h"
 #include "compiler/bundle/MemoryPlan.h"
 #include "compiler/bundle/Reference.h"
 #include "compiler/bundle/TensorTable.h"
 #include "compiler/report/DataMovement.h"
 #include "ir/IterationSpace.h"
 #include "ir/StorageType.h"
+#include "runtime/format/Config.h"
 #include "runtime/format/Manifest.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -64,6 +66,10 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
   auto table = TensorTable::build(f);
   if (!table)
     return table.takeError();
+  // The configuration (config.json): layouts, knobs, cuBLASLt forms.
+  auto configuration = extractConfiguration(f, options.modelName);
+  if (!configuration)
+    return configuration.takeError();
   for (const char *sub : {"kernels", "reference"})
     if (std::error_code ec = llvm::sys::fs::create_directories(llvm::Twine(dir) + "/" + sub))
       return fail(dir + ": cannot create the bundle directory: " + ec.message());
@@ -78,11 +84,18 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
   std::vector<codegen::KernelConfig> configs;
   for (auto kernel : f.getOps<dm::KernelOp>()) {
     int n = kernels.size();
-    auto space = codegen::spaceOf(kernel);
-    auto config = codegen::defaultConfig(space);
+    auto config = knobsOf(kernel); // what configuration->kernels[n] says
     if (options.configIndex >= 0) {
-      auto all = codegen::enumerateConfigs(space);
+      auto all = codegen::enumerateConfigs(codegen::spaceOf(kernel));
       config = all[options.configIndex % all.size()];
+      dmrt::ConfigKernel &knobs = configuration->kernels[n];
+      knobs.laneDim = config.laneDim ? std::string(1, config.laneDim) : "";
+      knobs.tx = config.tx;
+      knobs.ty = config.ty;
+      knobs.perThread = config.perThread;
+      knobs.vec = config.vec;
+      knobs.split = config.split;
+      knobs.describe = config.describe();
     }
     configs.push_back(config);
     auto k = codegen::emitKernel(kernel, config,
@@ -228,6 +241,8 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
   }
 
   planMemory(manifest); // arena offsets by lifetime (MemoryPlan.h)
+  if (llvm::Error e = writeFile((dir + "/config.json").str(), dmrt::writeConfig(*configuration)))
+    return e;
   if (llvm::Error e = writeFile((dir + "/manifest.json").str(), dmrt::writeManifest(manifest)))
     return e;
 

@@ -3,6 +3,7 @@
 
 #include "ir/DmDialect.h"
 #include "ir/Signature.h"
+#include "passes/LayoutRewrite.h"
 
 using namespace mlir;
 
@@ -42,9 +43,16 @@ llvm::Expected<TensorTable> TensorTable::build(func::FuncOp f) {
       return e;
     table.add(arg, dm::argName(f, n).str(), role);
   }
+  // Intermediates are t<n>, numbered as if inserted transposes were absent,
+  // so a tensor keeps its name from the fuse stage to the config stage.
+  int skipped = 0;
   for (Operation &op : f.getBody().front().without_terminator())
-    for (Value r : op.getResults())
-      table.add(r, "", dmrt::TensorRole::Intermediate);
+    for (Value r : op.getResults()) {
+      bool inserted = op.hasAttr(layout::kInsertedAttr);
+      table.add(r, inserted ? "?" : "t" + std::to_string(table.infos.size() - skipped),
+                dmrt::TensorRole::Intermediate);
+      skipped += inserted;
+    }
 
   // Views alias what they view.
   for (Operation &op : f.getBody().front().without_terminator()) {
@@ -86,6 +94,12 @@ llvm::Expected<TensorTable> TensorTable::build(func::FuncOp f) {
         return e;
     }
   }
+  // An inserted transpose's result: "<its input>@<layout>".
+  for (Operation &op : f.getBody().front().without_terminator())
+    if (op.hasAttr(layout::kInsertedAttr))
+      table.infos[table.idOf(op.getResult(0))].name =
+          table.infos[table.idOf(op.getOperand(0))].name + "@" +
+          cast<dm::TensorType>(op.getResult(0).getType()).getNames().str();
   return table;
 }
 

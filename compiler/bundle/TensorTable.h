@@ -21,7 +21,9 @@ namespace dmc::bundle {
 
 struct TensorInfo {
   int id = 0;
-  std::string name; ///< argument/result name, else "t<id>"
+  /// Argument/result name; else "t<n>" (n counts tensors other than inserted
+  /// transposes' results, which are "<input>@<layout>").
+  std::string name;
   dmrt::TensorRole role = dmrt::TensorRole::Intermediate;
   mlir::Value value;
   int aliasOf = -1; ///< the tensor this one views, or -1

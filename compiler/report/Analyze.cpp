@@ -39,11 +39,20 @@ llvm::Expected<DataMovementReport> analyzeModel(MLIRContext &ctx, llvm::StringRe
   if (!fused)
     return fused.takeError();
   report.fused = costOf(layerFunction(**fused));
-  if (last == Stage::Fuse) {
+  if (last >= Stage::Fuse) {
     auto memory = memoryOf(layerFunction(**fused));
     if (!memory)
       return memory.takeError();
     report.memory = *memory;
+  }
+  if (last >= Stage::Config) {
+    auto before = buildGraph(ctx, modelPath, /*train=*/true, Stage::Fuse);
+    if (!before)
+      return before.takeError();
+    auto layouts = layoutsOf(layerFunction(**before), layerFunction(**fused));
+    if (!layouts)
+      return layouts.takeError();
+    report.layouts = *layouts;
   }
   return report;
 }

@@ -10,6 +10,7 @@
 #ifndef DMC_COMPILER_REPORT_DATAMOVEMENT_H
 #define DMC_COMPILER_REPORT_DATAMOVEMENT_H
 
+#include "compiler/report/Layouts.h"
 #include "compiler/report/MemoryUse.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -81,6 +82,8 @@ struct DataMovementReport {
   GraphCost unfused, stacked, fused;
   /// The static memory plan of `fused` (planned only at the fuse stage).
   MemoryFigures memory;
+  /// What the config stage changed (only at the config stage).
+  LayoutFigures layouts;
   /// 100 * (1 - fused / unfused bytes).
   double reductionPercent() const;
 };

@@ -94,6 +94,10 @@ void printHtml(const DataMovementReport &report, llvm::raw_ostream &os) {
   printGraph(report, os);
   printTable(kernelTable(report.fused, "Kernels of the fused graph, in execution order"),
              "kernels", os);
+  if (report.layouts.chosen) {
+    printTable(layoutTable(report.layouts), "layouts", os);
+    printTable(transposeTable(report.layouts), "transposes", os);
+  }
   os << "<p class=\"note\">MB = 10<sup>6</sup> bytes, GFLOP = 10<sup>9</sup> flop. "
      << "Bytes are counted so: " << htmlEscape(kCountingRule) << ".</p>\n"
      << "</body>\n</html>\n";

@@ -132,6 +132,37 @@ void printJson(const DataMovementReport &report, llvm::raw_ostream &os) {
         j.attribute("workspace_bytes", m.workspaceBytes);
       });
     }
+    if (!report.layouts.chosen) {
+      j.attribute("layouts", nullptr);
+    } else {
+      const LayoutFigures &l = report.layouts;
+      j.attributeObject("layouts", [&] {
+        j.attribute("contractions", l.contractions);
+        j.attribute("unmappable_before", l.unmappableBefore);
+        j.attribute("unmappable_after", l.unmappableAfter);
+        j.attributeArray("changed", [&] {
+          for (const LayoutChange &c : l.changed)
+            j.object([&] {
+              j.attribute("tensor", c.tensor);
+              j.attribute("producer", c.producer);
+              j.attribute("frontend", c.frontend);
+              j.attribute("chosen", c.chosen);
+              j.attribute("bytes", c.bytes);
+            });
+        });
+        j.attributeArray("transposes", [&] {
+          for (const InsertedTranspose &t : l.transposes)
+            j.object([&] {
+              j.attribute("contraction", t.contraction);
+              j.attribute("operand", t.operand);
+              j.attribute("tensor", t.tensor);
+              j.attribute("dims", t.dims);
+              j.attribute("bytes", t.bytes);
+            });
+        });
+        j.attribute("transpose_bytes", l.transposeBytes());
+      });
+    }
     j.attributeObject("graphs", [&] {
       j.attributeBegin("unfused");
       writeGraph(j, report.unfused, 0.0);

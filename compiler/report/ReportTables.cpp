@@ -65,7 +65,46 @@ std::vector<std::pair<std::string, std::string>> summaryLines(const DataMovement
     lines.push_back({"saved activations", fmtMB(m.savedActivationBytes) +
                                               " MB (written forward, read backward)"});
   }
+  if (r.layouts.chosen) {
+    const LayoutFigures &l = r.layouts;
+    int64_t changedBytes = 0;
+    for (const LayoutChange &c : l.changed)
+      changedBytes += c.bytes;
+    lines.push_back({"contractions without cuBLASLt form",
+                     llvm::formatv("{0} of {1} in the frontend's layouts -> {2}",
+                                   l.unmappableBefore, l.contractions, l.unmappableAfter)
+                         .str()});
+    lines.push_back({"layouts changed", llvm::formatv("{0} tensors ({1} MB), written so by "
+                                                      "their producers at no extra traffic",
+                                                      l.changed.size(), fmtMB(changedBytes))
+                                            .str()});
+    lines.push_back({"transposes inserted", llvm::formatv("{0} ({1} MB read + written)",
+                                                          l.transposes.size(),
+                                                          fmtMB(l.transposeBytes()))
+                                                .str()});
+  }
   return lines;
+}
+
+Table layoutTable(const LayoutFigures &l) {
+  Table t;
+  t.title = "Layouts chosen by the configuration (tensors that differ from the frontend's)";
+  t.header = {"tensor", "written by", "frontend", "chosen", "MB"};
+  t.numeric = {false, false, false, false, true};
+  for (const LayoutChange &c : l.changed)
+    t.rows.push_back({c.tensor, c.producer, c.frontend, c.chosen, fmtMB(c.bytes)});
+  return t;
+}
+
+Table transposeTable(const LayoutFigures &l) {
+  Table t;
+  t.title = "Transposes inserted (no producer could write the layout)";
+  t.header = {"contraction", "operand", "tensor", "layout", "MB read + written"};
+  t.numeric = {false, false, false, false, true};
+  for (const InsertedTranspose &x : l.transposes)
+    t.rows.push_back({x.contraction, x.operand, x.tensor, x.dims, fmtMB(x.bytes)});
+  t.total = {"total", "", "", "", fmtMB(l.transposeBytes())};
+  return t;
 }
 
 Table classTable(const GraphCost &g, std::string title) {

@@ -48,6 +48,11 @@ Table classTable(const GraphCost &g, std::string title);
 /// One row per unit of `g` in execution order.
 Table kernelTable(const GraphCost &g, std::string title);
 
+/// The tensors whose layout the configuration changed.
+Table layoutTable(const LayoutFigures &l);
+/// The transposes the configuration inserted, with their bytes.
+Table transposeTable(const LayoutFigures &l);
+
 } // namespace dmc::report
 
 #endif // DMC_COMPILER_REPORT_REPORTTABLES_H

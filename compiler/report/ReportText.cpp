@@ -69,6 +69,10 @@ void printText(const DataMovementReport &report, llvm::raw_ostream &os) {
   printTable(classTable(report.fused, "Operator classes, fused (dm.kernels + contractions)"),
              os);
   printTable(kernelTable(report.fused, "Kernels of the fused graph, in execution order"), os);
+  if (report.layouts.chosen) {
+    printTable(layoutTable(report.layouts), os);
+    printTable(transposeTable(report.layouts), os);
+  }
 }
 
 } // namespace dmc::report

@@ -41,7 +41,7 @@ class KernelCompile : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(KernelCompile, EveryKernelUnderThreeConfigurations) {
   MLIRContext ctx;
-  auto module = dmc::buildGraph(ctx, GetParam(), /*train=*/true, dmc::Stage::Fuse);
+  auto module = dmc::buildGraph(ctx, GetParam(), /*train=*/true, dmc::Stage::Config);
   ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
   std::vector<dmcgen::CompileJob> jobs;
   int kernels = 0;

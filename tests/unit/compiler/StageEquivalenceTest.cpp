@@ -2,7 +2,7 @@
 //
 // For every model in examples/ (at small sizes, dropout on): the interpreter
 // gives the same outputs and gradients for the training graph as built and
-// after each pass of the pipeline.
+// after each pass of the pipeline (dm-default-layouts included).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver.h"
@@ -81,6 +81,9 @@ TEST_P(StageEquivalence, EveryPassKeepsOutputsAndGradients) {
       {"fuse",
        {dmc::createDmStackContractions, dmc::createDmAutodiff, dmc::createDmClassify,
         dmc::createDmFuse}},
+      {"config",
+       {dmc::createDmStackContractions, dmc::createDmAutodiff, dmc::createDmClassify,
+        dmc::createDmFuse, dmc::createDmDefaultLayouts}},
   };
   for (auto &[stage, passes] : stages) {
     OwningOpRef<ModuleOp> m = pipeline(passes);

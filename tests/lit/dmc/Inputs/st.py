@@ -2,6 +2,7 @@
 
   st.py list FILE                 one line per tensor: name dtype shape dims
   st.py maxdiff A B NAME          max |A[NAME] - B[NAME]|
+  st.py differ A B                names of the tensors whose bits differ (or "none")
   st.py write FILE NAME:DIMS:SHAPE[,..] ...   zeros of float32 (DIMS into metadata; '-' for none)
   st.py inexact FILE bf16|fp16    per float tensor: how many values that type cannot hold exactly
 """
@@ -24,6 +25,12 @@ def main(argv):
         a = read_safetensors(argv[1]).tensors
         b = read_safetensors(argv[2]).tensors
         print("maxdiff %.3g" % float(np.max(np.abs(a[argv[3]] - b[argv[3]]))))
+    elif cmd == "differ":
+        a = read_safetensors(argv[1]).tensors
+        b = read_safetensors(argv[2]).tensors
+        assert sorted(a) == sorted(b), "different tensors"
+        names = [n for n in sorted(a) if a[n].tobytes() != b[n].tobytes()]
+        print("tensors", len(a), "differ:", " ".join(names) if names else "none")
     elif cmd == "write":
         tensors, meta = {}, {}
         for spec in argv[2:]:

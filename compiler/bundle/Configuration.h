@@ -1,0 +1,40 @@
+//===- Configuration.h - the IR's configuration <-> config.json -----------===//
+//
+// Reads the configuration (runtime/format/Config.h) off a training graph at
+// the config stage, and applies a configuration file to the graph at the fuse
+// stage (tensor layouts, transpose kernels, kernel knobs), checking that it
+// can run: every contraction mappable in the layouts given, every form and
+// equation agreeing with them, every name known, every layout a permutation,
+// every knob feasible. Rejections name the entry (JSON path and name).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMC_COMPILER_BUNDLE_CONFIGURATION_H
+#define DMC_COMPILER_BUNDLE_CONFIGURATION_H
+
+#include "codegen/KernelSpace.h"
+#include "runtime/format/Config.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Error.h"
+
+namespace dmc::bundle {
+
+/// The kernel knobs a configuration file set (`dm.knobs`).
+inline constexpr llvm::StringLiteral kKnobsAttr = "dm.knobs";
+
+/// The knobs `kernel` is compiled with: its `dm.knobs`, else codegen's default.
+codegen::KernelConfig knobsOf(dm::KernelOp kernel);
+
+/// The configuration of `f` (after the config stage or applyConfiguration);
+/// fails naming a contraction that has no cuBLASLt form.
+llvm::Expected<dmrt::Configuration> extractConfiguration(mlir::func::FuncOp f,
+                                                         llvm::StringRef model);
+
+/// Applies `config` (read from `file`) to `f`, a training graph at the fuse
+/// stage. On failure `f` may be partly changed.
+llvm::Error applyConfiguration(mlir::func::FuncOp f, const dmrt::Configuration &config,
+                               llvm::StringRef file);
+
+} // namespace dmc::bundle
+
+#endif // DMC_COMPILER_BUNDLE_CONFIGURATION_H

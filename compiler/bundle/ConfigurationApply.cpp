@@ -1,0 +1,194 @@
+//===- ConfigurationApply.cpp - a configuration file applied to the IR ----===//
+//
+// Order: tensor layouts (moving each storage class as dm-default-layouts
+// would), then transposes (inserted where the pass inserts them, so kernels
+// get the same k<n> names), then every contraction checked against its entry
+// and the cuBLASLt mapping, then kernel knobs.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/bundle/Configuration.h"
+
+#include "compiler/bundle/TensorTable.h"
+#include "passes/LayoutRewrite.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <map>
+
+using namespace mlir;
+
+namespace dmc::bundle {
+namespace {
+
+std::string namesOf(Value v) { return cast<dm::TensorType>(v.getType()).getNames().str(); }
+
+std::string equationOf(dm::ContractOp c) {
+  return namesOf(c.getLhs()) + "," + namesOf(c.getRhs()) + "->" + namesOf(c.getResult());
+}
+
+std::string quoted(llvm::StringRef s) { return ("\"" + s + "\"").str(); }
+
+} // namespace
+
+llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config,
+                               llvm::StringRef file) {
+  auto reject = [&](const std::string &path, llvm::StringRef entry, const llvm::Twine &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   file + ": " + path + " (" + quoted(entry) + "): " + why);
+  };
+  auto table = TensorTable::build(f);
+  if (!table)
+    return table.takeError();
+  std::map<std::string, const TensorInfo *> byName;
+  for (const TensorInfo &t : table->tensors())
+    byName[t.name] = &t;
+  std::map<std::string, dm::ContractOp> contractions;
+  for (auto [n, c] : llvm::enumerate(f.getOps<dm::ContractOp>()))
+    contractions["c" + std::to_string(n)] = c;
+
+  // Layouts. Values survive relayout (only types change), so `byName` stays valid.
+  for (auto [i, t] : llvm::enumerate(config.tensors)) {
+    std::string path = "tensors[" + std::to_string(i) + "]";
+    auto it = byName.find(t.name);
+    if (it == byName.end())
+      return reject(path, t.name, "unknown tensor (not a tensor of this layer; "
+                                  "`dmc compile --print-config` lists them)");
+    const TensorInfo &info = *it->second;
+    std::string now = namesOf(info.value);
+    if (!layout::isPermutation(t.dims, now))
+      return reject(path, t.name, quoted(t.dims) + " is not a permutation of the tensor's dims " +
+                                      quoted(now));
+    if (info.aliasOf >= 0)
+      return reject(path, t.name, "a view of " + quoted(table->tensors()[info.aliasOf].name) +
+                                      ": its layout follows that tensor's");
+    if (t.dims == now)
+      continue;
+    layout::StorageClass cls = layout::storageClassOf(info.value);
+    if (!cls.fixed.empty())
+      return reject(path, t.name, "cannot change layout from " + quoted(now) + " to " +
+                                      quoted(t.dims) + ": " + cls.fixed);
+    layout::relayout(info.value, t.dims);
+  }
+
+  // Transposes.
+  for (auto [i, t] : llvm::enumerate(config.transposes)) {
+    std::string path = "transposes[" + std::to_string(i) + "]";
+    auto c = contractions.find(t.contraction);
+    if (c == contractions.end())
+      return reject(path, t.contraction, "unknown contraction (the layer has c0 to c" +
+                                             std::to_string(contractions.size() - 1) + ")");
+    auto tensor = byName.find(t.tensor);
+    if (tensor == byName.end())
+      return reject(path, t.tensor, "unknown tensor");
+    Value v = tensor->second->value;
+    if (t.operand == "d") {
+      if (c->second.getResult() != v)
+        return reject(path, t.tensor, "is not the result of contraction " + t.contraction);
+    } else if (c->second->getOperand(t.operand == "a" ? 0 : 1) != v) {
+      return reject(path, t.tensor,
+                    "is not operand " + t.operand + " of contraction " + t.contraction);
+    }
+    if (!layout::isPermutation(t.dims, namesOf(v)))
+      return reject(path, t.tensor, quoted(t.dims) + " is not a permutation of the tensor's dims " +
+                                        quoted(namesOf(v)));
+    if (t.operand == "d")
+      layout::insertTransposeAfter(c->second, t.dims);
+    else
+      layout::insertTransposeKernel(c->second->getOpOperand(t.operand == "a" ? 0 : 1), t.dims);
+  }
+
+  // Contractions: the entry agrees with the layouts and the mapping.
+  std::map<std::string, bool> listed;
+  for (auto [i, e] : llvm::enumerate(config.contractions)) {
+    std::string path = "contractions[" + std::to_string(i) + "]";
+    auto it = contractions.find(e.name);
+    if (it == contractions.end())
+      return reject(path, e.name, "unknown contraction (the layer has c0 to c" +
+                                      std::to_string(contractions.size() - 1) + ")");
+    listed[e.name] = true;
+    dm::ContractOp c = it->second;
+    if (e.equation != equationOf(c))
+      return reject(path, e.name, "equation " + quoted(e.equation) +
+                                      " disagrees with the layouts of its tensors " +
+                                      quoted(equationOf(c)));
+    dmrt::GemmDescriptor g;
+    std::string why;
+    if (!dmcgen::mapContraction(layout::contractionOf(c), g, why))
+      return reject(path, e.name, "no cuBLASLt form in these layouts: " + why);
+    auto check = [&](const char *field, const std::string &got,
+                     const std::string &mapped) -> llvm::Error {
+      if (got == mapped)
+        return llvm::Error::success();
+      return reject(path, e.name, llvm::Twine(field) + " " + got +
+                                      " disagrees with the mapping of these layouts (" +
+                                      mapped + ")");
+    };
+    auto tr = [](dmrt::Transpose t) { return std::string(t == dmrt::Transpose::T ? "T" : "N"); };
+    auto str = [](int64_t v) { return std::to_string(v); };
+    if (llvm::Error err = check("swap", e.swap ? "true" : "false",
+                                g.swapOperands ? "true" : "false"))
+      return err;
+    if (llvm::Error err = check("transa", e.transa, tr(g.transA)))
+      return err;
+    if (llvm::Error err = check("transb", e.transb, tr(g.transB)))
+      return err;
+    if (llvm::Error err = check("batch", str(e.batch), str(g.batchCount)))
+      return err;
+    if (llvm::Error err = check("batch_strides",
+                                str(e.strideA) + "," + str(e.strideB) + "," + str(e.strideD),
+                                str(g.a.batchStride) + "," + str(g.b.batchStride) + "," +
+                                    str(g.d.batchStride)))
+      return err;
+    if (e.epilogue != "none")
+      return reject(path, e.name, "epilogue " + quoted(e.epilogue) +
+                                      ": this compiler runs bias and activation kernels "
+                                      "separately; only \"none\" is allowed");
+  }
+  for (auto &[name, c] : contractions) {
+    std::string why;
+    if (!listed.count(name) && !layout::isMappable(c, &why))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     file + ": contraction " + quoted(name) + " (" +
+                                         equationOf(c) +
+                                         ", not in the configuration) has no cuBLASLt "
+                                         "form in the configured layouts: " + why);
+  }
+
+  // Knobs, by the kernels' names after the transposes went in.
+  std::map<std::string, dm::KernelOp> kernels;
+  for (auto [n, k] : llvm::enumerate(f.getOps<dm::KernelOp>()))
+    kernels["k" + std::to_string(n) + "_" + k.getName().str()] = k;
+  for (auto [i, e] : llvm::enumerate(config.kernels)) {
+    std::string path = "kernels[" + std::to_string(i) + "]";
+    auto it = kernels.find(e.name);
+    if (it == kernels.end())
+      return reject(path, e.name, "unknown kernel (`dmc compile --print-config` lists them)");
+    codegen::KernelConfig knobs;
+    knobs.laneDim = e.laneDim.empty() ? 0 : e.laneDim[0];
+    knobs.tx = int(e.tx);
+    knobs.ty = int(e.ty);
+    knobs.perThread = int(e.perThread);
+    knobs.vec = int(e.vec);
+    knobs.split = int(e.split);
+    codegen::KernelSpace space = codegen::spaceOf(it->second);
+    if (knobs.laneDim && space.outer.find(knobs.laneDim) == std::string::npos)
+      return reject(path, e.name, "lane_dim " + quoted(e.laneDim) +
+                                      " is not an outer dim of the kernel (" +
+                                      quoted(space.outer) + ")");
+    std::string why = codegen::whyInfeasible(space, knobs);
+    if (!why.empty())
+      return reject(path, e.name, "infeasible knobs (" + knobs.describe() + "): " + why);
+    Builder b(f.getContext());
+    it->second->setAttr(kKnobsAttr,
+                        b.getDictionaryAttr({b.getNamedAttr("lane_dim", b.getStringAttr(e.laneDim)),
+                                             b.getNamedAttr("tx", b.getI64IntegerAttr(e.tx)),
+                                             b.getNamedAttr("ty", b.getI64IntegerAttr(e.ty)),
+                                             b.getNamedAttr("per_thread",
+                                                            b.getI64IntegerAttr(e.perThread)),
+                                             b.getNamedAttr("vec", b.getI64IntegerAttr(e.vec)),
+                                             b.getNamedAttr("split", b.getI64IntegerAttr(e.split))}));
+  }
+  return llvm::Error::success();
+}
+
+} // namespace dmc::bundle

@@ -1,0 +1,231 @@
+//===- Config.cpp - config.json: reader and writer ------------------------===//
+#include "runtime/format/Config.h"
+
+#include "runtime/format/GemmDescriptor.h"
+#include "runtime/format/JsonReader.h"
+
+#include <set>
+
+namespace dmrt {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+/// Letters, each once: a layout.
+bool validDims(const std::string &dims) {
+  std::set<char> seen;
+  for (char c : dims)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) || !seen.insert(c).second)
+      return false;
+  return !dims.empty();
+}
+
+bool dims(Reader &r, const json &o, const std::string &path, const char *key, std::string &out) {
+  if (!r.str(o, path, key, out))
+    return false;
+  if (!validDims(out))
+    return r.fail(Reader::join(path, key),
+                  "expected dimension letters, each once (e.g. \"bjhp\"), got \"" + out + "\"");
+  return true;
+}
+
+/// A name, non-empty and unique within its list.
+bool name(Reader &r, const json &o, const std::string &path, const char *key, std::string &out,
+          std::set<std::string> &seen) {
+  if (!r.str(o, path, key, out))
+    return false;
+  if (out.empty())
+    return r.fail(Reader::join(path, key), "expected a non-empty name");
+  if (!seen.insert(out).second)
+    return r.fail(Reader::join(path, key), "\"" + out + "\" appears twice");
+  return true;
+}
+
+bool oneOf(Reader &r, const json &o, const std::string &path, const char *key, std::string &out,
+           std::initializer_list<const char *> allowed) {
+  if (!r.str(o, path, key, out))
+    return false;
+  std::string list;
+  for (const char *a : allowed) {
+    if (out == a)
+      return true;
+    list += std::string(list.empty() ? "" : ", ") + "\"" + a + "\"";
+  }
+  return r.fail(Reader::join(path, key), "expected one of " + list + ", got \"" + out + "\"");
+}
+
+bool parseKernel(Reader &r, const json &o, const std::string &p, ConfigKernel &k,
+                 std::set<std::string> &names) {
+  if (!r.object(o, p, {"name", "lane_dim", "tx", "ty", "per_thread", "vec", "split", "describe"}) ||
+      !name(r, o, p, "name", k.name, names) || !r.str(o, p, "lane_dim", k.laneDim) ||
+      !r.integer(o, p, "tx", k.tx, 1) || !r.integer(o, p, "ty", k.ty, 1) ||
+      !r.integer(o, p, "per_thread", k.perThread, 1) || !r.integer(o, p, "vec", k.vec, 1) ||
+      !r.integer(o, p, "split", k.split, 1) || !r.str(o, p, "describe", k.describe))
+    return false;
+  if (!k.laneDim.empty() && !validDims(k.laneDim))
+    return r.fail(p + ".lane_dim", "expected \"\" (no lane dim) or one dimension letter, got \"" +
+                                       k.laneDim + "\"");
+  if (k.laneDim.size() > 1)
+    return r.fail(p + ".lane_dim", "expected \"\" (no lane dim) or one dimension letter, got \"" +
+                                       k.laneDim + "\"");
+  return true;
+}
+
+bool parseContraction(Reader &r, const json &o, const std::string &p, ConfigContraction &c,
+                      std::set<std::string> &names) {
+  const json *strides;
+  if (!r.object(o, p, {"name", "equation", "swap", "transa", "transb", "batch", "batch_strides",
+                       "algorithm", "epilogue"}) ||
+      !name(r, o, p, "name", c.name, names) || !r.str(o, p, "equation", c.equation) ||
+      !r.boolean(o, p, "swap", c.swap) || !oneOf(r, o, p, "transa", c.transa, {"N", "T"}) ||
+      !oneOf(r, o, p, "transb", c.transb, {"N", "T"}) || !r.integer(o, p, "batch", c.batch, 1) ||
+      !r.array(o, p, "batch_strides", strides))
+    return false;
+  // "a,b->d": three layouts.
+  size_t comma = c.equation.find(','), arrow = c.equation.find("->");
+  if (comma == std::string::npos || arrow == std::string::npos || arrow < comma ||
+      !validDims(c.equation.substr(0, comma)) ||
+      !validDims(c.equation.substr(comma + 1, arrow - comma - 1)) ||
+      !validDims(c.equation.substr(arrow + 2)))
+    return r.fail(p + ".equation", "expected \"A,B->D\" with three layouts of dimension "
+                                   "letters (e.g. \"bhjp,bhkp->bhjk\"), got \"" +
+                                       c.equation + "\"");
+  if (strides->size() != 3)
+    return r.fail(p + ".batch_strides", "expected 3 strides (cuBLASLt's A, B, D), got " +
+                                            describeValue(*strides));
+  int64_t *out[3] = {&c.strideA, &c.strideB, &c.strideD};
+  for (size_t i = 0; i < 3; ++i)
+    if (!r.integer((*strides)[i], Reader::index(p + ".batch_strides", i), *out[i], 0))
+      return false;
+  if (!oneOf(r, o, p, "algorithm", c.algorithm, {"heuristic"}))
+    return false;
+  Epilogue e;
+  if (!r.str(o, p, "epilogue", c.epilogue))
+    return false;
+  if (!parseEpilogue(c.epilogue, e))
+    return r.fail(p + ".epilogue", "expected a cuBLASLt epilogue in lower case (\"none\", "
+                                   "\"bias\", \"gelu_aux_bias\", \"dgelu_bgrad\", \"bgrada\", "
+                                   "...), got \"" + c.epilogue + "\"");
+  return true;
+}
+
+} // namespace
+
+bool parseConfig(const std::string &text, const std::string &fileName, Configuration &out,
+                 std::string &error) {
+  Reader r(fileName, error);
+  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded())
+    return r.fail("", "not valid JSON");
+  if (!r.object(root, "", {"format", "version", "model", "tensors", "transposes", "kernels",
+                           "contractions"}))
+    return false;
+  Configuration c;
+  if (!r.str(root, "", "format", c.format))
+    return false;
+  if (c.format != "dmc-config")
+    return r.fail("format", "expected \"dmc-config\", got \"" + c.format + "\"");
+  if (!r.integer(root, "", "version", c.version, 0))
+    return false;
+  if (c.version != kConfigVersion)
+    return r.fail("version", "unsupported version " + std::to_string(c.version) +
+                                 " (this reader reads version 1)");
+  if (!r.str(root, "", "model", c.model))
+    return false;
+
+  const json *arr;
+  std::set<std::string> names;
+  if (!r.array(root, "", "tensors", arr))
+    return false;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    std::string p = Reader::index("tensors", i);
+    ConfigTensor t;
+    if (!r.object((*arr)[i], p, {"name", "dims"}) || !name(r, (*arr)[i], p, "name", t.name, names) ||
+        !dims(r, (*arr)[i], p, "dims", t.dims))
+      return false;
+    c.tensors.push_back(t);
+  }
+
+  if (!r.array(root, "", "transposes", arr))
+    return false;
+  std::set<std::string> uses;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    std::string p = Reader::index("transposes", i);
+    const json &o = (*arr)[i];
+    ConfigTranspose t;
+    if (!r.object(o, p, {"contraction", "operand", "tensor", "dims", "bytes"}) ||
+        !r.str(o, p, "contraction", t.contraction) ||
+        !oneOf(r, o, p, "operand", t.operand, {"a", "b", "d"}) ||
+        !r.str(o, p, "tensor", t.tensor) || !dims(r, o, p, "dims", t.dims) ||
+        !r.integer(o, p, "bytes", t.bytes, 0))
+      return false;
+    if (!uses.insert(t.contraction + "." + t.operand).second)
+      return r.fail(p, "a second transpose of operand " + t.operand + " of \"" + t.contraction +
+                           "\"");
+    c.transposes.push_back(t);
+  }
+
+  names.clear();
+  if (!r.array(root, "", "kernels", arr))
+    return false;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    ConfigKernel k;
+    if (!parseKernel(r, (*arr)[i], Reader::index("kernels", i), k, names))
+      return false;
+    c.kernels.push_back(k);
+  }
+
+  names.clear();
+  if (!r.array(root, "", "contractions", arr))
+    return false;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    ConfigContraction k;
+    if (!parseContraction(r, (*arr)[i], Reader::index("contractions", i), k, names))
+      return false;
+    c.contractions.push_back(k);
+  }
+  out = std::move(c);
+  return true;
+}
+
+std::string writeConfig(const Configuration &c) {
+  ojson tensors = ojson::array(), transposes = ojson::array(), kernels = ojson::array(),
+        contractions = ojson::array();
+  for (const ConfigTensor &t : c.tensors)
+    tensors.push_back({{"name", t.name}, {"dims", t.dims}});
+  for (const ConfigTranspose &t : c.transposes)
+    transposes.push_back({{"contraction", t.contraction},
+                          {"operand", t.operand},
+                          {"tensor", t.tensor},
+                          {"dims", t.dims},
+                          {"bytes", t.bytes}});
+  for (const ConfigKernel &k : c.kernels)
+    kernels.push_back({{"name", k.name},
+                       {"lane_dim", k.laneDim},
+                       {"tx", k.tx},
+                       {"ty", k.ty},
+                       {"per_thread", k.perThread},
+                       {"vec", k.vec},
+                       {"split", k.split},
+                       {"describe", k.describe}});
+  for (const ConfigContraction &k : c.contractions)
+    contractions.push_back({{"name", k.name},
+                            {"equation", k.equation},
+                            {"swap", k.swap},
+                            {"transa", k.transa},
+                            {"transb", k.transb},
+                            {"batch", k.batch},
+                            {"batch_strides", {k.strideA, k.strideB, k.strideD}},
+                            {"algorithm", k.algorithm},
+                            {"epilogue", k.epilogue}});
+  ojson root = {{"format", c.format},
+                {"version", c.version},
+                {"model", c.model},
+                {"tensors", std::move(tensors)},
+                {"transposes", std::move(transposes)},
+                {"kernels", std::move(kernels)},
+                {"contractions", std::move(contractions)}};
+  return root.dump(2) + "\n";
+}
+
+} // namespace dmrt

@@ -1,0 +1,82 @@
+//===- Config.h - a layer's configuration as data (config.json) -----------===//
+//
+// Everything the compiler chose for one training layer, in a file the
+// default pass, `dmc compile --config FILE` and the tuner all produce and
+// read (docs/config-format.md): the layout of every tensor that crosses a
+// kernel boundary, every fused kernel's knobs, every contraction's cuBLASLt
+// form, and the transposes inserted where no producer could absorb a layout.
+// Entries are keyed by tensor names (the bundle's, see compiler/bundle/
+// TensorTable.h), kernel names (`k<n>_<name>`, as the bundle's entry points)
+// and contraction names (`c<n>`, in step order). MLIR-free and CUDA-free.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMRT_FORMAT_CONFIG_H
+#define DMRT_FORMAT_CONFIG_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dmrt {
+
+inline constexpr int64_t kConfigVersion = 1;
+
+/// A tensor's layout: its dimension letters, outermost first.
+struct ConfigTensor {
+  std::string name;
+  std::string dims;
+};
+
+/// A fused kernel's knobs (codegen's KernelConfig, field for field).
+struct ConfigKernel {
+  std::string name;    ///< "k3_softmax_dropout"
+  std::string laneDim; ///< "" or one letter
+  int64_t tx = 1, ty = 1, perThread = 1, vec = 1, split = 1;
+  std::string describe; ///< KernelConfig::describe(); informative, not read back
+};
+
+/// A contraction's cuBLASLt form in the chosen layouts.
+struct ConfigContraction {
+  std::string name;     ///< "c5"
+  std::string equation; ///< "bhjp,bhkp->bhjk": the layouts of a, b, d
+  bool swap = false;    ///< cuBLASLt's A is tensor b (D^T = B^T A^T)
+  std::string transa = "N", transb = "N";
+  int64_t batch = 1;
+  /// Batch strides (elements) of cuBLASLt's A, B and D (after any swap).
+  int64_t strideA = 0, strideB = 0, strideD = 0;
+  std::string algorithm = "heuristic";
+  std::string epilogue = "none";
+};
+
+/// A dm.transpose kernel where no producer could write the layout: operand
+/// "a" or "b" of a contraction reads `tensor` through it in `dims`, or ("d")
+/// the contraction writes `tensor` in `dims` and it restores the layout the
+/// readers have.
+struct ConfigTranspose {
+  std::string contraction;
+  std::string operand; ///< "a", "b" or "d"
+  std::string tensor;
+  std::string dims;
+  int64_t bytes = 0; ///< read + written
+};
+
+struct Configuration {
+  std::string format = "dmc-config";
+  int64_t version = kConfigVersion;
+  std::string model;
+  std::vector<ConfigTensor> tensors;
+  std::vector<ConfigTranspose> transposes;
+  std::vector<ConfigKernel> kernels;
+  std::vector<ConfigContraction> contractions;
+};
+
+/// Parses config.json; on failure `error` names the file, the JSON path, the
+/// value found and what is allowed. Unknown fields are rejected.
+bool parseConfig(const std::string &text, const std::string &fileName, Configuration &out,
+                 std::string &error);
+/// The one writer: parseConfig(writeConfig(c)) == c.
+std::string writeConfig(const Configuration &c);
+
+} // namespace dmrt
+
+#endif // DMRT_FORMAT_CONFIG_H

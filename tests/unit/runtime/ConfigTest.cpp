@@ -1,0 +1,158 @@
+//===- ConfigTest.cpp - config.json: round trip and every rejection -------===//
+#include "runtime/format/Config.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+
+using namespace dmrt;
+using json = nlohmann::json;
+
+namespace {
+
+/// A small configuration with one of everything.
+json validConfig() {
+  return json::parse(R"({
+  "format": "dmc-config", "version": 1, "model": "tiny",
+  "tensors": [{"name": "x", "dims": "bji"}, {"name": "t5", "dims": "bhjp"}],
+  "transposes": [{"contraction": "c1", "operand": "a", "tensor": "x", "dims": "jbi",
+                  "bytes": 128}],
+  "kernels": [{"name": "k0_bias", "lane_dim": "p", "tx": 32, "ty": 8, "per_thread": 1,
+               "vec": 8, "split": 2, "describe": "lanes along p"},
+              {"name": "k1_softmax", "lane_dim": "", "tx": 1, "ty": 128, "per_thread": 1,
+               "vec": 1, "split": 1, "describe": "block 1x128"}],
+  "contractions": [{"name": "c0", "equation": "bhjp,bhkp->bhjk", "swap": true,
+                    "transa": "T", "transb": "N", "batch": 16,
+                    "batch_strides": [2048, 2048, 1024], "algorithm": "heuristic",
+                    "epilogue": "none"}]
+})");
+}
+
+std::string parseError(const json &j) {
+  Configuration c;
+  std::string error;
+  EXPECT_FALSE(parseConfig(j.dump(), "cfg.json", c, error)) << j.dump();
+  return error;
+}
+
+TEST(Config, ParsesEveryField) {
+  Configuration c;
+  std::string error;
+  ASSERT_TRUE(parseConfig(validConfig().dump(), "cfg.json", c, error)) << error;
+  EXPECT_EQ(c.model, "tiny");
+  ASSERT_EQ(c.tensors.size(), 2u);
+  EXPECT_EQ(c.tensors[1].name, "t5");
+  EXPECT_EQ(c.tensors[1].dims, "bhjp");
+  ASSERT_EQ(c.transposes.size(), 1u);
+  EXPECT_EQ(c.transposes[0].contraction, "c1");
+  EXPECT_EQ(c.transposes[0].operand, "a");
+  EXPECT_EQ(c.transposes[0].dims, "jbi");
+  EXPECT_EQ(c.transposes[0].bytes, 128);
+  ASSERT_EQ(c.kernels.size(), 2u);
+  EXPECT_EQ(c.kernels[0].laneDim, "p");
+  EXPECT_EQ(c.kernels[0].tx, 32);
+  EXPECT_EQ(c.kernels[0].ty, 8);
+  EXPECT_EQ(c.kernels[0].vec, 8);
+  EXPECT_EQ(c.kernels[0].split, 2);
+  EXPECT_EQ(c.kernels[1].laneDim, "");
+  ASSERT_EQ(c.contractions.size(), 1u);
+  const ConfigContraction &k = c.contractions[0];
+  EXPECT_TRUE(k.swap);
+  EXPECT_EQ(k.transa, "T");
+  EXPECT_EQ(k.batch, 16);
+  EXPECT_EQ(k.strideA, 2048);
+  EXPECT_EQ(k.strideD, 1024);
+  EXPECT_EQ(k.algorithm, "heuristic");
+}
+
+TEST(Config, RoundTripIsExact) {
+  Configuration c;
+  std::string error;
+  ASSERT_TRUE(parseConfig(validConfig().dump(), "cfg.json", c, error)) << error;
+  std::string text = writeConfig(c);
+  Configuration again;
+  ASSERT_TRUE(parseConfig(text, "cfg.json", again, error)) << error;
+  EXPECT_EQ(writeConfig(again), text);
+  // The written text is the input, field for field.
+  EXPECT_EQ(json::parse(text), validConfig());
+  // A planted change to a parsed field shows in the text.
+  again.contractions[0].strideB = 7;
+  EXPECT_NE(writeConfig(again), text);
+  again = c;
+  again.kernels[1].ty = 64;
+  EXPECT_NE(writeConfig(again), text);
+}
+
+struct Rejection {
+  const char *what;
+  std::function<void(json &)> plant;
+  const char *message; ///< must appear in the error, with the file name
+};
+
+TEST(Config, EveryRejectionNamesPathValueAndWhatIsAllowed) {
+  const Rejection cases[] = {
+      {"format", [](json &j) { j["format"] = "dmc-bundle"; },
+       "format: expected \"dmc-config\", got \"dmc-bundle\""},
+      {"version", [](json &j) { j["version"] = 2; }, "version: unsupported version 2"},
+      {"unknown top field", [](json &j) { j["layouts"] = json::array(); },
+       "layouts: unknown field"},
+      {"missing field", [](json &j) { j.erase("kernels"); }, "kernels: missing field"},
+      {"unknown tensor field", [](json &j) { j["tensors"][0]["shape"] = json::array(); },
+       "tensors[0].shape: unknown field"},
+      {"dims not letters", [](json &j) { j["tensors"][1]["dims"] = "bh1p"; },
+       "tensors[1].dims: expected dimension letters, each once (e.g. \"bjhp\"), got \"bh1p\""},
+      {"dims repeated", [](json &j) { j["tensors"][1]["dims"] = "bhjj"; },
+       "tensors[1].dims: expected dimension letters, each once"},
+      {"dims type", [](json &j) { j["tensors"][1]["dims"] = 5; },
+       "tensors[1].dims: expected a string, got number 5"},
+      {"duplicate tensor", [](json &j) { j["tensors"][1]["name"] = "x"; },
+       "tensors[1].name: \"x\" appears twice"},
+      {"empty name", [](json &j) { j["tensors"][1]["name"] = ""; },
+       "tensors[1].name: expected a non-empty name"},
+      {"operand", [](json &j) { j["transposes"][0]["operand"] = "c"; },
+       "transposes[0].operand: expected one of \"a\", \"b\", \"d\", got \"c\""},
+      {"transpose bytes", [](json &j) { j["transposes"][0]["bytes"] = -1; },
+       "transposes[0].bytes: expected a non-negative integer, got number -1"},
+      {"second transpose", [](json &j) { j["transposes"].push_back(j["transposes"][0]); },
+       "transposes[1]: a second transpose of operand a of \"c1\""},
+      {"knob zero", [](json &j) { j["kernels"][0]["tx"] = 0; },
+       "kernels[0].tx: expected a positive integer, got number 0"},
+      {"lane dim", [](json &j) { j["kernels"][0]["lane_dim"] = "pq"; },
+       "kernels[0].lane_dim: expected \"\" (no lane dim) or one dimension letter, got \"pq\""},
+      {"duplicate kernel", [](json &j) { j["kernels"][1]["name"] = "k0_bias"; },
+       "kernels[1].name: \"k0_bias\" appears twice"},
+      {"equation", [](json &j) { j["contractions"][0]["equation"] = "bhjp->bhjk"; },
+       "contractions[0].equation: expected \"A,B->D\""},
+      {"trans", [](json &j) { j["contractions"][0]["transa"] = "C"; },
+       "contractions[0].transa: expected one of \"N\", \"T\", got \"C\""},
+      {"swap type", [](json &j) { j["contractions"][0]["swap"] = "yes"; },
+       "contractions[0].swap: expected true or false, got string \"yes\""},
+      {"strides count", [](json &j) { j["contractions"][0]["batch_strides"] = {1, 2}; },
+       "contractions[0].batch_strides: expected 3 strides"},
+      {"stride negative", [](json &j) { j["contractions"][0]["batch_strides"][2] = -4; },
+       "contractions[0].batch_strides[2]: expected a non-negative integer, got number -4"},
+      {"batch", [](json &j) { j["contractions"][0]["batch"] = 0; },
+       "contractions[0].batch: expected a positive integer, got number 0"},
+      {"algorithm", [](json &j) { j["contractions"][0]["algorithm"] = "algo7"; },
+       "contractions[0].algorithm: expected one of \"heuristic\", got \"algo7\""},
+      {"epilogue", [](json &j) { j["contractions"][0]["epilogue"] = "fancy"; },
+       "contractions[0].epilogue: expected a cuBLASLt epilogue in lower case"},
+      {"not an object", [](json &j) { j["kernels"][0] = 3; },
+       "kernels[0]: expected an object, got number 3"},
+  };
+  for (const Rejection &r : cases) {
+    json j = validConfig();
+    r.plant(j);
+    std::string error = parseError(j);
+    EXPECT_NE(error.find(std::string("cfg.json: ") + r.message), std::string::npos)
+        << r.what << ": got \"" << error << "\"";
+  }
+  Configuration c;
+  std::string error;
+  EXPECT_FALSE(parseConfig("{ not json", "cfg.json", c, error));
+  EXPECT_EQ(error, "cfg.json: not valid JSON");
+}
+
+} // namespace
