@@ -19,6 +19,11 @@
 #                                    for the whole-step test (gpu.WholeStep,
 #                                    through the C API) and dmc-run under
 #                                    compute-sanitizer (run-device.sh)
+#                                    and every example at the small size,
+#                                    its dropout on (small-*)
+#   gpu-bundles/torch/NAME-nodrop.{json,dmlib} bert-large and gpt2-medium at
+#                                    full size without dropout: dmc-run's step
+#                                    against PyTorch in fp32 (torch_check.py)
 #   gpu-bundles/wholestep/other-arch/ encoder-dropout compiled for sm_80: the
 #                                    runtime must refuse to open it on an
 #                                    H100/H200 (DMRT_ERROR_ARCH)
@@ -26,16 +31,28 @@
 #                                    build needs and the device lacks
 #                                    (nlohmann/json, copied from Debian's
 #                                    nlohmann-json3-dev with its CMake config)
-# Usage: tests/gpu/make-bundles.sh [BUILD_DIR=build]
+# Usage: tests/gpu/make-bundles.sh [BUILD_DIR=build] [--no-sweeps]
+#   --no-sweeps: leave out sweep/ and sweep-small/ (the knob sweeps, ~23 MiB),
+#   for a run that checks the runtime and whole steps; everything together
+#   exceeds the 64 MiB one device call carries. run-device.sh skips what is
+#   absent.
 set -euo pipefail
-build=${1:-build}
+build=build sweeps=true
+for arg in "$@"; do
+  case "$arg" in
+    --no-sweeps) sweeps=false ;;
+    -*) echo "make-bundles: unknown option $arg (allowed: --no-sweeps)" >&2; exit 2 ;;
+    *) build=$arg ;;
+  esac
+done
 dmc="$build/bin/dmc"
 [ -x "$dmc" ] || { echo "make-bundles: $dmc not found (build first)" >&2; exit 1; }
 out=gpu-bundles
 models=$(mktemp -d)
 trap 'rm -rf "$models"' EXIT
 rm -rf "$out" gpu-deps
-mkdir -p "$out/sweep" "$out/sweep-small" "$out/wholestep" gpu-deps/include gpu-deps/share/cmake
+mkdir -p "$out/wholestep" gpu-deps/include gpu-deps/share/cmake
+! $sweeps || mkdir -p "$out/sweep" "$out/sweep-small"
 cp -r /usr/include/nlohmann gpu-deps/include/
 cp -r /usr/share/cmake/nlohmann_json gpu-deps/share/cmake/
 
@@ -71,21 +88,24 @@ echo "make-bundles: bert-large (full size, references)"
 # 65536 samples per output (odd stride: every lane) keep the carried bundles
 # under the device's 64 MiB.
 compile examples/bert-large.json "$out/bert-large.dmlib" --reference --reference-samples 65536
-for n in 0 1 2 3 4 5 6 7; do
+$sweeps && for n in 0 1 2 3 4 5 6 7; do
   echo "make-bundles: sweep configuration $n"
   compile examples/bert-large.json "$out/sweep/bert-large-c$n.dmlib" --config-index "$n"
   for s in small-bert-large small-transformer-big-decoder; do
     compile "$models/$s.json" "$out/sweep-small/$s-c$n.dmlib" --config-index "$n" --reference --reference-samples 2048
   done
 done
-compile examples/bert-large.json "$out/sweep/bert-large-default.dmlib"
+$sweeps && compile examples/bert-large.json "$out/sweep/bert-large-default.dmlib"
 
 # Whole training steps (tests/gpu/WholeStepTest.cpp): bundle, storage-precision
 # interpreter run of the fused graph (its seed is the dropout seed) and the
 # same inputs in fp64 (the noise floor of the comparison).
-wholestep() { # NAME SEED JSON [LENGTHS: comma-separated key lengths]
+wholestep() { # NAME SEED JSON|@FILE [LENGTHS: comma-separated key lengths]
   local name=$1 seed=$2 dest="$out/wholestep/$1" inputs=()
-  echo "$3" > "$models/$name.json"
+  case "$3" in
+    @*) [ "${3#@}" -ef "$models/$name.json" ] || cp "${3#@}" "$models/$name.json" ;;
+    *) echo "$3" > "$models/$name.json" ;;
+  esac
   echo "make-bundles: whole step $name"
   compile "$models/$name.json" "$dest.dmlib"
   if [ -n "${4:-}" ]; then # chosen lengths (0: a fully masked row), the rest drawn
@@ -94,9 +114,9 @@ io.write_safetensors(sys.argv[1], {'lengths': np.array(sys.argv[2].split(','), d
       "$models/$name.lengths.safetensors" "$4"
     inputs=(--inputs "$models/$name.lengths.safetensors")
   fi
-  "$dmc" eval "$models/$name.json" --train --stage fuse --precision storage --seed "$seed" \
+  "$dmc" eval "$models/$name.json" --train --stage config --precision storage --seed "$seed" \
     "${inputs[@]}" --out "$dest.storage.safetensors"
-  "$dmc" eval "$models/$name.json" --train --stage fuse --precision f64 --seed "$seed" \
+  "$dmc" eval "$models/$name.json" --train --stage config --precision f64 --seed "$seed" \
     --inputs "$dest.storage.safetensors" --out "$dest.fp64.safetensors"
 }
 wholestep encoder-dropout 7 '{"kind": "encoder", "name": "ws_encoder", "batch": 4, "seq": 64,
@@ -106,6 +126,25 @@ wholestep encoder-dropout 7 '{"kind": "encoder", "name": "ws_encoder", "batch": 
 wholestep encoder-padding 8 '{"kind": "encoder", "name": "ws_encoder_padding", "batch": 4,
   "seq": 64, "hidden": 64, "heads": 4, "ffn": 128, "dropout": 0.1, "key_padding": true,
   "dtype": "bf16"}' 64,37,0,12
+# Every example at the small size above, its own dropout on (masks drawn from
+# seeds 21, 22, ...), the whole step against the interpreter.
+seed=21
+for m in "$models"/small-*.json; do
+  wholestep "$(basename "$m" .json)" "$seed" "@$m"
+  seed=$((seed + 1))
+done
+# Full size, dropout off: bert-large and gpt2-medium for the check against
+# PyTorch autograd in fp32 on the GPU (run-device.sh: dmc-run --train, then
+# tests/gpu/torch_check.py); each model JSON travels beside its bundle.
+mkdir -p "$out/torch"
+for name in bert-large gpt2-medium; do
+  python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))
+m.update(name=m["name"] + "-nodrop", dropout=0.0)
+json.dump(m, open(sys.argv[2], "w"), indent=1)' "examples/$name.json" "$out/torch/$name-nodrop.json"
+  echo "make-bundles: $name without dropout (PyTorch check)"
+  compile "$out/torch/$name-nodrop.json" "$out/torch/$name-nodrop.dmlib"
+done
 # The same layer for another arch: opening it on the GPU must fail cleanly.
 mkdir -p "$out/wholestep/other-arch"
 compile "$models/encoder-dropout.json" "$out/wholestep/other-arch/encoder-dropout-sm80.dmlib" \

@@ -118,6 +118,27 @@ if [ -d "$ws.dmlib" ]; then
 else
   fail "no $ws.dmlib (run tests/gpu/make-bundles.sh)"
 fi 2>&1 | tee -a "$OUT/checks.txt"
+# bert-large and gpt2-medium at full size, dropout off: dmc-run's whole step
+# (bf16) against PyTorch autograd in fp32 on this GPU, from the same inputs
+# (tests/gpu/torch_check.py: worst error per tensor relative to its own max
+# |ref|); a planted scaled y must fail the same check.
+for m in gpu-bundles/torch/*-nodrop.json; do
+  [ -f "$m" ] || { fail "no gpu-bundles/torch (run tests/gpu/make-bundles.sh)"; break; }
+  name=$(basename "$m" .json)
+  res="build-gpu/torch-$name.safetensors"
+  if ! $run "gpu-bundles/torch/$name.dmlib" --train --seed 5 --out "$res" \
+      > "build-gpu/torch-$name-run.log" 2>&1; then
+    fail "dmc-run $name: exit $?"; tail -5 "build-gpu/torch-$name-run.log"; continue
+  fi
+  python3 tests/gpu/torch_check.py --model "$m" --run "$res" ||
+    fail "torch_check $name: exit $?"
+  python3 tests/gpu/torch_check.py --model "$m" --run "$res" --plant-fault scale \
+    > "build-gpu/torch-$name-planted.log" 2>&1
+  rc=$?
+  echo "torch_check $name, planted y x1.25: exit $rc ($(tail -1 "build-gpu/torch-$name-planted.log"))"
+  [ $rc -eq 1 ] || fail "torch_check $name did not catch a planted fault: exit $rc"
+  rm -f "$res"
+done 2>&1 | tee -a "$OUT/checks.txt"
 # bert-large's whole training step timed (with and without CUDA graphs,
 # the sum of its steps' own times, launch overhead).
 if ! $checks_only && [ -d gpu-bundles/bert-large.dmlib ]; then
