@@ -20,6 +20,10 @@ Executor::Executor(const Bundle &b, const LayerPlan &p, const LayerBindings &bin
     : b_(b), p_(p), bindings_(bindings) {}
 
 Executor::~Executor() {
+  // Work of this layer may still run on the caller's streams: wait before
+  // freeing its modules and memory (closing a layer is rare).
+  if (driver_.isOpen())
+    cudaDeviceSynchronize();
   dropGraph(Phase::Forward);
   dropGraph(Phase::Backward);
   gemms_.clear();
@@ -68,8 +72,11 @@ bool Executor::open(const ExecutorOptions &o, std::string &error) {
       error = std::string("cublasLtCreate failed: ") + cublasStatusName(s);
       return false;
     }
+    // Zeroed once, so that no tool sees cuBLASLt read bytes nobody wrote.
     if (!cudaCheck(cudaMalloc(&gemmWorkspace_, GemmRunner::kWorkspaceBytes),
-                   "cudaMalloc (cuBLASLt workspace)", error))
+                   "cudaMalloc (cuBLASLt workspace)", error) ||
+        !cudaCheck(cudaMemset(gemmWorkspace_, 0, GemmRunner::kWorkspaceBytes),
+                   "cudaMemset (cuBLASLt workspace)", error))
       return false;
   }
   for (const BundleContraction &c : b_.contractions) {

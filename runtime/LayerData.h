@@ -9,8 +9,9 @@
 //    present, must equal the bundle's dims), else it is drawn from the seed
 //    (runtime/ArgumentData.h). File values are rounded to fp32, then to the
 //    tensor's dtype, as `dmc eval --precision storage` rounds them. A file
-//    tensor named like a result (an earlier run's output) is skipped; any
-//    other unknown name is an error listing the arguments;
+//    tensor named like a result (an earlier run's output), or dy without
+//    `train`, is skipped; any other unknown name is an error listing the
+//    arguments;
 //  - the output file holds every argument (the values used) and every
 //    result (output, and grad when training), floats as F32, integers as
 //    I32, with metadata dims.<name> and the caller's (seed, model, ...).

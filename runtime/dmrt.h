@@ -103,7 +103,7 @@ int dmrt_api_version(void);                  /* DMRT_API_VERSION of the library 
 void dmrt_open_options_init(dmrt_open_options *options);
 dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
                       dmrt_layer **out);
-void dmrt_close(dmrt_layer *layer); /* NULL is fine; waits for nothing */
+void dmrt_close(dmrt_layer *layer); /* NULL is fine; waits for the device first */
 
 /* ---- what the layer is ---- */
 const char *dmrt_model(const dmrt_layer *layer);
