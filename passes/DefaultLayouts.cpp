@@ -3,8 +3,9 @@
 // For each contraction that mapContraction rejects, candidate layouts of its
 // three tensors are enumerated from the contraction's own letter groups
 // (batch, M, N, K as the mapping classifies them): each tensor keeps every
-// group adjacent, one letter order per group shared by all tensors, and the
-// groups in any order. Each mappable candidate is priced:
+// group adjacent, one letter order per group shared by all tensors (the
+// orders the tensors have first, then, for groups of up to three letters,
+// every other), and the groups in any order. Each mappable candidate is priced:
 //   - 1 to have the contraction write D in another layout, 2 to have the
 //     kernel producing an operand write it (through views), plus 100 for
 //     each not-yet-fixed contraction of the moved tensor that stops mapping
@@ -175,9 +176,23 @@ bool LayoutChooser::fix(dm::ContractOp c) {
       if (!order.empty() && !llvm::is_contained(groupOrders[g], order))
         groupOrders[g].push_back(order);
     }
-  for (auto &o : groupOrders)
-    if (o.empty())
+  // Then every other order of a group of up to three letters: a tensor that
+  // must stay put elsewhere (e.g. read by a producer contraction in
+  // another order) may still fit with the group reversed.
+  for (auto &o : groupOrders) {
+    if (o.empty()) {
       o.push_back("");
+      continue;
+    }
+    std::string letters = o.front();
+    if (letters.size() > 3)
+      continue;
+    llvm::sort(letters);
+    do
+      if (!llvm::is_contained(o, letters))
+        o.push_back(letters);
+    while (std::next_permutation(letters.begin(), letters.end()));
+  }
   // Groups of each tensor in the order they first appear in it.
   std::vector<int> groupsIn[3];
   for (int n = 0; n < 3; ++n)
