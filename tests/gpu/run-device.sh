@@ -113,7 +113,10 @@ if [ -d "$ws.dmlib" ]; then
       --inputs "$ws.storage.safetensors" --out "build-gpu/sanitize-$tool.safetensors" > "$log" 2>&1
     rc=$?
     echo "$tool whole step (dmc-run): exit $rc ($(grep -h 'ERROR SUMMARY' "$log" | tail -1))"
-    [ $rc -eq 0 ] || { fail "$tool whole step (dmc-run): exit $rc"; tail -5 "$log"; }
+    # On failure: the first reports (what was read, by which kernel) and the end.
+    [ $rc -eq 0 ] || { fail "$tool whole step (dmc-run): exit $rc"
+                       grep -m 12 -E "^========= +(Uninitialized|Invalid|Race|at |by thread)" "$log"
+                       tail -3 "$log"; }
   done
 else
   fail "no $ws.dmlib (run tests/gpu/make-bundles.sh)"
