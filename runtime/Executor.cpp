@@ -41,6 +41,7 @@ Executor::~Executor() {
 bool Executor::open(const ExecutorOptions &o, std::string &error) {
   device_ = o.device;
   graphsOn_ = o.graphs;
+  poisonArena_ = o.poisonArena;
   if (!driver_.open(o.device, error))
     return false;
   cudaDeviceProp prop;
@@ -199,6 +200,11 @@ bool Executor::ready(Phase phase, std::string &error) {
 bool Executor::zeroWorkspaces(cudaStream_t stream, std::string &error) {
   if (zeroedArena_ == arena_)
     return true;
+  // Poison first: the workspaces inside it must then start at zero.
+  if (poisonArena_ &&
+      !cudaCheck(cudaMemsetAsync(arena_, 0xFF, size_t(b_.arenaBytes), stream),
+                 "poisoning the arena", error))
+    return false;
   for (const BundleKernel &k : b_.kernels)
     if (k.workspaceBytes > 0 &&
         !cudaCheck(cudaMemsetAsync(static_cast<char *>(arena_) + k.workspaceOffset, 0,

@@ -49,6 +49,7 @@ struct ExecutorOptions {
   int device = 0;
   bool graphs = true;        ///< capture and replay each phase
   bool externalArena = false; ///< the caller provides the arena (setArena)
+  bool poisonArena = false;   ///< 0xFF-fill each arena before its first step (tests)
 };
 
 struct MemoryInfo {
@@ -126,8 +127,9 @@ private:
   void *gemmWorkspace_ = nullptr;
   void *arena_ = nullptr;
   bool ownsArena_ = false;
-  void *zeroedArena_ = nullptr; ///< the arena whose workspaces are zeroed
+  void *zeroedArena_ = nullptr; ///< the arena whose workspaces are zeroed (and poisoned)
   bool graphsOn_ = true;
+  bool poisonArena_ = false;
   cudaStream_t captureStream_ = nullptr;
   int captures_ = 0;
   std::unique_ptr<ModuleCache> modules_;

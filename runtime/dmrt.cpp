@@ -76,7 +76,8 @@ dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
                       " (call dmrt_open_options_init)");
     o = *options;
   }
-  const uint32_t known = DMRT_OPEN_VALIDATE_ONLY | DMRT_OPEN_NO_GRAPHS | DMRT_OPEN_EXTERNAL_ARENA;
+  const uint32_t known = DMRT_OPEN_VALIDATE_ONLY | DMRT_OPEN_NO_GRAPHS |
+                         DMRT_OPEN_EXTERNAL_ARENA | DMRT_OPEN_POISON_ARENA;
   if (o.flags & ~known)
     return fail(DMRT_ERROR_INVALID_ARGUMENT,
                 "dmrt_open: unknown flags " + std::to_string(o.flags & ~known));
@@ -100,6 +101,7 @@ dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
     eo.device = o.device;
     eo.graphs = !(o.flags & DMRT_OPEN_NO_GRAPHS);
     eo.externalArena = layer->externalArena;
+    eo.poisonArena = (o.flags & DMRT_OPEN_POISON_ARENA) != 0;
     if (!exec->open(eo, error))
       return fail(exec->noDevice()       ? DMRT_ERROR_NO_DEVICE
                   : exec->archMismatch() ? DMRT_ERROR_ARCH

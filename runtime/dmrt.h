@@ -62,6 +62,10 @@ typedef enum dmrt_mode {
 #define DMRT_OPEN_VALIDATE_ONLY 1u /* check files and manifest; no device call */
 #define DMRT_OPEN_NO_GRAPHS 2u     /* plain launches instead of CUDA graphs */
 #define DMRT_OPEN_EXTERNAL_ARENA 4u /* allocate no arena; call dmrt_set_arena */
+#define DMRT_OPEN_POISON_ARENA 8u   /* fill the arena with 0xFF bytes (NaN in f32, f16
+                                       and bf16) before its first step, so that a step
+                                       reading arena memory no earlier step wrote yields
+                                       NaN (a test mode; costs one memset per arena) */
 
 typedef struct dmrt_open_options {
   uint32_t struct_size; /* sizeof(dmrt_open_options) */

@@ -1,7 +1,7 @@
 //===- dmc-run.cpp - Run a layer bundle on the GPU ------------------------===//
 //
 //   dmc-run BUNDLE --out OUT.safetensors [--inputs IN.safetensors] [--train]
-//           [--seed N] [--device N] [--no-graphs] [--dry-run]
+//           [--seed N] [--device N] [--no-graphs] [--poison-arena] [--dry-run]
 //   dmc-run BUNDLE --bench [--reps N] [--warmup N] [--seed N] [--device N]
 //
 // The GPU counterpart of `dmc eval` (runtime/LayerData.h): the same tensor
@@ -35,7 +35,7 @@ namespace {
 
 const char *kUsage =
     "usage: dmc-run BUNDLE --out OUT.safetensors [--inputs IN.safetensors] [--train]\n"
-    "               [--seed N] [--device N] [--no-graphs] [--dry-run]\n"
+    "               [--seed N] [--device N] [--no-graphs] [--poison-arena] [--dry-run]\n"
     "       dmc-run BUNDLE --bench [--reps N] [--warmup N] [--seed N] [--device N]\n"
     "Runs a layer bundle on the GPU as `dmc eval` runs it on the CPU (same tensor\n"
     "names and files; missing arguments drawn from --seed, also the dropout seed).\n"
@@ -43,7 +43,7 @@ const char *kUsage =
 
 struct Options {
   std::string bundle, inputs, out;
-  bool train = false, bench = false, dryRun = false, graphs = true;
+  bool train = false, bench = false, dryRun = false, graphs = true, poison = false;
   uint64_t seed = 0;
   long long device = 0, reps = 50, warmup = 5;
 };
@@ -90,6 +90,8 @@ int parse(int argc, char **argv, Options &o) {
       o.dryRun = true;
     } else if (a == "--no-graphs") {
       o.graphs = false;
+    } else if (a == "--poison-arena") {
+      o.poison = true;
     } else if (a == "--seed") {
       if (!(rc = number(~0ull, "an unsigned 64-bit integer")))
         o.seed = n;
@@ -142,7 +144,8 @@ int main(int argc, char **argv) {
   if (!loadBundle(o.bundle, b, error))
     return fail(2, error);
   Layer layer;
-  uint32_t flags = (o.dryRun ? DMRT_OPEN_VALIDATE_ONLY : 0) | (o.graphs ? 0 : DMRT_OPEN_NO_GRAPHS);
+  uint32_t flags = (o.dryRun ? DMRT_OPEN_VALIDATE_ONLY : 0) | (o.graphs ? 0 : DMRT_OPEN_NO_GRAPHS) |
+                   (o.poison ? DMRT_OPEN_POISON_ARENA : 0);
   if (Status s = layer.open(o.bundle, flags, int(o.device)); !s) {
     if (!o.dryRun || s.code != DMRT_ERROR_UNSUPPORTED)
       return openFailure(s);

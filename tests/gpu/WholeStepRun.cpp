@@ -98,7 +98,10 @@ bool runStep(const std::string &bundleDir, const std::string &storagePath,
   }
   dmrt::Layer layer;
   Buffers buf;
-  if (!check(layer.open(bundleDir, DMRT_OPEN_NO_GRAPHS), bundleDir, error) ||
+  // A poisoned arena (NaN bytes): a step reading arena memory that no earlier
+  // step wrote makes results NaN, and the comparison fails.
+  if (!check(layer.open(bundleDir, DMRT_OPEN_NO_GRAPHS | DMRT_OPEN_POISON_ARENA), bundleDir,
+             error) ||
       !bindAll(layer, buf, error))
     return false;
   std::vector<std::string> results;
