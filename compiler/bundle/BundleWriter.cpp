@@ -165,13 +165,15 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
     bk.outputs = ids(*table, kernels[n].getResults());
     manifest.kernels.push_back(std::move(bk));
   }
-  // Kernel flop and bytes, from the analysis (same order of appearance).
+  // Kernel flop and bytes, from the analysis of each kernel op.
   {
-    size_t n = 0;
-    for (const auto &w : cost.items)
-      if (w.opClass != "contraction" && n < manifest.kernels.size()) {
-        manifest.kernels[n].flop = w.flop;
-        manifest.kernels[n++].bytes = w.ioLowerBound;
+    llvm::DenseMap<Operation *, const report::WorkItem *> unitOf;
+    for (const report::WorkItem &w : cost.items)
+      unitOf[w.op] = &w;
+    for (size_t n = 0; n < kernels.size(); ++n)
+      if (const report::WorkItem *w = unitOf.lookup(kernels[n].getOperation())) {
+        manifest.kernels[n].flop = w->flop;
+        manifest.kernels[n].bytes = w->ioLowerBound;
       }
   }
 

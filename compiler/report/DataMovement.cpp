@@ -67,6 +67,7 @@ GraphCost costOf(func::FuncOp f) {
       continue;
     WorkItem w;
     w.id = cost.items.size();
+    w.op = &op;
     w.backward = bwd.contains(&op);
     if (auto kernel = dyn_cast<dm::KernelOp>(op)) {
       w.name = kernel.getName().str();

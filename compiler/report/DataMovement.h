@@ -31,6 +31,7 @@ struct Member {
 /// A unit of work: one launch on the GPU.
 struct WorkItem {
   int id = 0;
+  mlir::Operation *op = nullptr; ///< the kernel or op this unit is (valid while f lives)
   std::string name;    ///< kernel name, or the op's short name
   std::string opClass; ///< contraction | normalization | elementwise
   bool backward = false;
