@@ -53,19 +53,8 @@ public:
 private:
   /// Layout of `v` if the storage classes in `moves` (root -> layout) moved.
   std::string implied(Value v, const llvm::DenseMap<Value, std::string> &moves) const {
-    if (Operation *def = v.getDefiningOp();
-        def && isa<dm::RenameOp, dm::SaveOp, dm::UnstackOp>(def)) {
-      std::string in = implied(def->getOperand(0), moves);
-      std::string out = in;
-      if (auto rename = dyn_cast<dm::RenameOp>(def)) {
-        for (char &ch : out)
-          if (size_t pos = rename.getFrom().find(ch); pos != llvm::StringRef::npos)
-            ch = rename.getTo()[pos];
-      } else if (auto unstack = dyn_cast<dm::UnstackOp>(def)) {
-        out.erase(out.find(unstack.getDim()[0]), 1);
-      }
-      return out;
-    }
+    if (Operation *def = v.getDefiningOp(); layout::isViewOp(def))
+      return layout::viewLayout(def, implied(def->getOperand(0), moves));
     auto it = moves.find(v);
     return it != moves.end() ? it->second : tensorOf(v).getNames().str();
   }

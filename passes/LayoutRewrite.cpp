@@ -12,21 +12,6 @@ namespace {
 
 dm::TensorType tensorOf(Value v) { return cast<dm::TensorType>(v.getType()); }
 
-bool isViewOp(Operation *op) { return isa_and_nonnull<dm::RenameOp, dm::SaveOp, dm::UnstackOp>(op); }
-
-/// The layout of view result `out` of `op` when its input has layout `in`.
-std::string viewLayout(Operation *op, llvm::StringRef in) {
-  std::string out = in.str();
-  if (auto rename = dyn_cast<dm::RenameOp>(op)) {
-    for (char &c : out)
-      if (size_t pos = rename.getFrom().find(c); pos != llvm::StringRef::npos)
-        c = rename.getTo()[pos];
-  } else if (auto unstack = dyn_cast<dm::UnstackOp>(op)) {
-    out.erase(out.find(unstack.getDim()[0]), 1);
-  }
-  return out;
-}
-
 /// Retypes kernel input `n` to `type`; its body reads it through a transpose
 /// back to the layout the body was built for (or drops one that undid it).
 void retypeKernelInput(dm::KernelOp kernel, unsigned n, dm::TensorType type) {
@@ -110,6 +95,20 @@ dm::KernelOp buildTransposeKernel(OpBuilder &b, Value x, dm::TensorType type,
 }
 
 } // namespace
+
+bool isViewOp(Operation *op) { return isa_and_nonnull<dm::RenameOp, dm::SaveOp, dm::UnstackOp>(op); }
+
+std::string viewLayout(Operation *op, llvm::StringRef in) {
+  std::string out = in.str();
+  if (auto rename = dyn_cast<dm::RenameOp>(op)) {
+    for (char &c : out)
+      if (size_t pos = rename.getFrom().find(c); pos != llvm::StringRef::npos)
+        c = rename.getTo()[pos];
+  } else if (auto unstack = dyn_cast<dm::UnstackOp>(op)) {
+    out.erase(out.find(unstack.getDim()[0]), 1);
+  }
+  return out;
+}
 
 bool isPermutation(llvm::StringRef names, llvm::StringRef of) {
   if (names.size() != of.size())

@@ -35,6 +35,13 @@ inline constexpr llvm::StringLiteral kInsertedAttr = "dm.inserted";
 inline constexpr llvm::StringLiteral kInsertedForOperand = "operand";
 inline constexpr llvm::StringLiteral kInsertedForResult = "result";
 
+/// A view that moves no data and whose layout follows its input's: rename,
+/// save, unstack slice.
+bool isViewOp(mlir::Operation *op);
+/// The layout of view `op`'s result when its input has layout `in` (a rename
+/// maps letters, an unstack drops the stack letter).
+std::string viewLayout(mlir::Operation *op, llvm::StringRef in);
+
 /// The storage class of a value: its producer's value and every view of it.
 struct StorageClass {
   mlir::Value root;

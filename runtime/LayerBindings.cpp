@@ -6,13 +6,6 @@
 namespace dmrt {
 namespace {
 
-std::string shapeString(const std::vector<int64_t> &s) {
-  std::string out = "[";
-  for (size_t n = 0; n < s.size(); ++n)
-    out += (n ? ", " : "") + std::to_string(s[n]);
-  return out + "]";
-}
-
 std::string pointerString(const void *p) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%p", p);

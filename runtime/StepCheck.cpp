@@ -8,16 +8,6 @@
 #include <map>
 
 namespace dmrt {
-namespace {
-
-std::string shapeString(const std::vector<int64_t> &s) {
-  std::string out = "[";
-  for (size_t n = 0; n < s.size(); ++n)
-    out += (n ? ", " : "") + std::to_string(s[n]);
-  return out + "]";
-}
-
-} // namespace
 
 bool bindEvalFile(const Bundle &b, const TensorFile &eval, const std::string &evalPath,
                   std::vector<StepBinding> &out, std::string &error) {

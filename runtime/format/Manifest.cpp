@@ -8,6 +8,13 @@
 
 namespace dmrt {
 
+std::string shapeString(const std::vector<int64_t> &s) {
+  std::string out = "[";
+  for (size_t n = 0; n < s.size(); ++n)
+    out += (n ? ", " : "") + std::to_string(s[n]);
+  return out + "]";
+}
+
 int64_t BundleTensor::numElements() const {
   int64_t n = 1;
   for (int64_t s : shape)

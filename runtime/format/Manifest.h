@@ -29,6 +29,9 @@ namespace dmrt {
 /// The manifest versions this code reads; it writes the newest.
 inline constexpr int64_t kManifestVersion = 4;
 
+/// A shape as error messages spell it: "[8, 512, 1024]".
+std::string shapeString(const std::vector<int64_t> &shape);
+
 struct BundleTensor {
   int64_t id = 0;
   std::string name, dims;
