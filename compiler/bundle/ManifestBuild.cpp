@@ -1,0 +1,160 @@
+//===- ManifestBuild.cpp - `dmc compile` stage: the manifest from the IR --===//
+#include "compiler/bundle/ManifestBuild.h"
+
+#include "codegen/gemm/GemmMapping.h"
+#include "compiler/GraphSummary.h"
+#include "compiler/TensorIO.h"
+#include "compiler/report/DataMovement.h"
+#include "ir/IterationSpace.h"
+#include "ir/StorageType.h"
+#include "runtime/format/Checksum.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+
+namespace dmc::bundle {
+namespace {
+
+int64_t bytes(Type t) { return cast<dm::TensorType>(t).getSizeInBytes(); }
+
+dmcgen::TensorLayout layoutOf(Type t) {
+  auto tt = cast<dm::TensorType>(t);
+  return {tt.getNames().str(), std::vector<int64_t>(tt.getShape().begin(), tt.getShape().end())};
+}
+
+std::vector<int64_t> ids(const TensorTable &table, ValueRange values) {
+  std::vector<int64_t> out;
+  for (Value v : values)
+    out.push_back(table.idOf(v));
+  return out;
+}
+
+/// Kernel entries; flop and bytes from the analysis of each kernel op.
+void addKernels(func::FuncOp f, const TensorTable &table, const std::vector<BuiltKernel> &built,
+                const llvm::DenseSet<Operation *> &bwd, dmrt::Manifest &m) {
+  report::GraphCost cost = report::costOf(f);
+  llvm::DenseMap<Operation *, const report::WorkItem *> unitOf;
+  for (const report::WorkItem &w : cost.items)
+    unitOf[w.op] = &w;
+  for (size_t n = 0; n < built.size(); ++n) {
+    const BuiltKernel &b = built[n];
+    dm::KernelOp op = b.op; // MLIR op handles are values; their accessors are not const
+    const codegen::EmittedKernel &k = b.emitted;
+    dmrt::BundleKernel bk;
+    bk.id = int64_t(n);
+    bk.name = op.getName().str();
+    bk.entry = k.entry;
+    bk.cubin = kernelFileStem(n) + ".cubin";
+    bk.source = kernelFileStem(n) + ".cu";
+    bk.grid[0] = k.grid;
+    bk.grid[1] = k.gridY;
+    bk.block[0] = k.blockX;
+    bk.block[1] = k.blockY;
+    bk.sharedBytes = k.sharedBytes;
+    bk.cubinBytes = int64_t(b.compiled.cubin.size());
+    bk.cubinChecksum = dmrt::fnv1a64(b.compiled.cubin.data(), b.compiled.cubin.size());
+    bk.workspaceBytes = k.workspaceBytes;
+    bk.config = b.config.describe();
+    bk.phase = bwd.contains(op) ? "backward" : "forward";
+    bk.inputs = ids(table, op.getInputs());
+    bk.outputs = ids(table, op.getResults());
+    if (const report::WorkItem *w = unitOf.lookup(op.getOperation())) {
+      bk.flop = w->flop;
+      bk.bytes = w->ioLowerBound;
+    }
+    m.kernels.push_back(std::move(bk));
+  }
+}
+
+/// Contraction entries: each one's cuBLASLt descriptor, or why it has none.
+void addContractions(func::FuncOp f, const TensorTable &table,
+                     const llvm::DenseSet<Operation *> &bwd, dmrt::Manifest &m,
+                     llvm::raw_ostream &log) {
+  for (auto c : f.getOps<dm::ContractOp>()) {
+    dmcgen::Contraction spec;
+    spec.a = layoutOf(c.getLhs().getType());
+    spec.b = layoutOf(c.getRhs().getType());
+    spec.d = layoutOf(c.getType());
+    spec.alpha = c.getScale().convertToDouble();
+    dmrt::BundleContraction bc;
+    bc.mappable = dmcgen::mapContraction(spec, bc.gemm, bc.unmappable);
+    if (bc.mappable)
+      bc.gemmDescription = bc.gemm.describe();
+    else
+      bc.gemm = {};
+    bc.id = int64_t(m.contractions.size());
+    bc.equation = spec.a.dims + "," + spec.b.dims + "->" + spec.d.dims;
+    bc.phase = bwd.contains(c) ? "backward" : "forward";
+    bc.a = table.idOf(c.getLhs());
+    bc.b = table.idOf(c.getRhs());
+    bc.d = table.idOf(c.getResult());
+    bc.alpha = spec.alpha;
+    bc.flop = dm::analyticFlop(cast<dm::IterationSpaceOpInterface>(c.getOperation()));
+    bc.bytes = bytes(c.getLhs().getType()) + bytes(c.getRhs().getType()) + bytes(c.getType());
+    if (!bc.mappable)
+      log << "dmc compile: warning: contraction " << bc.equation
+          << " has no cuBLASLt form: " << bc.unmappable << "\n";
+    m.contractions.push_back(std::move(bc));
+  }
+}
+
+/// Tensor entries; arguments also say how dmc eval draws them.
+llvm::Error addTensors(func::FuncOp f, const TensorTable &table, dmrt::Manifest &m) {
+  for (const TensorInfo &t : table.tensors()) {
+    auto tt = cast<dm::TensorType>(t.value.getType());
+    std::optional<dmrt::DType> dtype = dm::storageDType(tt);
+    if (!dtype || *dtype == dmrt::DType::F64)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "tensor " + t.name + ": element type " +
+                                         llvm::formatv("{0}", tt.getElementType()) +
+                                         " has no bundle dtype (bf16, f16, f32, i32)");
+    dmrt::BundleTensor bt;
+    bt.id = t.id;
+    bt.name = t.name;
+    bt.role = t.role;
+    bt.dims = tt.getNames().str();
+    bt.shape.assign(tt.getShape().begin(), tt.getShape().end());
+    bt.dtype = *dtype;
+    bt.bytes = bytes(tt);
+    bt.isAlias = t.aliasOf >= 0;
+    bt.aliasOf = t.aliasOf;
+    bt.aliasOffset = t.aliasOffset;
+    if (auto arg = dyn_cast<BlockArgument>(t.value); arg && dmrt::isArgumentRole(t.role)) {
+      ArgumentInit init = argumentInit(f, arg.getArgNumber()); // how dmc eval draws it
+      bt.hasInit = true;
+      std::tie(bt.initMean, bt.initRange, bt.initMax) = std::tie(init.mean, init.range, init.max);
+    }
+    m.tensors.push_back(std::move(bt));
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+std::string kernelFileStem(size_t n) { return "kernels/k" + std::to_string(n); }
+
+llvm::Expected<dmrt::Manifest> buildManifest(func::FuncOp f, const TensorTable &table,
+                                             const std::vector<BuiltKernel> &built,
+                                             const BundleOptions &options,
+                                             llvm::raw_ostream &log) {
+  dmrt::Manifest m;
+  m.model = options.modelName;
+  m.arch = options.arch;
+  m.nvrtc = dmcgen::nvrtcVersion();
+  llvm::DenseSet<Operation *> bwd = backwardOps(f);
+  addKernels(f, table, built, bwd, m);
+  addContractions(f, table, bwd, m, log);
+  if (llvm::Error e = addTensors(f, table, m))
+    return e;
+  int64_t k = 0, c = 0;
+  for (Operation &op : f.getBody().front().without_terminator()) {
+    if (isa<dm::KernelOp>(op))
+      m.steps.push_back({dmrt::BundleStep::Kernel, k++});
+    else if (isa<dm::ContractOp>(op))
+      m.steps.push_back({dmrt::BundleStep::Contraction, c++});
+  }
+  return m;
+}
+
+} // namespace dmc::bundle
