@@ -33,7 +33,7 @@ struct DeviceOps {
 };
 
 /// cudaGetDevice, cudaSetDevice, cudaGetLastError.
-const DeviceOps &cudaDeviceOps();
+inline const DeviceOps &cudaDeviceOps();
 
 class DeviceGuard {
 public:
@@ -55,6 +55,44 @@ private:
   /// `use` switched: restore without asking the current device.
   bool switched_ = false;
 };
+
+//===- Implementation (header-only: small, and inlined at each entry point) ===//
+
+inline const DeviceOps &cudaDeviceOps() {
+  static const DeviceOps ops = {&cudaGetDevice, &cudaSetDevice, &cudaGetLastError};
+  return ops;
+}
+
+inline DeviceGuard::DeviceGuard(const DeviceOps &ops) : ops_(ops) {
+  saved_ = ops_.get(&savedDevice_) == cudaSuccess;
+  if (!saved_)
+    ops_.clear();
+}
+
+inline DeviceGuard::~DeviceGuard() {
+  if (!saved_)
+    return;
+  int now = -1;
+  // A callee may have switched without telling the guard: ask when `use` did not.
+  bool differs = switched_ || ops_.get(&now) != cudaSuccess || now != savedDevice_;
+  if (differs && ops_.set(savedDevice_) != cudaSuccess)
+    ops_.clear(); // nothing to report from a destructor; keep no sticky last error
+}
+
+inline bool DeviceGuard::use(int device, std::string &error) {
+  int now = -1;
+  if (ops_.get(&now) == cudaSuccess && now == device)
+    return true;
+  cudaError_t e = ops_.set(device);
+  if (e != cudaSuccess) {
+    ops_.clear();
+    error = "cudaSetDevice(" + std::to_string(device) + ") failed: " + cudaGetErrorName(e) +
+            " (" + cudaGetErrorString(e) + ")";
+    return false;
+  }
+  switched_ = true;
+  return true;
+}
 
 } // namespace dmrt
 
