@@ -42,10 +42,25 @@ bool cudaDriverLibraryLoads();
 /// kExitNoDevice (skip) when `noDevice`, else 1 (fail).
 inline int deviceFailureExitCode(bool noDevice) { return noDevice ? kExitNoDevice : 1; }
 
-class CudaDriver {
+/// What ModuleCache needs of the driver: loading, looking up and unloading
+/// modules on one device. An interface so that unit tests load fakes.
+class ModuleLoader {
+public:
+  virtual ~ModuleLoader() = default;
+  /// The device (ordinal) whose context modules are loaded into.
+  virtual int device() const = 0;
+  virtual bool loadModule(const std::vector<char> &image, const std::string &what,
+                          CUmodule &out, std::string &error) = 0;
+  virtual bool getFunction(CUmodule m, const std::string &name, CUfunction &out,
+                           std::string &error) = 0;
+  virtual bool setMaxDynamicShared(CUfunction f, int bytes, std::string &error) = 0;
+  virtual void unloadModule(CUmodule m) = 0;
+};
+
+class CudaDriver : public ModuleLoader {
 public:
   CudaDriver() = default;
-  ~CudaDriver();
+  ~CudaDriver() override;
   CudaDriver(const CudaDriver &) = delete;
   CudaDriver &operator=(const CudaDriver &) = delete;
 
@@ -55,18 +70,19 @@ public:
   /// (as opposed to a real error on a machine with a GPU).
   bool noDevice() const { return noDevice_; }
   bool isOpen() const { return ctx_ != nullptr; }
+  int device() const override { return ordinal_; }
 
   /// Loads a cubin image (the file's bytes).
   bool loadModule(const std::vector<char> &image, const std::string &what,
-                  CUmodule &out, std::string &error);
+                  CUmodule &out, std::string &error) override;
   bool getFunction(CUmodule m, const std::string &name, CUfunction &out,
-                   std::string &error);
+                   std::string &error) override;
   bool launch(CUfunction f, const unsigned grid[3], const unsigned block[3],
               unsigned sharedBytes, CUstream stream, void **params,
               std::string &error);
   /// Sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (needed above 48 KiB).
-  bool setMaxDynamicShared(CUfunction f, int bytes, std::string &error);
-  void unloadModule(CUmodule m);
+  bool setMaxDynamicShared(CUfunction f, int bytes, std::string &error) override;
+  void unloadModule(CUmodule m) override;
   /// Sets the parameters of kernel node `node` (captured from a launch of
   /// `f`) in the instantiated graph `exec` (cuGraphExecKernelNodeSetParams):
   /// the same launch with new parameter values.

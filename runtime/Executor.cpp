@@ -2,6 +2,7 @@
 #include "runtime/Executor.h"
 
 #include "runtime/DeviceArch.h"
+#include "runtime/DeviceGuard.h"
 #include "runtime/ExecutorGraph.h"
 #include "runtime/format/ArenaPlan.h"
 #include "runtime/format/KernelAbi.h"
@@ -20,9 +21,13 @@ Executor::Executor(const Bundle &b, const LayerPlan &p, const LayerBindings &bin
     : b_(b), p_(p), bindings_(bindings) {}
 
 Executor::~Executor() {
+  // On the layer's device (the caller's current device comes back after).
+  DeviceGuard guard;
+  std::string ignored;
+  bool onDevice = driver_.isOpen() && guard.use(device_, ignored);
   // Work of this layer may still run on the caller's streams: wait before
   // freeing its modules and memory (closing a layer is rare).
-  if (driver_.isOpen())
+  if (onDevice)
     cudaDeviceSynchronize();
   dropGraph(Phase::Forward);
   dropGraph(Phase::Backward);
@@ -42,6 +47,8 @@ bool Executor::open(const ExecutorOptions &o, std::string &error) {
   device_ = o.device;
   graphsOn_ = o.graphs;
   poisonArena_ = o.poisonArena;
+  // CudaDriver::open makes the device current; the guard switches back.
+  DeviceGuard guard;
   if (!driver_.open(o.device, error))
     return false;
   cudaDeviceProp prop;
@@ -107,6 +114,9 @@ bool Executor::open(const ExecutorOptions &o, std::string &error) {
 
 bool Executor::checkDevicePointer(const std::string &what, const void *p,
                                   std::string &error) const {
+  DeviceGuard guard;
+  if (!guard.use(device_, error))
+    return false;
   cudaPointerAttributes a;
   cudaError_t e = cudaPointerGetAttributes(&a, p);
   if (e != cudaSuccess) {
@@ -145,6 +155,9 @@ bool Executor::setArena(void *p, int64_t bytes, std::string &error) {
     return false;
   }
   if (!checkDevicePointer("arena", p, error))
+    return false;
+  DeviceGuard guard;
+  if (!guard.use(device_, error))
     return false;
   if (ownsArena_ && arena_)
     cudaFree(arena_);
@@ -270,7 +283,8 @@ bool Executor::launchStep(const BundleStep &s, cudaStream_t stream, uint64_t key
 }
 
 bool Executor::run(Phase phase, cudaStream_t stream, uint64_t key, std::string &error) {
-  if (!ready(phase, error) || !zeroWorkspaces(stream, error))
+  DeviceGuard guard;
+  if (!ready(phase, error) || !guard.use(device_, error) || !zeroWorkspaces(stream, error))
     return false;
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   if (!cudaCheck(cudaStreamIsCapturing(stream, &status), "cudaStreamIsCapturing", error))
@@ -285,7 +299,8 @@ bool Executor::run(Phase phase, cudaStream_t stream, uint64_t key, std::string &
 
 bool Executor::timeSteps(Phase phase, cudaStream_t stream, uint64_t key,
                          std::vector<float> &ms, std::string &error) {
-  if (!ready(phase, error) || !zeroWorkspaces(stream, error))
+  DeviceGuard guard;
+  if (!ready(phase, error) || !guard.use(device_, error) || !zeroWorkspaces(stream, error))
     return false;
   ms.clear();
   cudaEvent_t start = nullptr, stop = nullptr;

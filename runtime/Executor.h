@@ -1,8 +1,9 @@
 //===- Executor.h - Run a bundle's forward and backward on a stream -*- C++ -*-===//
 //
 // The GPU half of running a layer (the CPU half, LayerPlan and LayerBindings,
-// is checked first). open() loads every cubin once (driver API, CudaDriver),
-// checks the bundle's arch against the device's compute capability, builds
+// is checked first). open() takes every cubin from the process-wide module
+// cache (ModuleCache: loaded once per device, shared with other executors of
+// the same bundle), checks the bundle's arch against the device's compute capability, builds
 // each contraction's cuBLASLt descriptors and picks the heuristic's best
 // algorithm once (GemmRunner), and allocates the one arena of the memory plan
 // (unless the caller provides it: setArena). Tensor addresses: an
@@ -20,6 +21,10 @@
 // (cuGraphExecKernelNodeSetParams), and new bound pointers or a new arena
 // make the next run capture again. A caller stream that is itself being
 // captured gets plain launches (they join the caller's graph).
+//
+// Every method that touches the device (open, run, timeSteps, setArena,
+// checkDevicePointer, the destructor) runs under a DeviceGuard: on the
+// executor's device, the caller's current device restored on return.
 //
 // The order of phases (backward needs a training forward) is the C API's
 // business (runtime/dmrt.cpp); the executor runs what it is asked to.

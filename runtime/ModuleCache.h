@@ -1,10 +1,25 @@
-//===- ModuleCache.h - Each cubin loaded once ----------------------*- C++ -*-===//
+//===- ModuleCache.h - Each cubin loaded once per process and device -*- C++ -*-===//
 //
-// Loads a kernel's cubin through the driver API (CudaDriver) the first time
-// its function is asked for and keeps the module until the cache is
-// destroyed (which must happen before the driver's), so that the executor
-// and the benchmark harness load each cubin once, however often they launch
-// it. Raises the dynamic shared-memory limit for kernels above 48 KiB.
+// Cubins are loaded through the driver API (CudaDriver, seen here as a
+// ModuleLoader so that tests can count loads without a GPU). Two levels:
+//
+//  - ModuleRegistry::process(), one per process: the loaded CUmodules by
+//    (device, cubin path, FNV-1a 64 of the cubin's bytes), each with a
+//    reference count and its functions. Several layer instances of one
+//    bundle (dmrt_open twice, e.g. one per transformer layer) share them;
+//    the module is unloaded when the last reference goes. A mutex makes it
+//    safe to open and close layers from several threads; loads run under
+//    it. Keying by the bytes' checksum means a cubin rewritten in place is
+//    loaded anew, never confused with the old one.
+//  - ModuleCache, one per executor (or benchmark harness): the references
+//    it holds, released on destruction, and its own (path, entry) ->
+//    CUfunction table so that a launch takes no lock.
+//
+// Unloading needs the module's device current (the executor's destructor
+// runs under a DeviceGuard) and its context alive: every ModuleCache must
+// be destroyed before the CudaDriver (primary-context reference) it uses.
+// Dynamic shared memory above 48 KiB: the kernel's limit is raised once per
+// function (again only for a larger size).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMRT_MODULECACHE_H
@@ -12,15 +27,74 @@
 
 #include "runtime/CudaDriver.h"
 
+#include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 namespace dmrt {
 
+/// Which loaded module: the same bytes from the same file on the same device.
+struct ModuleKey {
+  int device = 0;
+  std::string path; ///< canonical (realpath) when the file exists
+  uint64_t checksum = 0;
+  bool operator<(const ModuleKey &o) const {
+    return std::tie(device, path, checksum) < std::tie(o.device, o.path, o.checksum);
+  }
+};
+
+class ModuleRegistry {
+public:
+  ModuleRegistry() = default;
+  ModuleRegistry(const ModuleRegistry &) = delete;
+  ModuleRegistry &operator=(const ModuleRegistry &) = delete;
+  /// The process-wide registry (never destroyed: modules outliving main are
+  /// the driver's to free at exit).
+  static ModuleRegistry &process();
+
+  /// One more reference to `key`'s module, loading `image` through `loader`
+  /// when no instance holds it. False with `error` when the load fails
+  /// (then no reference is taken).
+  bool acquire(const ModuleKey &key, const std::vector<char> &image, ModuleLoader &loader,
+               std::string &error);
+  /// Function `entry` of an acquired module, its dynamic shared-memory limit
+  /// raised to `sharedBytes` when above 48 KiB. `deviceError`: the attribute
+  /// call failed (as opposed to a missing entry).
+  bool function(const ModuleKey &key, const std::string &entry, int64_t sharedBytes,
+                ModuleLoader &loader, CUfunction &out, bool &deviceError, std::string &error);
+  /// Drops one reference; the last one unloads the module through `loader`.
+  void release(const ModuleKey &key, ModuleLoader &loader);
+
+  struct Stats {
+    uint64_t loads = 0;   ///< modules loaded since the process started
+    uint64_t unloads = 0; ///< modules unloaded since
+    size_t live = 0;      ///< modules loaded now
+  };
+  Stats stats() const;
+  /// References to `key` now (0: not loaded).
+  size_t references(const ModuleKey &key) const;
+
+private:
+  struct Entry {
+    CUmodule module = nullptr;
+    size_t refs = 0;
+    std::map<std::string, std::pair<CUfunction, int64_t>> functions; ///< entry -> (fn, shared limit set)
+  };
+  mutable std::mutex mutex_;
+  std::map<ModuleKey, Entry> entries_;
+  Stats stats_;
+};
+
 class ModuleCache {
 public:
-  explicit ModuleCache(CudaDriver &driver) : driver_(driver) {}
+  /// Loads through `loader` on its device (ModuleLoader::device).
+  explicit ModuleCache(ModuleLoader &loader,
+                       ModuleRegistry &registry = ModuleRegistry::process())
+      : loader_(loader), registry_(registry) {}
   ~ModuleCache();
   ModuleCache(const ModuleCache &) = delete;
   ModuleCache &operator=(const ModuleCache &) = delete;
@@ -31,12 +105,13 @@ public:
   /// or the shared-memory attribute) from an unreadable file.
   bool function(const std::string &path, const std::string &entry, int64_t sharedBytes,
                 CUfunction &out, bool &deviceError, std::string &error);
-  /// Modules loaded so far.
-  size_t loaded() const { return modules_.size(); }
+  /// Modules this cache holds a reference to.
+  size_t loaded() const { return held_.size(); }
 
 private:
-  CudaDriver &driver_;
-  std::map<std::string, CUmodule> modules_;                         // by path
+  ModuleLoader &loader_;
+  ModuleRegistry &registry_;
+  std::map<std::string, ModuleKey> held_;                              // by path as asked
   std::map<std::pair<std::string, std::string>, CUfunction> functions_; // (path, entry)
 };
 

@@ -9,6 +9,8 @@
 #include "runtime/dmrt.h"
 
 #include "runtime/Executor.h"
+#include "runtime/ModuleCache.h"
+#include "runtime/dmrtInternal.h"
 #include "runtime/dmrtLayer.h"
 
 #include <new>
@@ -114,6 +116,21 @@ dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
   DMRT_GUARD_END
 }
 
+void dmrt_internal_module_stats(uint64_t *loads, uint64_t *unloads, uint64_t *live) {
+  ModuleRegistry::Stats s;
+  try {
+    s = ModuleRegistry::process().stats();
+  } catch (...) { // a failed lock: report zeros rather than throw through C
+  }
+  if (loads)
+    *loads = s.loads;
+  if (unloads)
+    *unloads = s.unloads;
+  if (live)
+    *live = s.live;
+}
+
+/// The executor's destructor restores the caller's current device itself.
 void dmrt_close(dmrt_layer *layer) {
   try {
     delete layer;

@@ -1,5 +1,6 @@
 //===- WholeStepRun.cpp - A whole training step through runtime/dmrt.h ----===//
 #include "WholeStepRun.h"
+#include "WholeStepUtil.h"
 
 #include "runtime/Bundle.h"
 #include "runtime/Harness.h"
@@ -11,75 +12,7 @@
 #include <cstring>
 
 namespace dmctest {
-namespace {
-
-/// Device buffers for every caller buffer of a layer, freed on destruction.
-struct Buffers {
-  std::map<int32_t, void *> base; // dmrt_tensor_desc::buffer ->
-  ~Buffers() {
-    for (auto &kv : base)
-      cudaFree(kv.second);
-  }
-};
-
-bool cuda(cudaError_t e, const std::string &what, std::string &error) {
-  if (e == cudaSuccess)
-    return true;
-  error = what + ": " + cudaGetErrorString(e);
-  return false;
-}
-
-bool check(const dmrt::Status &s, const std::string &what, std::string &error) {
-  if (s)
-    return true;
-  error = what + ": " + dmrt_status_name(s.code) + ": " + s.message;
-  return false;
-}
-
-/// Allocates, fills with NaN bytes and binds every caller tensor.
-bool bindAll(dmrt::Layer &layer, Buffers &buf, std::string &error) {
-  for (const dmrt_tensor_desc &t : layer.tensors()) {
-    void *&base = buf.base[t.buffer];
-    if (!base && (!cuda(cudaMalloc(&base, size_t(t.buffer_bytes)), "cudaMalloc", error) ||
-                  !cuda(cudaMemset(base, 0xFF, size_t(t.buffer_bytes)), "cudaMemset", error)))
-      return false;
-    if (!check(layer.bind(t.name, static_cast<char *>(base) + t.buffer_offset),
-               std::string("bind ") + t.name, error))
-      return false;
-  }
-  return true;
-}
-
-void *tensorPtr(dmrt::Layer &layer, Buffers &buf, const std::string &name) {
-  dmrt_tensor_desc d;
-  if (!layer.tensor(name, d))
-    return nullptr;
-  return static_cast<char *>(buf.base[d.buffer]) + d.buffer_offset;
-}
-
-/// Forward + backward with (seed, offset); every result's bytes by name.
-bool step(dmrt::Layer &layer, Buffers &buf, const std::vector<std::string> &results,
-          uint64_t seed, uint64_t offset, std::map<std::string, std::vector<uint8_t>> &out,
-          std::string &error) {
-  if (!check(layer.setSeed(seed, offset), "set seed", error) ||
-      !check(layer.forward(nullptr), "forward", error) ||
-      !check(layer.backward(nullptr), "backward", error) ||
-      !cuda(cudaDeviceSynchronize(), "the step", error))
-    return false;
-  for (const std::string &n : results) {
-    dmrt_tensor_desc d;
-    layer.tensor(n, d);
-    std::vector<uint8_t> &bytes = out[n];
-    bytes.resize(size_t(d.bytes));
-    if (!cuda(cudaMemcpy(bytes.data(), tensorPtr(layer, buf, n), bytes.size(),
-                         cudaMemcpyDeviceToHost),
-              "download " + n, error))
-      return false;
-  }
-  return true;
-}
-
-} // namespace
+using namespace util;
 
 bool runStep(const std::string &bundleDir, const std::string &storagePath,
              const std::string &exactPath, StepRun &run, std::string &error) {
@@ -105,19 +38,8 @@ bool runStep(const std::string &bundleDir, const std::string &storagePath,
       !bindAll(layer, buf, error))
     return false;
   std::vector<std::string> results;
-  for (const dmrt::StepBinding &sb : bindings) {
-    const dmrt::BundleTensor *t = b.tensor(sb.tensor);
-    if (!sb.input) {
-      results.push_back(t->name);
-      continue;
-    }
-    dmrt::Tensor v = dmrt::fromDoubles(t->name, t->dtype, t->shape, dmrt::toDoubles(*sb.value));
-    if (!cuda(cudaMemcpy(tensorPtr(layer, buf, t->name), v.bytes.data(), v.bytes.size(),
-                         cudaMemcpyHostToDevice),
-              "upload " + t->name, error))
-      return false;
-    ++run.uploaded;
-  }
+  if (!uploadInputs(layer, buf, b, bindings, results, run.uploaded, error))
+    return false;
   std::map<std::string, std::vector<uint8_t>> plain, graph, other, again;
   if (!step(layer, buf, results, run.seed, 0, plain, error) ||
       !check(layer.setGraphs(true), "graphs on", error) ||

@@ -42,6 +42,12 @@ bool runStep(const std::string &bundleDir, const std::string &storagePath,
 /// (`otherArchBundle`, may be empty). Prints one line per check.
 bool checkMisuse(const std::string &bundleDir, const std::string &otherArchBundle);
 
+/// Two instances of the bundle open at once share its cubins (each loaded
+/// once, unloaded with the last instance) and give bit-identical results;
+/// no call changes the calling thread's current device
+/// (tests/gpu/WholeStepShared.cpp). Prints one line per check.
+bool checkSharedInstances(const std::string &bundleDir, const std::string &storagePath);
+
 } // namespace dmctest
 
 #endif // DMC_TESTS_GPU_WHOLESTEPRUN_H

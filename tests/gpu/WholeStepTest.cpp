@@ -160,6 +160,8 @@ bool runDirectory(const std::string &dir, const TensorBound &bound) {
       closedir(d);
     }
     ok &= dmctest::checkMisuse(base + ".dmlib", otherArch) || fail(base + ": misuse checks");
+    ok &= dmctest::checkSharedInstances(base + ".dmlib", base + ".storage.safetensors") ||
+          fail(base + ": shared instances and the current device");
   }
   return ok;
 }

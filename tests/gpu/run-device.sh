@@ -36,6 +36,10 @@ ctest --test-dir build-gpu -L gpu --output-on-failure > "$OUT/ctest-gpu.log" 2>&
 tail -40 "$OUT/ctest-gpu.log"
 # ctest shows a passing test's output only on failure: the epilogue summary.
 build-gpu/tests/gpu/dmc-gemm-epilogue-test 2>&1 | grep -E "^SUMMARY|never ran|unsupported by" | head -8
+# And gpu.WholeStep's checks of two instances of one bundle at once (cubins
+# loaded once, identical results) and of the caller's current device kept.
+build-gpu/tests/gpu/dmc-whole-step-test --dir gpu-bundles/wholestep 2>&1 |
+  grep -E "^  (shared instances|current device):" | head -40
 # Planted faults on real GPU outputs: every checked step of a small bundle
 # (whole references) and of bert-large (sampled) must fail its comparison.
 for b in gpu-bundles/small-bert-large.dmlib gpu-bundles/small-transformer-big-decoder.dmlib \
