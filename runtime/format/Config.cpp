@@ -121,15 +121,9 @@ bool parseConfig(const std::string &text, const std::string &fileName, Configura
                            "contractions"}))
     return false;
   Configuration c;
-  if (!r.str(root, "", "format", c.format))
+  if (!r.header(root, "dmc-config", kConfigVersion, kConfigVersion, "this reader", c.format,
+                c.version))
     return false;
-  if (c.format != "dmc-config")
-    return r.fail("format", "expected \"dmc-config\", got \"" + c.format + "\"");
-  if (!r.integer(root, "", "version", c.version, 0))
-    return false;
-  if (c.version != kConfigVersion)
-    return r.fail("version", "unsupported version " + std::to_string(c.version) +
-                                 " (this reader reads version 1)");
   if (!r.str(root, "", "model", c.model))
     return false;
 

@@ -97,6 +97,26 @@ public:
     return field(obj, path, key, v) && integer(*v, join(path, key), out, min);
   }
 
+  /// The "format" and "version" fields a dmc file starts with: `format` must
+  /// be `expected` and `version` in [oldest, newest]; `reader` ("this
+  /// runtime") names who cannot read another version.
+  bool header(const json &root, const std::string &expected, int64_t oldest, int64_t newest,
+              const std::string &reader, std::string &format, int64_t &version) {
+    if (!str(root, "", "format", format))
+      return false;
+    if (format != expected)
+      return fail("format", "expected \"" + expected + "\", got \"" + format + "\"");
+    if (!integer(root, "", "version", version, 0))
+      return false;
+    if (version >= oldest && version <= newest)
+      return true;
+    std::string range = oldest == newest ? "version " + std::to_string(newest)
+                                         : "versions " + std::to_string(oldest) + " to " +
+                                               std::to_string(newest);
+    return fail("version", "unsupported version " + std::to_string(version) + " (" + reader +
+                               " reads " + range + ")");
+  }
+
   bool number(const json &obj, const std::string &path, const char *key,
               double &out) {
     const json *v;

@@ -59,15 +59,8 @@ bool parseManifest(const std::string &text, const std::string &fileName,
                            "arena_bytes", "tensors", "kernels", "contractions", "steps"}))
     return false;
   Manifest b;
-  if (!r.str(root, "", "format", b.format))
+  if (!r.header(root, "dmc-bundle", 1, kManifestVersion, "this runtime", b.format, b.version))
     return false;
-  if (b.format != "dmc-bundle")
-    return r.fail("format", "expected \"dmc-bundle\", got \"" + b.format + "\"");
-  if (!r.integer(root, "", "version", b.version, 0))
-    return false;
-  if (b.version < 1 || b.version > kManifestVersion)
-    return r.fail("version", "unsupported version " + std::to_string(b.version) +
-                                 " (this runtime reads versions 1 to 4)");
   if (!r.str(root, "", "model", b.model) || !r.str(root, "", "arch", b.arch) ||
       !r.str(root, "", "nvrtc", b.nvrtc))
     return false;
