@@ -154,8 +154,7 @@ int printCuda(mlir::func::FuncOp f) {
   int n = 0;
   for (auto kernel : f.getOps<dmc::dm::KernelOp>()) {
     auto emitted = dmc::codegen::emitKernel(kernel, dmc::bundle::knobsOf(kernel),
-                                            "k" + std::to_string(n++) + "_" +
-                                                kernel.getName().str());
+                                            dmc::bundle::kernelName(n++, kernel));
     if (!emitted)
       return report(emitted.takeError());
     outs() << "// ---- grid " << emitted->grid << ", block " << emitted->blockX << "x"

@@ -17,12 +17,6 @@ llvm::Error fail(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-std::string namesOf(Value v) { return cast<dm::TensorType>(v.getType()).getNames().str(); }
-
-std::string equationOf(dm::ContractOp c) {
-  return namesOf(c.getLhs()) + "," + namesOf(c.getRhs()) + "->" + namesOf(c.getResult());
-}
-
 std::vector<dm::KernelOp> kernelsOf(func::FuncOp f) {
   return std::vector<dm::KernelOp>(f.getOps<dm::KernelOp>().begin(),
                                    f.getOps<dm::KernelOp>().end());
@@ -31,16 +25,12 @@ std::vector<dm::ContractOp> contractionsOf(func::FuncOp f) {
   return std::vector<dm::ContractOp>(f.getOps<dm::ContractOp>().begin(),
                                      f.getOps<dm::ContractOp>().end());
 }
-std::string kernelName(size_t n, dm::KernelOp k) {
-  return "k" + std::to_string(n) + "_" + k.getName().str();
-}
-
 /// The cuBLASLt form of `c` as laid out now, or why it has none.
 bool formOf(dm::ContractOp c, size_t n, dmrt::ConfigContraction &out, std::string &why) {
   dmrt::GemmDescriptor g;
   if (!dmcgen::mapContraction(layout::contractionOf(c), g, why))
     return false;
-  out.name = "c" + std::to_string(n);
+  out.name = contractionName(n);
   out.equation = equationOf(c);
   out.swap = g.swapOperands;
   out.transa = g.transA == dmrt::Transpose::T ? "T" : "N";
@@ -52,7 +42,19 @@ bool formOf(dm::ContractOp c, size_t n, dmrt::ConfigContraction &out, std::strin
   return true;
 }
 
+std::string namesOf(Value v) { return cast<dm::TensorType>(v.getType()).getNames().str(); }
+
 } // namespace
+
+std::string kernelName(size_t n, dm::KernelOp k) {
+  return "k" + std::to_string(n) + "_" + k.getName().str();
+}
+
+std::string contractionName(size_t n) { return "c" + std::to_string(n); }
+
+std::string equationOf(dm::ContractOp c) {
+  return namesOf(c.getLhs()) + "," + namesOf(c.getRhs()) + "->" + namesOf(c.getResult());
+}
 
 codegen::KernelConfig knobsOf(dm::KernelOp kernel) {
   auto knobs = kernel->getAttrOfType<DictionaryAttr>(kKnobsAttr);

@@ -22,6 +22,13 @@ namespace dmc::bundle {
 /// The kernel knobs a configuration file set (`dm.knobs`).
 inline constexpr llvm::StringLiteral kKnobsAttr = "dm.knobs";
 
+/// The names that key config.json, the kernels' entry points and the report:
+/// the n-th kernel "k<n>_<kernel name>", the n-th contraction "c<n>" (in
+/// the order of appearance), and an equation "bji,shpi->sbjhp".
+std::string kernelName(size_t n, dm::KernelOp kernel);
+std::string contractionName(size_t n);
+std::string equationOf(dm::ContractOp c);
+
 /// The knobs `kernel` is compiled with: its `dm.knobs`, else codegen's default.
 codegen::KernelConfig knobsOf(dm::KernelOp kernel);
 

@@ -22,10 +22,6 @@ namespace {
 
 std::string namesOf(Value v) { return cast<dm::TensorType>(v.getType()).getNames().str(); }
 
-std::string equationOf(dm::ContractOp c) {
-  return namesOf(c.getLhs()) + "," + namesOf(c.getRhs()) + "->" + namesOf(c.getResult());
-}
-
 std::string quoted(llvm::StringRef s) { return ("\"" + s + "\"").str(); }
 
 } // namespace
@@ -44,7 +40,7 @@ llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config
     byName[t.name] = &t;
   std::map<std::string, dm::ContractOp> contractions;
   for (auto [n, c] : llvm::enumerate(f.getOps<dm::ContractOp>()))
-    contractions["c" + std::to_string(n)] = c;
+    contractions[contractionName(n)] = c;
 
   // Layouts. Values survive relayout (only types change), so `byName` stays valid.
   for (auto [i, t] : llvm::enumerate(config.tensors)) {
@@ -157,7 +153,7 @@ llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config
   // Knobs, by the kernels' names after the transposes went in.
   std::map<std::string, dm::KernelOp> kernels;
   for (auto [n, k] : llvm::enumerate(f.getOps<dm::KernelOp>()))
-    kernels["k" + std::to_string(n) + "_" + k.getName().str()] = k;
+    kernels[kernelName(n, k)] = k;
   for (auto [i, e] : llvm::enumerate(config.kernels)) {
     std::string path = "kernels[" + std::to_string(i) + "]";
     auto it = kernels.find(e.name);

@@ -60,8 +60,7 @@ llvm::Expected<std::vector<BuiltKernel>> buildKernels(func::FuncOp f,
     b.config = options.configIndex >= 0
                    ? sweptKnobs(kernel, options.configIndex, configuration.kernels[n])
                    : knobsOf(kernel); // what configuration.kernels[n] says
-    auto emitted = codegen::emitKernel(kernel, b.config,
-                                       "k" + std::to_string(n) + "_" + kernel.getName().str());
+    auto emitted = codegen::emitKernel(kernel, b.config, kernelName(n, kernel));
     if (!emitted)
       return emitted.takeError();
     b.emitted = std::move(*emitted);

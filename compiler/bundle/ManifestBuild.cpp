@@ -2,11 +2,12 @@
 #include "compiler/bundle/ManifestBuild.h"
 
 #include "codegen/gemm/GemmMapping.h"
-#include "compiler/GraphSummary.h"
+#include "compiler/bundle/Configuration.h"
 #include "compiler/TensorIO.h"
 #include "compiler/report/DataMovement.h"
 #include "ir/IterationSpace.h"
 #include "ir/StorageType.h"
+#include "passes/LayoutRewrite.h"
 #include "runtime/format/Checksum.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -18,11 +19,6 @@ namespace {
 
 int64_t bytes(Type t) { return cast<dm::TensorType>(t).getSizeInBytes(); }
 
-dmcgen::TensorLayout layoutOf(Type t) {
-  auto tt = cast<dm::TensorType>(t);
-  return {tt.getNames().str(), std::vector<int64_t>(tt.getShape().begin(), tt.getShape().end())};
-}
-
 std::vector<int64_t> ids(const TensorTable &table, ValueRange values) {
   std::vector<int64_t> out;
   for (Value v : values)
@@ -30,13 +26,17 @@ std::vector<int64_t> ids(const TensorTable &table, ValueRange values) {
   return out;
 }
 
+/// Each kernel's and contraction's unit of the analysis (flop, bytes, phase).
+using Units = llvm::DenseMap<Operation *, const report::WorkItem *>;
+
+const char *phaseOf(const Units &units, Operation *op) {
+  const report::WorkItem *w = units.lookup(op);
+  return w && w->backward ? "backward" : "forward";
+}
+
 /// Kernel entries; flop and bytes from the analysis of each kernel op.
-void addKernels(func::FuncOp f, const TensorTable &table, const std::vector<BuiltKernel> &built,
-                const llvm::DenseSet<Operation *> &bwd, dmrt::Manifest &m) {
-  report::GraphCost cost = report::costOf(f);
-  llvm::DenseMap<Operation *, const report::WorkItem *> unitOf;
-  for (const report::WorkItem &w : cost.items)
-    unitOf[w.op] = &w;
+void addKernels(const TensorTable &table, const std::vector<BuiltKernel> &built,
+                const Units &unitOf, dmrt::Manifest &m) {
   for (size_t n = 0; n < built.size(); ++n) {
     const BuiltKernel &b = built[n];
     dm::KernelOp op = b.op; // MLIR op handles are values; their accessors are not const
@@ -56,7 +56,7 @@ void addKernels(func::FuncOp f, const TensorTable &table, const std::vector<Buil
     bk.cubinChecksum = dmrt::fnv1a64(b.compiled.cubin.data(), b.compiled.cubin.size());
     bk.workspaceBytes = k.workspaceBytes;
     bk.config = b.config.describe();
-    bk.phase = bwd.contains(op) ? "backward" : "forward";
+    bk.phase = phaseOf(unitOf, op);
     bk.inputs = ids(table, op.getInputs());
     bk.outputs = ids(table, op.getResults());
     if (const report::WorkItem *w = unitOf.lookup(op.getOperation())) {
@@ -68,15 +68,10 @@ void addKernels(func::FuncOp f, const TensorTable &table, const std::vector<Buil
 }
 
 /// Contraction entries: each one's cuBLASLt descriptor, or why it has none.
-void addContractions(func::FuncOp f, const TensorTable &table,
-                     const llvm::DenseSet<Operation *> &bwd, dmrt::Manifest &m,
-                     llvm::raw_ostream &log) {
+void addContractions(func::FuncOp f, const TensorTable &table, const Units &unitOf,
+                     dmrt::Manifest &m, llvm::raw_ostream &log) {
   for (auto c : f.getOps<dm::ContractOp>()) {
-    dmcgen::Contraction spec;
-    spec.a = layoutOf(c.getLhs().getType());
-    spec.b = layoutOf(c.getRhs().getType());
-    spec.d = layoutOf(c.getType());
-    spec.alpha = c.getScale().convertToDouble();
+    dmcgen::Contraction spec = layout::contractionOf(c);
     dmrt::BundleContraction bc;
     bc.mappable = dmcgen::mapContraction(spec, bc.gemm, bc.unmappable);
     if (bc.mappable)
@@ -84,8 +79,8 @@ void addContractions(func::FuncOp f, const TensorTable &table,
     else
       bc.gemm = {};
     bc.id = int64_t(m.contractions.size());
-    bc.equation = spec.a.dims + "," + spec.b.dims + "->" + spec.d.dims;
-    bc.phase = bwd.contains(c) ? "backward" : "forward";
+    bc.equation = equationOf(c);
+    bc.phase = phaseOf(unitOf, c);
     bc.a = table.idOf(c.getLhs());
     bc.b = table.idOf(c.getRhs());
     bc.d = table.idOf(c.getResult());
@@ -142,9 +137,12 @@ llvm::Expected<dmrt::Manifest> buildManifest(func::FuncOp f, const TensorTable &
   m.model = options.modelName;
   m.arch = options.arch;
   m.nvrtc = dmcgen::nvrtcVersion();
-  llvm::DenseSet<Operation *> bwd = backwardOps(f);
-  addKernels(f, table, built, bwd, m);
-  addContractions(f, table, bwd, m, log);
+  report::GraphCost cost = report::costOf(f);
+  Units unitOf;
+  for (const report::WorkItem &w : cost.items)
+    unitOf[w.op] = &w;
+  addKernels(table, built, unitOf, m);
+  addContractions(f, table, unitOf, m, log);
   if (llvm::Error e = addTensors(f, table, m))
     return e;
   int64_t k = 0, c = 0;

@@ -25,9 +25,9 @@ std::map<Operation *, std::string> producerNames(func::FuncOp f) {
   int k = 0, c = 0;
   for (Operation &op : f.getBody().front().without_terminator()) {
     if (auto kernel = dyn_cast<dm::KernelOp>(op))
-      names[&op] = "k" + std::to_string(k++) + "_" + kernel.getName().str();
+      names[&op] = bundle::kernelName(k++, kernel);
     else if (isa<dm::ContractOp>(op))
-      names[&op] = "c" + std::to_string(c++);
+      names[&op] = bundle::contractionName(c++);
   }
   return names;
 }
