@@ -12,15 +12,6 @@ using namespace mlir;
 namespace dmc {
 namespace {
 
-uint32_t fnv1a32(llvm::StringRef s) {
-  uint32_t h = 2166136261u;
-  for (char c : s) {
-    h ^= static_cast<uint8_t>(c);
-    h *= 16777619u;
-  }
-  return h;
-}
-
 /// `v` as the interpreter holds an argument of type `type` in precision `p`.
 double roundTo(Precision p, Type type, double v) {
   if (p == Precision::Storage)
@@ -56,7 +47,7 @@ HostTensor generateArgument(func::FuncOp f, unsigned index, uint64_t seed,
                             Precision precision) {
   Type type = f.getArgument(index).getType();
   HostTensor t = allocateFor(type);
-  uint32_t stream = fnv1a32(dm::argName(f, index));
+  uint32_t stream = dmrt::argumentStream(dm::argName(f, index).str());
   bool integer = isInteger(type);
   ArgumentInit init = argumentInit(f, index);
   double mean = init.mean, range = init.range;

@@ -21,16 +21,6 @@
 
 namespace dmrt {
 
-/// The stream of argument `name`: FNV-1a 32 of its name.
-inline uint32_t argumentStream(const std::string &name) {
-  uint32_t h = 2166136261u;
-  for (char c : name) {
-    h ^= static_cast<uint8_t>(c);
-    h *= 16777619u;
-  }
-  return h;
-}
-
 /// Tensor `t` (an argument with `init`) drawn from `seed`, in its dtype.
 inline Tensor drawArgument(const BundleTensor &t, uint64_t seed) {
   bool integer = t.dtype == DType::I32;

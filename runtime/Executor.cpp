@@ -139,8 +139,6 @@ bool Executor::checkDevicePointer(const std::string &what, const void *p,
 
 bool Executor::setArena(void *p, int64_t bytes, std::string &error) {
   if (!p) {
-    if (ownsArena_)
-      return true;
     error = "null arena pointer";
     return false;
   }
@@ -156,12 +154,6 @@ bool Executor::setArena(void *p, int64_t bytes, std::string &error) {
   }
   if (!checkDevicePointer("arena", p, error))
     return false;
-  DeviceGuard guard;
-  if (!guard.use(device_, error))
-    return false;
-  if (ownsArena_ && arena_)
-    cudaFree(arena_);
-  ownsArena_ = false;
   if (arena_ != p) {
     arena_ = p;
     dropGraph(Phase::Forward);
@@ -191,23 +183,6 @@ MemoryInfo Executor::memory() const {
   for (const CallerBuffer &cb : p_.buffers)
     m.callerBytes += cb.bytes;
   return m;
-}
-
-bool Executor::ready(Phase phase, std::string &error) {
-  std::vector<std::string> missing = bindings_.missingFor(phase);
-  if (!missing.empty()) {
-    error = std::string(phaseName(phase)) + ": " + std::to_string(missing.size()) +
-            " tensor(s) not bound:";
-    for (const std::string &n : missing)
-      error += " " + n;
-    return false;
-  }
-  if (!arena_) {
-    error = std::string(phaseName(phase)) +
-            ": no arena (opened with an external arena: call setArena first)";
-    return false;
-  }
-  return true;
 }
 
 bool Executor::zeroWorkspaces(cudaStream_t stream, std::string &error) {
@@ -284,7 +259,7 @@ bool Executor::launchStep(const BundleStep &s, cudaStream_t stream, uint64_t key
 
 bool Executor::run(Phase phase, cudaStream_t stream, uint64_t key, std::string &error) {
   DeviceGuard guard;
-  if (!ready(phase, error) || !guard.use(device_, error) || !zeroWorkspaces(stream, error))
+  if (!guard.use(device_, error) || !zeroWorkspaces(stream, error))
     return false;
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   if (!cudaCheck(cudaStreamIsCapturing(stream, &status), "cudaStreamIsCapturing", error))
@@ -300,7 +275,7 @@ bool Executor::run(Phase phase, cudaStream_t stream, uint64_t key, std::string &
 bool Executor::timeSteps(Phase phase, cudaStream_t stream, uint64_t key,
                          std::vector<float> &ms, std::string &error) {
   DeviceGuard guard;
-  if (!ready(phase, error) || !guard.use(device_, error) || !zeroWorkspaces(stream, error))
+  if (!guard.use(device_, error) || !zeroWorkspaces(stream, error))
     return false;
   ms.clear();
   cudaEvent_t start = nullptr, stop = nullptr;

@@ -26,8 +26,10 @@
 // checkDevicePointer, the destructor) runs under a DeviceGuard: on the
 // executor's device, the caller's current device restored on return.
 //
-// The order of phases (backward needs a training forward) is the C API's
-// business (runtime/dmrt.cpp); the executor runs what it is asked to.
+// What a run needs (every tensor of the phase bound, an arena, backward only
+// after a training forward) is checked by the C API before it calls run or
+// timeSteps (runtime/dmrtRun.cpp, checkRunnable); the executor runs what it
+// is asked to.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMRT_EXECUTOR_H
@@ -83,8 +85,8 @@ public:
   /// Whether `p` is device memory usable on this executor's device.
   bool checkDevicePointer(const std::string &what, const void *p, std::string &error) const;
   /// Uses caller memory `p` (>= memory().arenaBytes bytes, 256-byte
-  /// aligned, device memory) as the arena; workspaces are zeroed before the
-  /// next run. nullptr with an owned arena: back to it.
+  /// aligned, device memory) as the arena of an executor opened with
+  /// externalArena; workspaces are zeroed before the next run.
   bool setArena(void *p, int64_t bytes, std::string &error);
   void *arena() const { return arena_; }
   void setGraphs(bool on) { graphsOn_ = on; }
@@ -110,7 +112,6 @@ public:
 private:
   struct Graph;
   struct CapturedKernel;
-  bool ready(Phase phase, std::string &error);
   bool zeroWorkspaces(cudaStream_t stream, std::string &error);
   bool launchStep(const BundleStep &s, cudaStream_t stream, uint64_t key,
                   std::vector<CapturedKernel> *captured, std::string &error);

@@ -44,7 +44,6 @@ bool Executor::capture(Phase phase, uint64_t key, std::string &error) {
   for (const BundleStep &s : p_.steps[int(phase)])
     if (!(ok = launchStep(s, captureStream_, key, &g->kernels, error)))
       break;
-  std::string endError;
   cudaError_t e = cudaStreamEndCapture(captureStream_, &g->graph);
   if (!ok) {
     if (g->graph)
@@ -60,6 +59,10 @@ bool Executor::capture(Phase phase, uint64_t key, std::string &error) {
       cudaGraphDestroy(g->graph);
     return false;
   }
+  for (CapturedKernel &ck : g->kernels) { // g->kernels is final: addresses are stable
+    ck.paramArray = ck.params();
+    launchDims(b_.kernels[ck.kernel], ck.grid, ck.block);
+  }
   ++captures_;
   graphs_[int(phase)] = std::move(g);
   return true;
@@ -73,17 +76,13 @@ bool Executor::replay(Phase phase, cudaStream_t stream, uint64_t key, std::strin
     g = graphs_[int(phase)].get();
   } else if (g->key != key) {
     bool updated = true;
+    std::string ignored; // on failure: capture again with the new seed
     for (CapturedKernel &ck : g->kernels) {
-      const BundleKernel &k = b_.kernels[ck.kernel];
-      ck.seed = key;
-      std::vector<void *> params = ck.params();
-      unsigned grid[3], block[3];
-      launchDims(k, grid, block);
-      std::string ignored; // on failure: capture again with the new seed
-      if (!(updated = driver_.setGraphKernelParams(reinterpret_cast<CUgraphExec>(g->exec),
-                                                   ck.node, functions_[ck.kernel], grid, block,
-                                                   unsigned(k.sharedBytes), params.data(),
-                                                   ignored)))
+      ck.seed = key; // paramArray points at it
+      if (!(updated = driver_.setGraphKernelParams(
+                reinterpret_cast<CUgraphExec>(g->exec), ck.node, functions_[ck.kernel], ck.grid,
+                ck.block, unsigned(b_.kernels[ck.kernel].sharedBytes), ck.paramArray.data(),
+                ignored)))
         break;
     }
     g->key = key;

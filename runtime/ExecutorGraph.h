@@ -23,6 +23,10 @@ struct Executor::CapturedKernel {
   std::vector<void *> values; ///< pointer parameters
   unsigned long long seed = 0;
   CUgraphNode node = nullptr; ///< when captured
+  /// Filled once the capture is complete (this object no longer moves): the
+  /// parameter array and launch shape a new seed is set with.
+  std::vector<void *> paramArray;
+  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
   /// cuLaunchKernel's parameter array (pointers into this object).
   std::vector<void *> params() {
     std::vector<void *> p;

@@ -56,13 +56,8 @@ bool gatherArguments(const Bundle &b, const TensorFile *inputs, const std::strin
       return false;
     }
     if (ft->shape != t.shape) {
-      std::string got, want;
-      for (int64_t s : ft->shape)
-        got += (got.empty() ? "" : ", ") + std::to_string(s);
-      for (int64_t s : t.shape)
-        want += (want.empty() ? "" : ", ") + std::to_string(s);
-      error = inputsPath + ": tensor '" + t.name + "' has shape [" + got +
-              "] but the bundle expects [" + want + "] (dims '" + t.dims + "')";
+      error = inputsPath + ": tensor '" + t.name + "' has shape " + shapeString(ft->shape) +
+              " but the bundle expects " + shapeString(t.shape) + " (dims '" + t.dims + "')";
       return false;
     }
     std::vector<double> values = toDoubles(*ft);

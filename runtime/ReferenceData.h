@@ -19,9 +19,21 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace dmrt {
+
+/// The stream of argument `name` (what dmc eval and dmc-run draw it from):
+/// FNV-1a 32 of its name.
+inline uint32_t argumentStream(const std::string &name) {
+  uint32_t h = 2166136261u;
+  for (char c : name) {
+    h ^= static_cast<uint8_t>(c);
+    h *= 16777619u;
+  }
+  return h;
+}
 
 /// The stream of input `k` of kernel `n` (contractions: 1000 + n).
 inline uint32_t referenceStream(uint32_t unit, uint32_t input) { return unit * 64 + input; }

@@ -9,7 +9,6 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/dmrt.h"
 #include "runtime/dmrt.hpp"
-#include "runtime/dmrtInternal.h"
 
 #include "LayerFixture.h"
 
@@ -169,20 +168,6 @@ TEST(CApi, OpenWithoutGpuFails) {
   EXPECT_NE(s, DMRT_OK);
   EXPECT_TRUE(s == DMRT_ERROR_NO_DEVICE || s == DMRT_ERROR_CUDA || s == DMRT_ERROR_ARCH)
       << dmrt_status_name(s) << ": " << dmrt_last_error();
-}
-
-TEST(CApi, FailedOpenHoldsNoModule) {
-  // libdmrt.so's module registry (runtime/dmrtInternal.h): a failed open
-  // (no GPU here; unloadable fake cubins on a GPU) leaves nothing loaded.
-  uint64_t loads = 1, unloads = 1, live = 1;
-  dmrt_internal_module_stats(&loads, &unloads, &live);
-  EXPECT_EQ(live, 0u);
-  EXPECT_EQ(loads, unloads);
-  EXPECT_NE(openStatus(layerfixture::write(layerfixture::manifest()), 0), DMRT_OK);
-  dmrt_internal_module_stats(&loads, &unloads, &live);
-  EXPECT_EQ(live, 0u);
-  EXPECT_EQ(loads, unloads);
-  dmrt_internal_module_stats(nullptr, nullptr, nullptr); // null pointers are fine
 }
 
 TEST(CApi, BindChecks) {
