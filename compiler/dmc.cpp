@@ -256,14 +256,13 @@ int runCompile(mlir::MLIRContext &ctx) {
   auto module = configuredGraph(ctx);
   if (!module)
     return report(module.takeError());
-  if (printConfig) {
+  if (printConfig && bundleOut.empty()) {
     auto config = dmc::bundle::extractConfiguration(dmc::layerFunction(**module),
                                                     sys::path::stem(modelPath));
     if (!config)
       return report(config.takeError());
     outs() << dmrt::writeConfig(*config);
-    if (bundleOut.empty())
-      return 0;
+    return 0;
   }
   dmc::bundle::BundleOptions options;
   options.arch = arch;
@@ -278,6 +277,13 @@ int runCompile(mlir::MLIRContext &ctx) {
   options.modelName = sys::path::stem(modelPath).str();
   if (Error e = dmc::bundle::writeBundle(dmc::layerFunction(**module), bundleOut, options, errs()))
     return report(std::move(e));
+  if (printConfig) { // what the bundle got (with --config-index: the swept knobs)
+    auto written = MemoryBuffer::getFile(bundleOut + "/config.json");
+    if (!written)
+      return report(createStringError(written.getError(),
+                                      bundleOut + "/config.json: " + written.getError().message()));
+    outs() << (*written)->getBuffer();
+  }
   return 0;
 }
 

@@ -46,7 +46,7 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
   if (!table)
     return table.takeError();
   // The configuration (config.json): layouts, knobs, cuBLASLt forms.
-  auto configuration = extractConfiguration(f, options.modelName);
+  auto configuration = extractConfiguration(f, *table, options.modelName);
   if (!configuration)
     return configuration.takeError();
   for (const char *sub : {"kernels", "reference"})

@@ -25,22 +25,6 @@ std::vector<dm::ContractOp> contractionsOf(func::FuncOp f) {
   return std::vector<dm::ContractOp>(f.getOps<dm::ContractOp>().begin(),
                                      f.getOps<dm::ContractOp>().end());
 }
-/// The cuBLASLt form of `c` as laid out now, or why it has none.
-bool formOf(dm::ContractOp c, size_t n, dmrt::ConfigContraction &out, std::string &why) {
-  dmrt::GemmDescriptor g;
-  if (!dmcgen::mapContraction(layout::contractionOf(c), g, why))
-    return false;
-  out.name = contractionName(n);
-  out.equation = equationOf(c);
-  out.swap = g.swapOperands;
-  out.transa = g.transA == dmrt::Transpose::T ? "T" : "N";
-  out.transb = g.transB == dmrt::Transpose::T ? "T" : "N";
-  out.batch = g.batchCount;
-  out.strideA = g.a.batchStride;
-  out.strideB = g.b.batchStride;
-  out.strideD = g.d.batchStride;
-  return true;
-}
 
 std::string namesOf(Value v) { return cast<dm::TensorType>(v.getType()).getNames().str(); }
 
@@ -72,13 +56,62 @@ codegen::KernelConfig knobsOf(dm::KernelOp kernel) {
   return c;
 }
 
+void setKnobs(dm::KernelOp kernel, const codegen::KernelConfig &k) {
+  Builder b(kernel.getContext());
+  std::string lane = k.laneDim ? std::string(1, k.laneDim) : "";
+  kernel->setAttr(kKnobsAttr,
+                  b.getDictionaryAttr({b.getNamedAttr("lane_dim", b.getStringAttr(lane)),
+                                       b.getNamedAttr("tx", b.getI64IntegerAttr(k.tx)),
+                                       b.getNamedAttr("ty", b.getI64IntegerAttr(k.ty)),
+                                       b.getNamedAttr("per_thread", b.getI64IntegerAttr(k.perThread)),
+                                       b.getNamedAttr("vec", b.getI64IntegerAttr(k.vec)),
+                                       b.getNamedAttr("split", b.getI64IntegerAttr(k.split))}));
+}
+
+dmrt::ConfigKernel toConfigKernel(const std::string &name, const codegen::KernelConfig &k) {
+  return {name, k.laneDim ? std::string(1, k.laneDim) : "", k.tx, k.ty, k.perThread, k.vec,
+          k.split, k.describe()};
+}
+
+codegen::KernelConfig fromConfigKernel(const dmrt::ConfigKernel &e) {
+  codegen::KernelConfig k;
+  k.laneDim = e.laneDim.empty() ? 0 : e.laneDim[0];
+  k.tx = int(e.tx);
+  k.ty = int(e.ty);
+  k.perThread = int(e.perThread);
+  k.vec = int(e.vec);
+  k.split = int(e.split);
+  return k;
+}
+
+bool formOf(dm::ContractOp c, size_t n, dmrt::ConfigContraction &out, std::string &why) {
+  dmrt::GemmDescriptor g;
+  if (!dmcgen::mapContraction(layout::contractionOf(c), g, why))
+    return false;
+  out.name = contractionName(n);
+  out.equation = equationOf(c);
+  out.swap = g.swapOperands;
+  out.transa = g.transA == dmrt::Transpose::T ? "T" : "N";
+  out.transb = g.transB == dmrt::Transpose::T ? "T" : "N";
+  out.batch = g.batchCount;
+  out.strideA = g.a.batchStride;
+  out.strideB = g.b.batchStride;
+  out.strideD = g.d.batchStride;
+  return true;
+}
+
 llvm::Expected<dmrt::Configuration> extractConfiguration(func::FuncOp f, llvm::StringRef model) {
   auto table = TensorTable::build(f);
   if (!table)
     return table.takeError();
+  return extractConfiguration(f, *table, model);
+}
+
+llvm::Expected<dmrt::Configuration> extractConfiguration(func::FuncOp f, const TensorTable &table,
+                                                         llvm::StringRef model) {
   dmrt::Configuration config;
   config.model = model.str();
-  for (const TensorInfo &t : table->tensors()) {
+  for (const TensorInfo &t : table.tensors()) {
     Operation *def = t.value.getDefiningOp();
     if (t.aliasOf < 0 && !(def && def->hasAttr(layout::kInsertedAttr)))
       config.tensors.push_back({t.name, namesOf(t.value)});
@@ -95,15 +128,12 @@ llvm::Expected<dmrt::Configuration> extractConfiguration(func::FuncOp f, llvm::S
     config.contractions.push_back(form);
   }
   for (auto [n, k] : llvm::enumerate(kernelsOf(f))) {
-    codegen::KernelConfig knobs = knobsOf(k);
-    config.kernels.push_back({kernelName(n, k), knobs.laneDim ? std::string(1, knobs.laneDim) : "",
-                              knobs.tx, knobs.ty, knobs.perThread, knobs.vec, knobs.split,
-                              knobs.describe()});
+    config.kernels.push_back(toConfigKernel(kernelName(n, k), knobsOf(k)));
     if (!k->hasAttr(layout::kInsertedAttr))
       continue;
     Value in = k.getInputs()[0], out = k.getResult(0);
     int64_t bytes = 2 * cast<dm::TensorType>(in.getType()).getSizeInBytes();
-    std::string source = table->tensors()[table->idOf(in)].name;
+    std::string source = table.tensors()[table.idOf(in)].name;
     auto kind = k->getAttrOfType<StringAttr>(layout::kInsertedAttr);
     if (kind && kind.getValue() == layout::kInsertedForResult) {
       if (auto producer = in.getDefiningOp<dm::ContractOp>())

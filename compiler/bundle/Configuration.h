@@ -12,6 +12,7 @@
 #define DMC_COMPILER_BUNDLE_CONFIGURATION_H
 
 #include "codegen/KernelSpace.h"
+#include "compiler/bundle/TensorTable.h"
 #include "runtime/format/Config.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,10 +32,24 @@ std::string equationOf(dm::ContractOp c);
 
 /// The knobs `kernel` is compiled with: its `dm.knobs`, else codegen's default.
 codegen::KernelConfig knobsOf(dm::KernelOp kernel);
+/// Sets `kernel`'s `dm.knobs` (what knobsOf then returns).
+void setKnobs(dm::KernelOp kernel, const codegen::KernelConfig &knobs);
+
+/// The cuBLASLt form of contraction `c` (the n-th) as laid out now, as
+/// config.json records it; false with `why` when it has none.
+bool formOf(dm::ContractOp c, size_t n, dmrt::ConfigContraction &out, std::string &why);
+
+/// Knobs as config.json records them (entry `name`), and back.
+dmrt::ConfigKernel toConfigKernel(const std::string &name, const codegen::KernelConfig &knobs);
+codegen::KernelConfig fromConfigKernel(const dmrt::ConfigKernel &entry);
 
 /// The configuration of `f` (after the config stage or applyConfiguration);
 /// fails naming a contraction that has no cuBLASLt form.
 llvm::Expected<dmrt::Configuration> extractConfiguration(mlir::func::FuncOp f,
+                                                         llvm::StringRef model);
+/// The same with `f`'s tensor table already built.
+llvm::Expected<dmrt::Configuration> extractConfiguration(mlir::func::FuncOp f,
+                                                         const TensorTable &table,
                                                          llvm::StringRef model);
 
 /// Applies `config` (read from `file`) to `f`, a training graph at the fuse

@@ -107,9 +107,9 @@ llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config
       return reject(path, e.name, "equation " + quoted(e.equation) +
                                       " disagrees with the layouts of its tensors " +
                                       quoted(equationOf(c)));
-    dmrt::GemmDescriptor g;
+    dmrt::ConfigContraction mapped;
     std::string why;
-    if (!dmcgen::mapContraction(layout::contractionOf(c), g, why))
+    if (!formOf(c, 0, mapped, why))
       return reject(path, e.name, "no cuBLASLt form in these layouts: " + why);
     auto check = [&](const char *field, const std::string &got,
                      const std::string &mapped) -> llvm::Error {
@@ -119,21 +119,20 @@ llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config
                                       " disagrees with the mapping of these layouts (" +
                                       mapped + ")");
     };
-    auto tr = [](dmrt::Transpose t) { return std::string(t == dmrt::Transpose::T ? "T" : "N"); };
     auto str = [](int64_t v) { return std::to_string(v); };
+    auto strides = [&](const dmrt::ConfigContraction &x) {
+      return str(x.strideA) + "," + str(x.strideB) + "," + str(x.strideD);
+    };
     if (llvm::Error err = check("swap", e.swap ? "true" : "false",
-                                g.swapOperands ? "true" : "false"))
+                                mapped.swap ? "true" : "false"))
       return err;
-    if (llvm::Error err = check("transa", e.transa, tr(g.transA)))
+    if (llvm::Error err = check("transa", e.transa, mapped.transa))
       return err;
-    if (llvm::Error err = check("transb", e.transb, tr(g.transB)))
+    if (llvm::Error err = check("transb", e.transb, mapped.transb))
       return err;
-    if (llvm::Error err = check("batch", str(e.batch), str(g.batchCount)))
+    if (llvm::Error err = check("batch", str(e.batch), str(mapped.batch)))
       return err;
-    if (llvm::Error err = check("batch_strides",
-                                str(e.strideA) + "," + str(e.strideB) + "," + str(e.strideD),
-                                str(g.a.batchStride) + "," + str(g.b.batchStride) + "," +
-                                    str(g.d.batchStride)))
+    if (llvm::Error err = check("batch_strides", strides(e), strides(mapped)))
       return err;
     if (e.epilogue != "none")
       return reject(path, e.name, "epilogue " + quoted(e.epilogue) +
@@ -159,13 +158,7 @@ llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config
     auto it = kernels.find(e.name);
     if (it == kernels.end())
       return reject(path, e.name, "unknown kernel (`dmc compile --print-config` lists them)");
-    codegen::KernelConfig knobs;
-    knobs.laneDim = e.laneDim.empty() ? 0 : e.laneDim[0];
-    knobs.tx = int(e.tx);
-    knobs.ty = int(e.ty);
-    knobs.perThread = int(e.perThread);
-    knobs.vec = int(e.vec);
-    knobs.split = int(e.split);
+    codegen::KernelConfig knobs = fromConfigKernel(e);
     codegen::KernelSpace space = codegen::spaceOf(it->second);
     if (knobs.laneDim && space.outer.find(knobs.laneDim) == std::string::npos)
       return reject(path, e.name, "lane_dim " + quoted(e.laneDim) +
@@ -174,15 +167,7 @@ llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config
     std::string why = codegen::whyInfeasible(space, knobs);
     if (!why.empty())
       return reject(path, e.name, "infeasible knobs (" + knobs.describe() + "): " + why);
-    Builder b(f.getContext());
-    it->second->setAttr(kKnobsAttr,
-                        b.getDictionaryAttr({b.getNamedAttr("lane_dim", b.getStringAttr(e.laneDim)),
-                                             b.getNamedAttr("tx", b.getI64IntegerAttr(e.tx)),
-                                             b.getNamedAttr("ty", b.getI64IntegerAttr(e.ty)),
-                                             b.getNamedAttr("per_thread",
-                                                            b.getI64IntegerAttr(e.perThread)),
-                                             b.getNamedAttr("vec", b.getI64IntegerAttr(e.vec)),
-                                             b.getNamedAttr("split", b.getI64IntegerAttr(e.split))}));
+    setKnobs(it->second, knobs);
   }
   return llvm::Error::success();
 }

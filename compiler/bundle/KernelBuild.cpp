@@ -18,13 +18,7 @@ namespace {
 codegen::KernelConfig sweptKnobs(dm::KernelOp kernel, int index, dmrt::ConfigKernel &knobs) {
   auto all = codegen::enumerateConfigs(codegen::spaceOf(kernel));
   codegen::KernelConfig config = all[index % all.size()];
-  knobs.laneDim = config.laneDim ? std::string(1, config.laneDim) : "";
-  knobs.tx = config.tx;
-  knobs.ty = config.ty;
-  knobs.perThread = config.perThread;
-  knobs.vec = config.vec;
-  knobs.split = config.split;
-  knobs.describe = config.describe();
+  knobs = toConfigKernel(knobs.name, config);
   return config;
 }
 

@@ -70,7 +70,7 @@ llvm::Expected<LayoutFigures> layoutsOf(func::FuncOp fused, func::FuncOp configu
          type.getSizeInBytes()});
   }
   if (figures.unmappableAfter == 0) {
-    auto config = bundle::extractConfiguration(configured, "");
+    auto config = bundle::extractConfiguration(configured, *after, "");
     if (!config)
       return config.takeError();
     for (const dmrt::ConfigTranspose &t : config->transposes)
