@@ -20,7 +20,7 @@ func::FuncOp layerFunction(ModuleOp module) {
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>> buildGraph(MLIRContext &ctx, llvm::StringRef modelPath,
-                                                 bool train, Stage last) {
+                                                 bool train, Stage last, bool epilogues) {
   llvm::Expected<ModelConfig> config = loadModelConfig(modelPath);
   if (!config)
     return config.takeError();
@@ -38,7 +38,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildGraph(MLIRContext &ctx, llvm::StringR
                                    modelPath + ": internal error, the built graph does not "
                                                "verify:\n" + diagnostics);
   PassManager pm(&ctx);
-  buildPipeline(pm, last, train);
+  buildPipeline(pm, last, train, epilogues);
   if (failed(pm.run(*module)))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    modelPath + ": compilation failed:\n" + diagnostics);

@@ -15,11 +15,11 @@ namespace dmc {
 void loadDmcDialects(mlir::MLIRContext &ctx);
 
 /// Reads a model description, builds its forward graph and runs the passes
-/// up to `last` (dm-autodiff only with `train`). Errors name the file and the
-/// problem.
+/// up to `last` (dm-autodiff only with `train`, dm-gemm-epilogues only with
+/// `epilogues`). Errors name the file and the problem.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildGraph(mlir::MLIRContext &ctx, llvm::StringRef modelPath, bool train,
-           Stage last = Stage::Autodiff);
+           Stage last = Stage::Autodiff, bool epilogues = true);
 
 /// The one layer function of a module built by buildGraph.
 mlir::func::FuncOp layerFunction(mlir::ModuleOp module);

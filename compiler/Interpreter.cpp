@@ -176,14 +176,34 @@ private:
     return t;
   }
 
+  /// The contraction and its epilogue, unrounded in between as in cuBLASLt.
+  void evaluateContract(dm::ContractOp o) {
+    double scale = o.getScale().convertToDouble();
+    switch (o.getEpilogueKind()) {
+    case dmrt::Epilogue::Bias: {
+      HostTensor product = allocateFor(o.getResult().getType());
+      K::contract(get(o.getLhs()), get(o.getRhs()), scale, product);
+      K::biasAdd(product, get(o.getBias()), result(o));
+      return;
+    }
+    case dmrt::Epilogue::BGradA:
+    case dmrt::Epilogue::BGradB:
+      K::contract(get(o.getLhs()), get(o.getRhs()), scale, result(o));
+      K::reduceSum(get(o.getEpilogueKind() == dmrt::Epilogue::BGradA ? o.getLhs() : o.getRhs()),
+                   result(o, 1));
+      return;
+    default: // the verifier admits no other
+      K::contract(get(o.getLhs()), get(o.getRhs()), scale, result(o));
+    }
+  }
+
   llvm::Error evaluate(Operation &op) {
     if (auto kernel = dyn_cast<dm::KernelOp>(op))
       return evaluateKernel(kernel);
     bool handled =
         llvm::TypeSwitch<Operation *, bool>(&op)
             .Case([&](dm::ContractOp o) {
-              K::contract(get(o.getLhs()), get(o.getRhs()), o.getScale().convertToDouble(),
-                          result(o));
+              evaluateContract(o);
               return true;
             })
             .Case([&](dm::BiasAddOp o) {

@@ -108,7 +108,7 @@ private:
   }
 
   Value contract(Value lhs, Value rhs, StringRef dims, double scale = 1.0) {
-    return b.create<dm::ContractOp>(loc, type(dims), lhs, rhs, b.getF64FloatAttr(scale));
+    return b.create<dm::ContractOp>(loc, type(dims), lhs, rhs, b.getF64FloatAttr(scale)).getResult();
   }
   Value biasAdd(Value x, StringRef name, StringRef dims) {
     if (!c.bias)

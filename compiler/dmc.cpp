@@ -80,6 +80,11 @@ cl::opt<std::string> configFile("config",
                                          "instead of the default pass dm-default-layouts"),
                                 cl::value_desc("FILE"), cl::sub(compileCmd),
                                 cl::cat(dmcCategory));
+cl::opt<bool> noEpilogues("no-epilogues",
+                          cl::desc("Keep bias adds and bias gradients in their own kernels "
+                                   "instead of cuBLASLt epilogues (dm-gemm-epilogues off)"),
+                          cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd),
+                          cl::sub(evalCmd), cl::cat(dmcCategory));
 cl::opt<std::string> arch("arch", cl::desc("GPU architecture: sm_80, sm_89, sm_90, sm_90a, sm_100"),
                           cl::init("sm_90a"), cl::sub(compileCmd), cl::cat(dmcCategory));
 cl::opt<bool> withReference("reference",
@@ -147,7 +152,7 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> build(mlir::MLIRContext &ctx) {
   Expected<dmc::Stage> last = stage();
   if (!last)
     return last.takeError();
-  return dmc::buildGraph(ctx, modelPath, train, *last);
+  return dmc::buildGraph(ctx, modelPath, train, *last, !noEpilogues);
 }
 
 int printCuda(mlir::func::FuncOp f) {
@@ -212,7 +217,7 @@ int runReport(mlir::MLIRContext &ctx) {
   Expected<dmc::Stage> last = stage(reportStage);
   if (!last)
     return report(last.takeError());
-  auto analysis = dmc::report::analyzeModel(ctx, modelPath, *last);
+  auto analysis = dmc::report::analyzeModel(ctx, modelPath, *last, !noEpilogues);
   if (!analysis)
     return report(analysis.takeError());
   std::error_code ec;
@@ -231,7 +236,11 @@ int runReport(mlir::MLIRContext &ctx) {
 /// The fused training graph configured by `--config FILE`, else by the default pass.
 Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(mlir::MLIRContext &ctx) {
   if (configFile.empty())
-    return dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Config);
+    return dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Config, !noEpilogues);
+  if (noEpilogues)
+    return createStringError(inconvertibleErrorCode(),
+                             "--no-epilogues and --config: the configuration file says which "
+                             "contractions run an epilogue (set their \"epilogue\" to \"none\")");
   auto module = dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Fuse);
   if (!module)
     return module.takeError();

@@ -13,6 +13,8 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "runtime/format/GemmDescriptor.h"
+
 #include <string>
 
 #include "ir/DmDialect.h.inc"

@@ -31,6 +31,12 @@ def Dm_IterationSpaceOpInterface : OpInterface<"IterationSpaceOpInterface"> {
     InterfaceMethod<[{Whether results depend on the logical index of each
       element (dropout): such ops cannot be rewritten over a stacked tensor.}],
       "bool", "readsElementIndex", (ins), [{}], [{ return false; }]>,
+    InterfaceMethod<[{How many leading operands span the iteration space; the
+      rest (a contraction's epilogue bias) add no dims and are private to no
+      loop.}],
+      "unsigned", "getNumSpaceOperands", (ins), [{}], [{
+        return $_op->getNumOperands();
+      }]>,
     InterfaceMethod<"A short name for kernel names and reports.",
       "std::string", "getShortName", (ins), [{}], [{
         return $_op->getName().stripDialect().str();

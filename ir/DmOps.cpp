@@ -87,9 +87,45 @@ LogicalResult ContractOp::verify() {
   for (char c : r)
     if (a.find(c) == StringRef::npos && b.find(c) == StringRef::npos)
       return emitOpError() << "result dimension '" << c << "' appears in no operand";
-  if (failed(verifySameElementType(*this, getLhs(), getRhs())))
+  if (failed(verifySameElementType(*this, getLhs(), getRhs())) ||
+      failed(verifySameElementType(*this, getLhs(), getResult())))
     return failure();
-  return verifySameElementType(*this, getLhs(), getResult());
+  return verifyEpilogue();
+}
+
+dmrt::Epilogue ContractOp::getEpilogueKind() {
+  dmrt::Epilogue e = dmrt::Epilogue::None;
+  dmrt::parseEpilogue(getEpilogue().str(), e);
+  return e;
+}
+
+LogicalResult ContractOp::verifyEpilogue() {
+  dmrt::Epilogue e;
+  if (!dmrt::parseEpilogue(getEpilogue().str(), e) ||
+      !llvm::is_contained({dmrt::Epilogue::None, dmrt::Epilogue::Bias, dmrt::Epilogue::BGradA,
+                           dmrt::Epilogue::BGradB},
+                          e))
+    return emitOpError() << "epilogue \"" << getEpilogue()
+                         << "\" is not one of none, bias, bgrada, bgradb";
+  bool reads = e == dmrt::Epilogue::Bias, writes = e != dmrt::Epilogue::None && !reads;
+  if (bool(getBias()) != reads)
+    return emitOpError() << "epilogue \"" << getEpilogue() << "\" "
+                         << (reads ? "needs a" : "takes no") << " bias operand";
+  if (bool(getBiasGrad()) != writes)
+    return emitOpError() << "epilogue \"" << getEpilogue() << "\" "
+                         << (writes ? "needs a" : "has no") << " bias_grad result";
+  if (reads) {
+    if (char c = firstMissing(namesOf(getBias()), namesOf(getResult())))
+      return emitOpError() << "bias dimension '" << c << "' is not a dimension of the result";
+    return verifySameElementType(*this, getBias(), getResult());
+  }
+  if (writes) {
+    Value summed = e == dmrt::Epilogue::BGradA ? getLhs() : getRhs();
+    if (char c = firstMissing(namesOf(getBiasGrad()), namesOf(summed)))
+      return emitOpError() << "bias_grad dimension '" << c << "' is not a dimension of "
+                           << (e == dmrt::Epilogue::BGradA ? "lhs" : "rhs");
+  }
+  return success();
 }
 
 LogicalResult BiasAddOp::verify() {

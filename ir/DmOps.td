@@ -32,17 +32,48 @@ class Dm_UnaryOp<string mnemonic, list<Trait> traits = [], list<string> space = 
 //===----------------------------------------------------------------------===//
 
 def Dm_ContractOp : Dm_ForwardOp<"contract",
-    [], ["getFlopPerPoint"]> {
-  let summary = "einsum over dimension names, times a scale";
+    [], ["getFlopPerPoint", "getNumSpaceOperands"]> {
+  let summary = "einsum over dimension names, times a scale, with a cuBLASLt epilogue";
   let description = [{
     `result[R] = scale * sum over (A u B) \ R of lhs[A] * rhs[B]`, where A, B,
     R are the names of the operand and result types. Every name of an operand
     appears in the other operand or in the result.
+
+    `epilogue` (one spelling with the bundle: dmrt::epilogueManifestName)
+    folds a neighbour into the same cuBLASLt call (dm-gemm-epilogues):
+    - "none" (the default): no `bias` operand, no `bias_grad` result;
+    - "bias": `result[R] += bias[C]`, C a subset of R;
+    - "bgrada" / "bgradb": `bias_grad[C] = sum of lhs (rhs) over the names
+      of it that C lacks`: the bias gradient a separate reduction computed.
+    Epilogue operands add no dims to the iteration space.
   }];
   let arguments = (ins Dm_FloatTensor:$lhs, Dm_FloatTensor:$rhs,
-                       DefaultValuedAttr<F64Attr, "1.0">:$scale);
-  let results = (outs Dm_FloatTensor:$result);
-  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+                       Optional<Dm_FloatTensor>:$bias,
+                       DefaultValuedAttr<F64Attr, "1.0">:$scale,
+                       DefaultValuedAttr<StrAttr, "\"none\"">:$epilogue);
+  let results = (outs Dm_FloatTensor:$result, Optional<Dm_FloatTensor>:$bias_grad);
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$lhs, "::mlir::Value":$rhs,
+                   "::mlir::FloatAttr":$scale), [{
+      build($_builder, $_state, result, /*bias_grad=*/::mlir::Type(), lhs, rhs,
+            /*bias=*/::mlir::Value(), scale, $_builder.getStringAttr("none"));
+    }]>
+  ];
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`bias` $bias^ `:` type($bias))? attr-dict `:` type($lhs) `,` type($rhs)
+    `->` type($result) (`,` type($bias_grad)^)?
+  }];
+  let extraClassDeclaration = [{
+    /// The epilogue as the bundle spells it; None when the name is unknown.
+    ::dmrt::Epilogue getEpilogueKind();
+    /// The type of `result` (the op may also have `bias_grad`).
+    ::dmc::dm::TensorType getType() {
+      return ::llvm::cast<::dmc::dm::TensorType>(getResult().getType());
+    }
+  private:
+    ::mlir::LogicalResult verifyEpilogue();
+  public:
+  }];
   let hasVerifier = 1;
 }
 

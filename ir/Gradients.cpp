@@ -18,13 +18,16 @@ namespace dmc::dm {
 LogicalResult ContractOp::buildGradient(OpBuilder &b, GradientContext &ctx,
                                         ArrayRef<Value> dres,
                                         SmallVectorImpl<Value> &dops) {
+  // Epilogues are folded in after fusion, on the training graph.
+  if (getEpilogueKind() != dmrt::Epilogue::None)
+    return emitOpError() << "has no gradient rule with epilogue \"" << getEpilogue() << "\"";
   Value dc = dres[0];
   auto scale = getScaleAttr();
   // dA[A] = scale * sum dC[C] B[B] over the names A lacks; dB alike.
   dops.push_back(b.create<ContractOp>(getLoc(), getLhs().getType(), dc,
-                                      ctx.saved(getRhs()), scale));
+                                      ctx.saved(getRhs()), scale).getResult());
   dops.push_back(b.create<ContractOp>(getLoc(), getRhs().getType(),
-                                      ctx.saved(getLhs()), dc, scale));
+                                      ctx.saved(getLhs()), dc, scale).getResult());
   return success();
 }
 

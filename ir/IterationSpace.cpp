@@ -33,12 +33,18 @@ int64_t dimSize(Operation *op, char name) {
   return 0;
 }
 
+OperandRange spaceOperands(Operation *op) {
+  auto space = llvm::dyn_cast<IterationSpaceOpInterface>(op);
+  return op->getOperands().take_front(space ? space.getNumSpaceOperands()
+                                            : op->getNumOperands());
+}
+
 std::string privateDims(Operation *op, unsigned index) {
   auto mine = llvm::cast<TensorType>(op->getOperand(index).getType());
   std::string result;
   for (char c : mine.getNames()) {
     bool shared = false;
-    for (auto [n, v] : llvm::enumerate(op->getOperands()))
+    for (auto [n, v] : llvm::enumerate(spaceOperands(op)))
       if (n != index)
         if (auto tt = llvm::dyn_cast<TensorType>(v.getType()))
           shared |= tt.hasDim(c);
@@ -46,6 +52,21 @@ std::string privateDims(Operation *op, unsigned index) {
       result.push_back(c);
   }
   return result;
+}
+
+std::string kernelNameOf(llvm::ArrayRef<Operation *> members) {
+  std::string name, last;
+  for (Operation *op : members) {
+    auto space = llvm::dyn_cast<IterationSpaceOpInterface>(op);
+    if (!space)
+      continue;
+    std::string part = space.getShortName();
+    if (part == last)
+      continue;
+    name += (name.empty() ? "" : "_") + part;
+    last = part;
+  }
+  return name;
 }
 
 int64_t iterationPoints(Operation *op) {
@@ -77,14 +98,15 @@ OpClass classify(IterationSpaceOpInterface op) {
     return OpClass::Elementwise;
   Operation *o = op.getOperation();
   unsigned withPrivate = 0;
-  for (unsigned n = 0; n < o->getNumOperands(); ++n)
-    if (llvm::isa<TensorType>(o->getOperand(n).getType()) && !privateDims(o, n).empty())
+  OperandRange operands = spaceOperands(o);
+  for (unsigned n = 0; n < operands.size(); ++n)
+    if (llvm::isa<TensorType>(operands[n].getType()) && !privateDims(o, n).empty())
       ++withPrivate;
   // A reduction dim shared by two operands is contracted.
   bool contracted = false;
   for (char c : reduced) {
     unsigned holders = 0;
-    for (Type t : o->getOperandTypes())
+    for (Type t : operands.getTypes())
       if (auto tt = llvm::dyn_cast<TensorType>(t))
         holders += tt.hasDim(c);
     contracted |= holders >= 2;
@@ -139,6 +161,7 @@ LogicalResult verifyConsistentDims(Operation *op) {
 //===----------------------------------------------------------------------===//
 
 double ContractOp::getFlopPerPoint() { return 2.0; } // multiply + add
+unsigned ContractOp::getNumSpaceOperands() { return 2; } // lhs, rhs; not the bias
 
 double ActivationOp::getFlopPerPoint() { return getKind() == "relu" ? 1.0 : 8.0; }
 double ActivationGradOp::getFlopPerPoint() { return getKind() == "relu" ? 1.0 : 12.0; }

@@ -18,8 +18,14 @@ namespace dmc::dm {
 std::string iterationDims(mlir::Operation *op);
 /// Size of dimension `name` in any tensor of `op` (they agree once verified).
 int64_t dimSize(mlir::Operation *op, char name);
-/// Dims of tensor operand `index` that no other tensor operand has.
+/// The operands that span `op`'s iteration space: all but a contraction's
+/// epilogue operands (IterationSpaceOpInterface::getNumSpaceOperands).
+mlir::OperandRange spaceOperands(mlir::Operation *op);
+/// Dims of tensor operand `index` that no other space operand has.
 std::string privateDims(mlir::Operation *op, unsigned index);
+/// A fused kernel's name from its members: their short names joined by '_',
+/// repeats collapsed ("bias_dropout_add_layernorm").
+std::string kernelNameOf(llvm::ArrayRef<mlir::Operation *> members);
 /// Product of the sizes of all iteration dims.
 int64_t iterationPoints(mlir::Operation *op);
 /// Analytic flop: points of the iteration space times flop per point.

@@ -168,20 +168,6 @@ private:
   std::vector<std::string> spaces, outers;
 };
 
-/// "bias_dropout_add_layernorm": member short names, repeats collapsed.
-std::string kernelName(ArrayRef<Operation *> members) {
-  std::string name;
-  std::string last;
-  for (Operation *op : members) {
-    std::string part = cast<dm::IterationSpaceOpInterface>(op).getShortName();
-    if (part == last)
-      continue;
-    name += (name.empty() ? "" : "_") + part;
-    last = part;
-  }
-  return name;
-}
-
 /// Replaces `members` (in block order) by one dm.kernel.
 void materialize(ArrayRef<Operation *> members) {
   llvm::DenseSet<Operation *> in(members.begin(), members.end());
@@ -198,7 +184,7 @@ void materialize(ArrayRef<Operation *> members) {
   }
   OpBuilder b(members.front());
   auto kernel = b.create<dm::KernelOp>(members.front()->getLoc(), ValueRange(outputs).getTypes(),
-                                       inputs, b.getStringAttr(kernelName(members)));
+                                       inputs, b.getStringAttr(dm::kernelNameOf(members)));
   Block *body = new Block();
   kernel.getBody().push_back(body);
   IRMapping map;

@@ -226,6 +226,9 @@ dmcgen::Contraction contractionOf(dm::ContractOp c) {
   spec.b = layoutOf(c.getRhs());
   spec.d = layoutOf(c.getResult());
   spec.alpha = c.getScale().convertToDouble();
+  spec.epilogue = c.getEpilogueKind();
+  if (Value v = c.getBias() ? c.getBias() : c.getBiasGrad())
+    spec.biasDims = tensorOf(v).getNames().str();
   return spec;
 }
 

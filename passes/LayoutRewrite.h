@@ -74,7 +74,7 @@ mlir::Value insertTransposeKernel(mlir::OpOperand &use, llvm::StringRef dims);
 /// right after it restoring the layout its readers have.
 void insertTransposeAfter(dm::ContractOp c, llvm::StringRef dims);
 
-/// The contraction's three tensors in their current layouts.
+/// The contraction's three tensors in their current layouts, and its epilogue.
 dmcgen::Contraction contractionOf(dm::ContractOp c);
 /// Whether mapContraction accepts `c` as laid out now; `why` gets the reason.
 bool isMappable(dm::ContractOp c, std::string *why = nullptr);

@@ -85,4 +85,21 @@ def DmDefaultLayouts : Pass<"dm-default-layouts", "mlir::func::FuncOp"> {
   let dependentDialects = ["::dmc::dm::DmDialect"];
 }
 
+def DmGemmEpilogues : Pass<"dm-gemm-epilogues", "mlir::func::FuncOp"> {
+  let summary = "Folds bias adds and bias gradients into cuBLASLt epilogues";
+  let description = [{
+    For each `dm.contract` (in order), the neighbour cuBLASLt can run in the
+    same call (passes/EpilogueRewrite.h): a `dm.bias_add` of its result
+    ("bias") or a `dm.reduce_sum` of an operand down to the dims the result
+    keeps, the bias gradient ("bgrada" / "bgradb"). It is folded in only
+    where the cuBLASLt mapping accepts the epilogue in the layouts chosen
+    (run after dm-default-layouts or a configuration's layouts) and the
+    kernel holding the op then moves fewer bytes than the epilogue adds; of
+    several, the one saving most. The op leaves its kernel, the kernel keeps
+    only what it still needs and disappears when nothing is left. The
+    contraction records the bytes saved in `dm.epilogue_saved`.
+  }];
+  let dependentDialects = ["::dmc::dm::DmDialect"];
+}
+
 #endif // DMC_PASSES_TD

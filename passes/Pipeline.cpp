@@ -32,7 +32,7 @@ std::string stageNames() {
   return names;
 }
 
-void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train) {
+void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train, bool epilogues) {
   mlir::OpPassManager &f = pm.nest<mlir::func::FuncOp>();
   if (last >= Stage::Stack)
     f.addPass(createDmStackContractions());
@@ -43,7 +43,13 @@ void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train) {
   if (last >= Stage::Fuse)
     f.addPass(createDmFuse());
   if (last >= Stage::Config)
-    f.addPass(createDmDefaultLayouts());
+    addConfigPasses(f, epilogues);
+}
+
+void addConfigPasses(mlir::OpPassManager &f, bool epilogues) {
+  f.addPass(createDmDefaultLayouts());
+  if (epilogues)
+    f.addPass(createDmGemmEpilogues());
 }
 
 } // namespace dmc

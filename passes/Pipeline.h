@@ -13,14 +13,19 @@ namespace dmc {
 enum class Stage { Frontend, Stack, Autodiff, Classify, Fuse, Config };
 
 /// Stage names as the command line spells them: frontend, stack, autodiff,
-/// classify, fuse, config (dm-default-layouts: every contraction mappable).
+/// classify, fuse, config (dm-default-layouts: every contraction mappable;
+/// dm-gemm-epilogues: bias adds and bias gradients folded into them).
 const char *stageName(Stage stage);
 std::optional<Stage> parseStage(llvm::StringRef name);
 /// "frontend, stack, autodiff, classify, fuse, config"
 std::string stageNames();
 
-/// Adds the passes up to and including `last` (dm-autodiff only with `train`).
-void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train);
+/// Adds the passes up to and including `last` (dm-autodiff only with `train`;
+/// at the config stage dm-gemm-epilogues only with `epilogues`).
+void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train, bool epilogues = true);
+/// The config stage alone, on a function pass manager: dm-default-layouts,
+/// then dm-gemm-epilogues with `epilogues`.
+void addConfigPasses(mlir::OpPassManager &funcPm, bool epilogues);
 
 } // namespace dmc
 

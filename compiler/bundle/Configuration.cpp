@@ -97,6 +97,7 @@ bool formOf(dm::ContractOp c, size_t n, dmrt::ConfigContraction &out, std::strin
   out.strideA = g.a.batchStride;
   out.strideB = g.b.batchStride;
   out.strideD = g.d.batchStride;
+  out.epilogue = c.getEpilogue().str();
   return true;
 }
 

@@ -1,14 +1,17 @@
 //===- ConfigurationApply.cpp - a configuration file applied to the IR ----===//
 //
-// Order: tensor layouts (moving each storage class as dm-default-layouts
-// would), then transposes (inserted where the pass inserts them, so kernels
-// get the same k<n> names), then every contraction checked against its entry
-// and the cuBLASLt mapping, then kernel knobs.
+// Order: epilogues (folded as dm-gemm-epilogues folds them, so tensors and
+// kernels get the names config.json uses), tensor layouts (moving each
+// storage class as dm-default-layouts would), then transposes (inserted
+// where the pass inserts them, so kernels get the same k<n> names), then
+// every contraction checked against its entry and the cuBLASLt mapping
+// (epilogue included), then kernel knobs.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/bundle/Configuration.h"
 
 #include "compiler/bundle/TensorTable.h"
+#include "passes/EpilogueRewrite.h"
 #include "passes/LayoutRewrite.h"
 
 #include "mlir/IR/Builders.h"
@@ -32,15 +35,35 @@ llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    file + ": " + path + " (" + quoted(entry) + "): " + why);
   };
+  std::map<std::string, dm::ContractOp> contractions;
+  for (auto [n, c] : llvm::enumerate(f.getOps<dm::ContractOp>()))
+    contractions[contractionName(n)] = c;
+
+  // Epilogues first: folding one removes tensors, and the configuration
+  // names tensors as the graph has them after. Their cuBLASLt mapping is
+  // checked below, in the configured layouts.
+  for (auto [i, e] : llvm::enumerate(config.contractions)) {
+    std::string path = "contractions[" + std::to_string(i) + "]";
+    auto it = contractions.find(e.name);
+    if (e.epilogue == "none" || it == contractions.end())
+      continue;
+    dmrt::Epilogue kind;
+    epilogue::Candidate cand;
+    std::string why;
+    if (!dmrt::parseEpilogue(e.epilogue, kind))
+      return reject(path, e.name, "unknown epilogue " + quoted(e.epilogue));
+    if (!epilogue::findCandidate(it->second, kind, cand, why, {/*mustMap=*/false,
+                                                              /*mustSave=*/false}))
+      return reject(path, e.name, "epilogue " + quoted(e.epilogue) + ": " + why);
+    it->second = epilogue::apply(cand);
+  }
+
   auto table = TensorTable::build(f);
   if (!table)
     return table.takeError();
   std::map<std::string, const TensorInfo *> byName;
   for (const TensorInfo &t : table->tensors())
     byName[t.name] = &t;
-  std::map<std::string, dm::ContractOp> contractions;
-  for (auto [n, c] : llvm::enumerate(f.getOps<dm::ContractOp>()))
-    contractions[contractionName(n)] = c;
 
   // Layouts. Values survive relayout (only types change), so `byName` stays valid.
   for (auto [i, t] : llvm::enumerate(config.tensors)) {
@@ -134,10 +157,6 @@ llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config
       return err;
     if (llvm::Error err = check("batch_strides", strides(e), strides(mapped)))
       return err;
-    if (e.epilogue != "none")
-      return reject(path, e.name, "epilogue " + quoted(e.epilogue) +
-                                      ": this compiler runs bias and activation kernels "
-                                      "separately; only \"none\" is allowed");
   }
   for (auto &[name, c] : contractions) {
     std::string why;

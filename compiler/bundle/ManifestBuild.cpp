@@ -85,8 +85,15 @@ void addContractions(func::FuncOp f, const TensorTable &table, const Units &unit
     bc.b = table.idOf(c.getRhs());
     bc.d = table.idOf(c.getResult());
     bc.alpha = spec.alpha;
+    bc.epilogue = spec.epilogue;
+    if (Value vector = c.getBias() ? c.getBias() : c.getBiasGrad())
+      bc.bias = table.idOf(vector);
     bc.flop = dm::analyticFlop(cast<dm::IterationSpaceOpInterface>(c.getOperation()));
-    bc.bytes = bytes(c.getLhs().getType()) + bytes(c.getRhs().getType()) + bytes(c.getType());
+    bc.bytes = 0; // every tensor read or written once: a, b, d and any bias vector
+    for (Value v : c->getOperands())
+      bc.bytes += bytes(v.getType());
+    for (Value v : c->getResults())
+      bc.bytes += bytes(v.getType());
     if (!bc.mappable)
       log << "dmc compile: warning: contraction " << bc.equation
           << " has no cuBLASLt form: " << bc.unmappable << "\n";

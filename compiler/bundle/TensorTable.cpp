@@ -4,6 +4,7 @@
 #include "ir/DmDialect.h"
 #include "ir/Signature.h"
 #include "passes/LayoutRewrite.h"
+#include "passes/TensorNames.h"
 
 using namespace mlir;
 
@@ -43,16 +44,13 @@ llvm::Expected<TensorTable> TensorTable::build(func::FuncOp f) {
       return e;
     table.add(arg, dm::argName(f, n).str(), role);
   }
-  // Intermediates are t<n>, numbered as if inserted transposes were absent,
-  // so a tensor keeps its name from the fuse stage to the config stage.
-  int skipped = 0;
+  // Intermediates are t<n>, named so that a tensor keeps its name from the
+  // fuse stage to the config stage (passes/TensorNames.h).
+  llvm::DenseMap<Value, std::string> names = names::intermediateNames(f);
   for (Operation &op : f.getBody().front().without_terminator())
-    for (Value r : op.getResults()) {
-      bool inserted = op.hasAttr(layout::kInsertedAttr);
-      table.add(r, inserted ? "?" : "t" + std::to_string(table.infos.size() - skipped),
+    for (Value r : op.getResults())
+      table.add(r, op.hasAttr(layout::kInsertedAttr) ? "?" : names.lookup(r),
                 dmrt::TensorRole::Intermediate);
-      skipped += inserted;
-    }
 
   // Views alias what they view.
   for (Operation &op : f.getBody().front().without_terminator()) {

@@ -11,7 +11,7 @@ using namespace mlir;
 namespace dmc::report {
 
 llvm::Expected<DataMovementReport> analyzeModel(MLIRContext &ctx, llvm::StringRef modelPath,
-                                                Stage last) {
+                                                Stage last, bool epilogues) {
   DataMovementReport report;
   report.model = modelPath.str();
   report.stage = stageName(last);
@@ -35,25 +35,36 @@ llvm::Expected<DataMovementReport> analyzeModel(MLIRContext &ctx, llvm::StringRe
     return stacked.takeError();
   report.stacked = costOf(layerFunction(**stacked));
 
-  auto fused = buildGraph(ctx, modelPath, /*train=*/true, last);
+  // The config stage runs on a copy of the fused graph, which the layouts
+  // section compares it with.
+  auto fused = buildGraph(ctx, modelPath, /*train=*/true, std::min(last, Stage::Fuse));
   if (!fused)
     return fused.takeError();
-  report.fused = costOf(layerFunction(**fused));
-  if (last >= Stage::Fuse) {
-    auto memory = memoryOf(layerFunction(**fused));
-    if (!memory)
-      return memory.takeError();
-    report.memory = *memory;
+  if (last < Stage::Config) {
+    report.fused = costOf(layerFunction(**fused));
+    if (last == Stage::Fuse) {
+      auto memory = memoryOf(layerFunction(**fused));
+      if (!memory)
+        return memory.takeError();
+      report.memory = *memory;
+    }
+    return report;
   }
-  if (last >= Stage::Config) {
-    auto before = buildGraph(ctx, modelPath, /*train=*/true, Stage::Fuse);
-    if (!before)
-      return before.takeError();
-    auto layouts = layoutsOf(layerFunction(**before), layerFunction(**fused));
-    if (!layouts)
-      return layouts.takeError();
-    report.layouts = *layouts;
-  }
+  OwningOpRef<ModuleOp> configured = (*fused)->clone();
+  PassManager config(&ctx);
+  addConfigPasses(config.nest<func::FuncOp>(), epilogues);
+  if (failed(config.run(*configured)))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   modelPath + ": the config stage failed");
+  report.fused = costOf(layerFunction(*configured));
+  auto memory = memoryOf(layerFunction(*configured));
+  if (!memory)
+    return memory.takeError();
+  report.memory = *memory;
+  auto layouts = layoutsOf(layerFunction(**fused), layerFunction(*configured));
+  if (!layouts)
+    return layouts.takeError();
+  report.layouts = *layouts;
   return report;
 }
 

@@ -69,6 +69,7 @@ llvm::Expected<LayoutFigures> layoutsOf(func::FuncOp fused, func::FuncOp configu
         {t.name, def ? producers[def] : "argument", it->second, type.getNames().str(),
          type.getSizeInBytes()});
   }
+  figures.epilogues = epiloguesOf(configured);
   if (figures.unmappableAfter == 0) {
     auto config = bundle::extractConfiguration(configured, *after, "");
     if (!config)

@@ -15,9 +15,11 @@ class MLIRContext;
 namespace dmc::report {
 
 /// Builds the model's training graph three times (as built; stacked; through
-/// `last`) and costs each.
+/// `last`, the config stage with dm-gemm-epilogues only with `epilogues`)
+/// and costs each.
 llvm::Expected<DataMovementReport> analyzeModel(mlir::MLIRContext &ctx,
-                                                llvm::StringRef modelPath, Stage last);
+                                                llvm::StringRef modelPath, Stage last,
+                                                bool epilogues = true);
 
 /// Tables for people: summary, per-class table, per-kernel table.
 void printText(const DataMovementReport &report, llvm::raw_ostream &os);

@@ -97,6 +97,7 @@ void printHtml(const DataMovementReport &report, llvm::raw_ostream &os) {
   if (report.layouts.chosen) {
     printTable(layoutTable(report.layouts), "layouts", os);
     printTable(transposeTable(report.layouts), "transposes", os);
+    printTable(epilogueTable(report.layouts), "epilogues", os);
   }
   os << "<p class=\"note\">MB = 10<sup>6</sup> bytes, GFLOP = 10<sup>9</sup> flop. "
      << "Bytes are counted so: " << htmlEscape(kCountingRule) << ".</p>\n"

@@ -161,6 +161,18 @@ void printJson(const DataMovementReport &report, llvm::raw_ostream &os) {
             });
         });
         j.attribute("transpose_bytes", l.transposeBytes());
+        j.attributeArray("epilogues", [&] {
+          for (const EpilogueUse &e : l.epilogues)
+            j.object([&] {
+              j.attribute("contraction", e.contraction);
+              j.attribute("equation", e.equation);
+              j.attribute("candidates", e.candidates);
+              j.attribute("chosen", e.chosen);
+              j.attribute("bytes_saved", e.bytesSaved);
+              j.attribute("why_not", e.whyNot);
+            });
+        });
+        j.attribute("epilogue_bytes_saved", l.epilogueBytesSaved());
       });
     }
     j.attributeObject("graphs", [&] {

@@ -82,6 +82,13 @@ std::vector<std::pair<std::string, std::string>> summaryLines(const DataMovement
                                                           l.transposes.size(),
                                                           fmtMB(l.transposeBytes()))
                                                 .str()});
+    size_t folded = llvm::count_if(l.epilogues, [](const EpilogueUse &e) {
+      return e.chosen != "none";
+    });
+    lines.push_back({"cuBLASLt epilogues",
+                     llvm::formatv("{0} of {1} marked contractions ({2} MB saved)", folded,
+                                   l.epilogues.size(), fmtMB(l.epilogueBytesSaved()))
+                         .str()});
   }
   return lines;
 }
@@ -104,6 +111,18 @@ Table transposeTable(const LayoutFigures &l) {
   for (const InsertedTranspose &x : l.transposes)
     t.rows.push_back({x.contraction, x.operand, x.tensor, x.dims, fmtMB(x.bytes)});
   t.total = {"total", "", "", "", fmtMB(l.transposeBytes())};
+  return t;
+}
+
+Table epilogueTable(const LayoutFigures &l) {
+  Table t;
+  t.title = "Epilogues (candidates marked by dm-fuse; folded by dm-gemm-epilogues)";
+  t.header = {"contraction", "equation", "candidates", "chosen", "MB saved", "why not"};
+  t.numeric = {false, false, false, false, true, false};
+  for (const EpilogueUse &e : l.epilogues)
+    t.rows.push_back({e.contraction, e.equation, e.candidates, e.chosen, fmtMB(e.bytesSaved),
+                      e.whyNot.empty() ? "-" : e.whyNot});
+  t.total = {"total", "", "", "", fmtMB(l.epilogueBytesSaved()), ""};
   return t;
 }
 

@@ -52,6 +52,8 @@ Table kernelTable(const GraphCost &g, std::string title);
 Table layoutTable(const LayoutFigures &l);
 /// The transposes the configuration inserted, with their bytes.
 Table transposeTable(const LayoutFigures &l);
+/// The epilogue candidates and what became of each.
+Table epilogueTable(const LayoutFigures &l);
 
 } // namespace dmc::report
 

@@ -72,6 +72,7 @@ void printText(const DataMovementReport &report, llvm::raw_ostream &os) {
   if (report.layouts.chosen) {
     printTable(layoutTable(report.layouts), os);
     printTable(transposeTable(report.layouts), os);
+    printTable(epilogueTable(report.layouts), os);
   }
 }
 

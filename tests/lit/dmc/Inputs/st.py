@@ -3,6 +3,8 @@
   st.py list FILE                 one line per tensor: name dtype shape dims
   st.py maxdiff A B NAME          max |A[NAME] - B[NAME]|
   st.py differ A B                names of the tensors whose bits differ (or "none")
+  st.py close A B RTOL [SKIP..]   tensors (but SKIP) where max|A-B| > RTOL * max|A| (or "none"), and
+                                  the worst ratio; a tensor of zeros in A is listed as "zero"
   st.py write FILE NAME:DIMS:SHAPE[,..] ...   zeros of float32 (DIMS into metadata; '-' for none)
   st.py inexact FILE bf16|fp16    per float tensor: how many values that type cannot hold exactly
 """
@@ -31,6 +33,27 @@ def main(argv):
         assert sorted(a) == sorted(b), "different tensors"
         names = [n for n in sorted(a) if a[n].tobytes() != b[n].tobytes()]
         print("tensors", len(a), "differ:", " ".join(names) if names else "none")
+    elif cmd == "close":
+        a = read_safetensors(argv[1]).tensors
+        b = read_safetensors(argv[2]).tensors
+        assert sorted(a) == sorted(b), "different tensors"
+        rtol, bad, worst, skip = float(argv[3]), [], 0.0, set(argv[4:])
+        assert skip <= set(a), "unknown tensors to skip"
+        for n in sorted(a):
+            if n in skip:
+                continue
+            x = np.asarray(a[n], dtype=np.float64)
+            y = np.asarray(b[n], dtype=np.float64)
+            scale = float(np.max(np.abs(x))) if x.size else 0.0
+            if scale == 0.0:
+                bad.append(n + "(zero)")
+                continue
+            ratio = float(np.max(np.abs(x - y))) / scale
+            worst = max(worst, ratio)
+            if ratio > rtol:
+                bad.append(n)
+        print("tensors", len(a), "beyond", argv[3] + ":", " ".join(bad) if bad else "none")
+        print("worst %.3g" % worst)
     elif cmd == "write":
         tensors, meta = {}, {}
         for spec in argv[2:]:

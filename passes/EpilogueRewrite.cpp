@@ -1,0 +1,327 @@
+//===- EpilogueRewrite.cpp - folding neighbours into a contraction's GEMM --===//
+#include "passes/EpilogueRewrite.h"
+
+#include "ir/IterationSpace.h"
+#include "passes/LayoutRewrite.h"
+#include "passes/TensorNames.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/BitVector.h"
+
+using namespace mlir;
+
+namespace dmc::epilogue {
+namespace {
+
+int64_t bytesOf(Value v) { return cast<dm::TensorType>(v.getType()).getSizeInBytes(); }
+
+/// Every byte `k` reads and writes (each input once, each output once).
+int64_t trafficOf(dm::KernelOp k) {
+  int64_t total = 0;
+  for (Value v : k.getInputs())
+    total += bytesOf(v);
+  for (Value v : k.getResults())
+    total += bytesOf(v);
+  return total;
+}
+
+Block &bodyOf(dm::KernelOp k) { return k.getBody().front(); }
+dm::YieldOp yieldOf(dm::KernelOp k) { return cast<dm::YieldOp>(bodyOf(k).getTerminator()); }
+
+/// `v` before any dm.transpose a layout change put in the kernel.
+Value throughTransposes(Value v) {
+  while (auto t = v.getDefiningOp<dm::TransposeOp>())
+    v = t.getX();
+  return v;
+}
+
+/// Whether every read of `v` ends in `op`, directly or through transposes.
+bool feedsOnly(Value v, Operation *op) {
+  return llvm::all_of(v.getUsers(), [&](Operation *u) {
+    return u == op || (isa<dm::TransposeOp>(u) && feedsOnly(u->getResult(0), op));
+  });
+}
+
+/// The op reached from `v` through transposes when that is its only reader.
+Operation *soleReader(Value v) {
+  if (!v.hasOneUse())
+    return nullptr;
+  Operation *u = *v.getUsers().begin();
+  return isa<dm::TransposeOp>(u) ? soleReader(u->getResult(0)) : u;
+}
+
+/// The kernel input `v` is (through transposes), or null.
+BlockArgument kernelInput(dm::KernelOp k, Value v) {
+  auto arg = dyn_cast<BlockArgument>(throughTransposes(v));
+  return arg && arg.getOwner() == &bodyOf(k) ? arg : BlockArgument();
+}
+
+/// Whether `user` (anywhere in the function) runs after `c`.
+bool runsAfter(Operation *user, dm::ContractOp c) {
+  Operation *top = c->getBlock()->findAncestorOpInBlock(*user);
+  return top && c->isBeforeInBlock(top);
+}
+
+/// The traffic `k` stops moving when `op` leaves it: the outputs that yield
+/// `op`'s result go (`gone`), inputs only `op` read go, and the kernel goes
+/// when no output is left. With `resultStaysInside` (a bias_add whose result
+/// other members read) its first input stays read: they read it instead.
+int64_t trafficDropped(dm::KernelOp k, Operation *op, bool resultStaysInside) {
+  dm::YieldOp yield = yieldOf(k);
+  int64_t dropped = 0;
+  unsigned left = 0;
+  for (auto [n, v] : llvm::enumerate(yield.getValues())) {
+    if (v.getDefiningOp() == op)
+      dropped += bytesOf(k.getResult(n));
+    else
+      ++left;
+  }
+  if (left == 0)
+    return trafficOf(k);
+  for (Value in : op->getOperands()) {
+    BlockArgument arg = kernelInput(k, in);
+    if (!arg)
+      continue;
+    // The bias_add's x stays read when its result feeds other members.
+    bool replacedByIt = resultStaysInside && in == op->getOperand(0);
+    if (feedsOnly(arg, op) && !replacedByIt)
+      dropped += bytesOf(k.getInputs()[arg.getArgNumber()]);
+  }
+  return dropped;
+}
+
+/// Whether `v` is available just before `c`: an argument, written before
+/// it, or a view of such values (a stack of parameters) that can move there.
+bool availableAt(Value v, dm::ContractOp c) {
+  Operation *def = v.getDefiningOp();
+  if (!def || def->isBeforeInBlock(c))
+    return true;
+  auto view = dyn_cast<dm::IterationSpaceOpInterface>(def);
+  if (!view || !view.isView() || def->getBlock() != c->getBlock() ||
+      !llvm::all_of(def->getOperands(), [&](Value in) {
+        Operation *d = in.getDefiningOp();
+        return !d || d->isBeforeInBlock(c);
+      }))
+    return false;
+  return true;
+}
+
+bool mapsWith(dm::ContractOp c, dmrt::Epilogue kind, Value vector, std::string &why) {
+  dmcgen::Contraction spec = layout::contractionOf(c);
+  spec.epilogue = kind;
+  spec.biasDims = cast<dm::TensorType>(vector.getType()).getNames().str();
+  dmrt::GemmDescriptor g;
+  std::string reason;
+  if (dmcgen::mapContraction(spec, g, reason))
+    return true;
+  why = "cuBLASLt cannot run it in these layouts: " + reason;
+  return false;
+}
+
+bool findBias(dm::ContractOp c, Rules rules, Candidate &out, std::string &why) {
+  Value r = c.getResult();
+  if (!r.hasOneUse())
+    return why = "the result has several readers", false;
+  OpOperand &use = *r.getUses().begin();
+  auto k = dyn_cast<dm::KernelOp>(use.getOwner());
+  if (!k)
+    return why = "the result's reader is not a fused kernel", false;
+  BlockArgument a = bodyOf(k).getArgument(use.getOperandNumber());
+  auto add = dyn_cast_or_null<dm::BiasAddOp>(soleReader(a));
+  if (!add || throughTransposes(add.getX()) != a)
+    return why = "the kernel reading the result does not only add a bias to it", false;
+  BlockArgument biasArg = kernelInput(k, add.getBias());
+  if (!biasArg)
+    return why = "the bias is computed inside the kernel", false;
+  Value bias = k.getInputs()[biasArg.getArgNumber()];
+  if (!availableAt(bias, c))
+    return why = "the bias is written after the contraction", false;
+  if (rules.mustMap && !mapsWith(c, dmrt::Epilogue::Bias, bias, why))
+    return false;
+  bool staysInside = llvm::any_of(add->getUsers(), [](Operation *u) { return !isa<dm::YieldOp>(u); });
+  out = {dmrt::Epilogue::Bias, c, k, add.getOperation(),
+         trafficDropped(k, add, staysInside) - bytesOf(bias), false};
+  out.removesKernel = trafficDropped(k, add, staysInside) == trafficOf(k);
+  return true;
+}
+
+bool findBiasGrad(dm::ContractOp c, dmrt::Epilogue kind, Rules rules, Candidate &out,
+                  std::string &why) {
+  Value operand = c->getOperand(kind == dmrt::Epilogue::BGradA ? 0 : 1);
+  auto operandType = cast<dm::TensorType>(operand.getType());
+  std::string kept; // the operand's dims the result keeps: the sum runs over the rest
+  for (char d : operandType.getNames())
+    if (c.getType().hasDim(d))
+      kept.push_back(d);
+  why = "no fused kernel sums the operand down to '" + kept + "'";
+  for (OpOperand &use : operand.getUses()) {
+    auto k = dyn_cast<dm::KernelOp>(use.getOwner());
+    if (!k)
+      continue;
+    BlockArgument a = bodyOf(k).getArgument(use.getOperandNumber());
+    SmallVector<dm::ReduceSumOp> sums;
+    bodyOf(k).walk([&](dm::ReduceSumOp sum) {
+      if (kernelInput(k, sum.getX()) == a)
+        sums.push_back(sum);
+    });
+    for (dm::ReduceSumOp sum : sums) {
+      if (!layout::isPermutation(sum.getType().getNames(), kept))
+        continue;
+      if (!llvm::all_of(sum->getUsers(), [](Operation *u) { return isa<dm::YieldOp>(u); })) {
+        why = "the bias gradient is used inside its kernel";
+        continue;
+      }
+      bool late = true;
+      for (auto [n, v] : llvm::enumerate(yieldOf(k).getValues()))
+        if (v == sum.getResult())
+          for (Operation *reader : k.getResult(n).getUsers())
+            late &= runsAfter(reader, c);
+      if (!late) {
+        why = "the bias gradient is read before the contraction runs";
+        continue;
+      }
+      if (rules.mustMap && !mapsWith(c, kind, sum.getResult(), why))
+        continue;
+      int64_t dropped = trafficDropped(k, sum, /*resultStaysInside=*/false);
+      out = {kind, c, k, sum.getOperation(), dropped - bytesOf(sum.getResult()),
+             dropped == trafficOf(k)};
+      return true;
+    }
+  }
+  return false;
+}
+
+/// Drops from `k` the outputs that yield a block argument (readers get the
+/// kernel's input) or that `replaced` maps (readers get that value), then the
+/// ops and inputs nothing needs; erases `k` when no output is left. The
+/// rebuilt kernel is named after its remaining members.
+void prune(dm::KernelOp k, const llvm::DenseMap<unsigned, Value> &replaced) {
+  Block &body = bodyOf(k);
+  dm::YieldOp yield = yieldOf(k);
+  SmallVector<Value> keptValues;
+  SmallVector<OpResult> keptResults;
+  for (auto [n, v] : llvm::enumerate(yield.getValues())) {
+    OpResult res = k->getResult(n);
+    if (auto it = replaced.find(n); it != replaced.end())
+      res.replaceAllUsesWith(it->second);
+    else if (auto arg = dyn_cast<BlockArgument>(v))
+      res.replaceAllUsesWith(k.getInputs()[arg.getArgNumber()]);
+    else {
+      keptValues.push_back(v);
+      keptResults.push_back(res);
+    }
+  }
+  yield->setOperands(keptValues);
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops)) // readers first, so chains die whole
+    if (op->use_empty())
+      op->erase();
+  if (keptValues.empty()) {
+    k.erase();
+    return;
+  }
+  llvm::BitVector unused(body.getNumArguments());
+  SmallVector<Value> inputs;
+  for (BlockArgument arg : body.getArguments()) {
+    if (arg.use_empty())
+      unused.set(arg.getArgNumber());
+    else
+      inputs.push_back(k.getInputs()[arg.getArgNumber()]);
+  }
+  SmallVector<Operation *> members;
+  for (Operation &op : body.without_terminator())
+    if (!isa<dm::TransposeOp>(op)) // layouts' transposes are not in fused names
+      members.push_back(&op);
+  std::string name = dm::kernelNameOf(members);
+  OpBuilder b(k);
+  auto rebuilt = b.create<dm::KernelOp>(k.getLoc(), ValueRange(keptValues).getTypes(), inputs,
+                                        b.getStringAttr(name.empty() ? k.getName() : name));
+  for (NamedAttribute attr : k->getDiscardableAttrs())
+    rebuilt->setAttr(attr.getName(), attr.getValue());
+  if (auto stamp = k->getAttrOfType<ArrayAttr>(names::kNamesAttr)) {
+    SmallVector<Attribute> kept;
+    for (OpResult res : keptResults)
+      kept.push_back(stamp[res.getResultNumber()]);
+    rebuilt->setAttr(names::kNamesAttr, b.getArrayAttr(kept));
+  }
+  rebuilt.getBody().takeBody(k.getBody());
+  bodyOf(rebuilt).eraseArguments(unused);
+  for (auto [old, now] : llvm::zip(keptResults, rebuilt.getResults()))
+    old.replaceAllUsesWith(now);
+  k.erase();
+}
+
+} // namespace
+
+bool findCandidate(dm::ContractOp c, dmrt::Epilogue kind, Candidate &out, std::string &why,
+                   Rules rules) {
+  if (c.getEpilogueKind() != dmrt::Epilogue::None)
+    return why = "it already has epilogue \"" + c.getEpilogue().str() + "\"", false;
+  bool found = false;
+  if (kind == dmrt::Epilogue::Bias)
+    found = findBias(c, rules, out, why);
+  else if (kind == dmrt::Epilogue::BGradA || kind == dmrt::Epilogue::BGradB)
+    found = findBiasGrad(c, kind, rules, out, why);
+  else
+    why = "dmc folds only bias, bgrada and bgradb into a contraction";
+  if (found && rules.mustSave && out.bytesSaved <= 0) {
+    why = "it would move the kernel's bytes into the GEMM without saving any";
+    return false;
+  }
+  return found;
+}
+
+bool bestCandidate(dm::ContractOp c, Candidate &out) {
+  bool any = false;
+  for (dmrt::Epilogue kind : {dmrt::Epilogue::Bias, dmrt::Epilogue::BGradA, dmrt::Epilogue::BGradB}) {
+    Candidate cand;
+    std::string why;
+    if (findCandidate(c, kind, cand, why) && (!any || cand.bytesSaved > out.bytesSaved)) {
+      out = cand;
+      any = true;
+    }
+  }
+  return any;
+}
+
+dm::ContractOp apply(const Candidate &cand) {
+  dm::ContractOp c = cand.contraction;
+  dm::KernelOp k = cand.kernel;
+  names::stampTensorNames(c->getParentOfType<func::FuncOp>()); // folding removes tensors
+  OpBuilder b(c);
+  StringAttr name = b.getStringAttr(dmrt::epilogueManifestName(cand.kind));
+  dm::ContractOp folded;
+  llvm::DenseMap<unsigned, Value> replaced;
+  if (auto add = dyn_cast<dm::BiasAddOp>(cand.op)) {
+    Value bias = k.getInputs()[kernelInput(k, add.getBias()).getArgNumber()];
+    if (Operation *def = bias.getDefiningOp(); def && !def->isBeforeInBlock(c))
+      def->moveBefore(c); // a view of arguments (availableAt)
+    folded = b.create<dm::ContractOp>(c.getLoc(), c.getType(), Type(), c.getLhs(), c.getRhs(),
+                                      bias, c.getScaleAttr(), name);
+    add.getResult().replaceAllUsesWith(add.getX());
+    add.erase();
+  } else {
+    auto sum = cast<dm::ReduceSumOp>(cand.op);
+    folded = b.create<dm::ContractOp>(c.getLoc(), c.getType(), sum.getType(), c.getLhs(),
+                                      c.getRhs(), Value(), c.getScaleAttr(), name);
+    for (auto [n, v] : llvm::enumerate(yieldOf(k).getValues()))
+      if (v == sum.getResult())
+        replaced[n] = folded.getBiasGrad();
+  }
+  for (NamedAttribute attr : c->getDiscardableAttrs())
+    folded->setAttr(attr.getName(), attr.getValue());
+  folded->setAttr(kSavedAttr, b.getI64IntegerAttr(cand.bytesSaved));
+  if (auto stamp = c->getAttrOfType<ArrayAttr>(names::kNamesAttr); stamp && folded.getBiasGrad()) {
+    SmallVector<Attribute> more(stamp.begin(), stamp.end());
+    more.push_back(b.getStringAttr("")); // the bias gradient: a layer result
+    folded->setAttr(names::kNamesAttr, b.getArrayAttr(more));
+  }
+  c.getResult().replaceAllUsesWith(folded.getResult());
+  c.erase();
+  prune(k, replaced);
+  return folded;
+}
+
+} // namespace dmc::epilogue

@@ -1,0 +1,52 @@
+//===- GemmEpilogues.cpp - dm-gemm-epilogues: neighbours into cuBLASLt ----===//
+//
+// Takes, contraction by contraction, the best epilogue candidate that
+// passes/EpilogueRewrite.h finds (legal in the current layouts, saving
+// bytes) and folds it in. Candidates are looked for afresh for every
+// contraction, since folding one reshapes the kernels the next one reads.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "passes/EpilogueRewrite.h"
+
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "dm-gemm-epilogues"
+
+namespace dmc {
+#define GEN_PASS_DEF_DMGEMMEPILOGUES
+#include "passes/Passes.h.inc"
+} // namespace dmc
+
+using namespace mlir;
+
+namespace dmc {
+namespace {
+
+struct DmGemmEpiloguesPass : impl::DmGemmEpiloguesBase<DmGemmEpiloguesPass> {
+  void runOnOperation() override {
+    Block &block = getOperation().getBody().front();
+    SmallVector<dm::ContractOp> contractions(block.getOps<dm::ContractOp>());
+    for (dm::ContractOp c : contractions) {
+      epilogue::Candidate cand;
+      LLVM_DEBUG({
+        for (auto kind : {dmrt::Epilogue::Bias, dmrt::Epilogue::BGradA, dmrt::Epilogue::BGradB}) {
+          std::string why;
+          if (!epilogue::findCandidate(c, kind, cand, why))
+            llvm::dbgs() << "dm-gemm-epilogues: " << c.getLoc() << ": no "
+                         << dmrt::epilogueManifestName(kind) << ": " << why << "\n";
+        }
+      });
+      if (!epilogue::bestCandidate(c, cand))
+        continue;
+      LLVM_DEBUG(llvm::dbgs() << "dm-gemm-epilogues: " << dmrt::epilogueManifestName(cand.kind)
+                              << " from kernel " << cand.kernel.getName() << " saves "
+                              << cand.bytesSaved << " bytes\n");
+      epilogue::apply(cand);
+    }
+  }
+};
+
+} // namespace
+} // namespace dmc
