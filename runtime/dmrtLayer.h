@@ -20,6 +20,7 @@ struct dmrt_layer {
   std::unique_ptr<dmrt::LayerBindings> bindings;
   std::unique_ptr<dmrt::Executor> exec;
   bool externalArena = false;
+  bool inferenceOnly = false; ///< DMRT_OPEN_INFERENCE_ONLY
   uint64_t key = 0; ///< dropout key of the next forward
   /// A training forward ran and no backward consumed it yet: its key and
   /// the arena that holds its saved activations.
