@@ -224,11 +224,9 @@ dmrt_status dmrt_memory(const dmrt_layer *layer, dmrt_memory_info *out) {
 dmrt_status dmrt_arena_bytes(const dmrt_layer *layer, dmrt_mode mode, int64_t *bytes) {
   if (!layer || !bytes)
     return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_arena_bytes: null argument");
-  if (mode != DMRT_MODE_TRAIN && mode != DMRT_MODE_INFERENCE)
-    return fail(DMRT_ERROR_INVALID_ARGUMENT,
-                "dmrt_arena_bytes: unknown mode " + std::to_string(int(mode)));
-  ArenaPlanKind plan =
-      mode == DMRT_MODE_INFERENCE ? ArenaPlanKind::Inference : ArenaPlanKind::Training;
+  ArenaPlanKind plan = ArenaPlanKind::Training;
+  if (dmrt_status s = planOfMode("dmrt_arena_bytes", mode, plan); s != DMRT_OK)
+    return s;
   *bytes = arenaBytesOf(layer->bundle, planUsed(layer->bundle, plan));
   return DMRT_OK;
 }

@@ -55,6 +55,16 @@ inline dmrt_dtype toCDType(DType t) {
   }
 }
 
+/// The memory plan a run of `mode` uses (before planUsed); for a value
+/// outside the enum DMRT_ERROR_INVALID_ARGUMENT, naming `function`.
+inline dmrt_status planOfMode(const char *function, dmrt_mode mode, ArenaPlanKind &plan) {
+  if (mode != DMRT_MODE_TRAIN && mode != DMRT_MODE_INFERENCE)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT,
+                std::string(function) + ": unknown mode " + std::to_string(int(mode)));
+  plan = mode == DMRT_MODE_INFERENCE ? ArenaPlanKind::Inference : ArenaPlanKind::Training;
+  return DMRT_OK;
+}
+
 /// False for a value outside the enum.
 inline bool fromCDType(int t, DType &out) {
   switch (t) {

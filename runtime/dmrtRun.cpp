@@ -151,11 +151,9 @@ dmrt_status dmrt_forward(dmrt_layer *layer, dmrt_stream stream, dmrt_mode mode) 
   DMRT_GUARD_BEGIN
   if (!layer)
     return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_forward: null layer");
-  if (mode != DMRT_MODE_TRAIN && mode != DMRT_MODE_INFERENCE)
-    return fail(DMRT_ERROR_INVALID_ARGUMENT,
-                "dmrt_forward: unknown mode " + std::to_string(int(mode)));
-  ArenaPlanKind plan =
-      mode == DMRT_MODE_INFERENCE ? ArenaPlanKind::Inference : ArenaPlanKind::Training;
+  ArenaPlanKind plan = ArenaPlanKind::Training;
+  if (dmrt_status s = planOfMode("dmrt_forward", mode, plan); s != DMRT_OK)
+    return s;
   if (dmrt_status s = checkRunnable(layer, Phase::Forward, plan); s != DMRT_OK)
     return s;
   layer->forwardPending = false;

@@ -70,13 +70,8 @@ bool checkInferenceArena(const std::string &bundleDir, const std::string &storag
   dmrt::TensorFile storage;
   std::vector<dmrt::StepBinding> bindings;
   uint64_t seed = 0;
-  auto s = storage.metadata.end();
-  if (!dmrt::loadBundle(bundleDir, b, error) ||
-      !dmrt::readSafetensors(storagePath, storage, error) ||
-      !dmrt::bindEvalFile(b, storage, storagePath, bindings, error) ||
-      (s = storage.metadata.find("seed")) == storage.metadata.end() ||
-      !dmrt::parseU64(s->second, seed))
-    return report(false, error.empty() ? storagePath + ": no seed" : error);
+  if (!loadEvalStep(bundleDir, storagePath, b, storage, bindings, seed, error))
+    return report(false, error);
   std::vector<std::string> results;
   int uploaded = 0;
 
