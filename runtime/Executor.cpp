@@ -29,8 +29,7 @@ Executor::~Executor() {
   // freeing its modules and memory (closing a layer is rare).
   if (onDevice)
     cudaDeviceSynchronize();
-  dropGraph(Phase::Forward);
-  dropGraph(Phase::Backward);
+  dropGraphs();
   gemms_.clear();
   modules_.reset(); // before driver_
   if (ownsArena_ && arena_)
@@ -47,6 +46,7 @@ bool Executor::open(const ExecutorOptions &o, std::string &error) {
   device_ = o.device;
   graphsOn_ = o.graphs;
   poisonArena_ = o.poisonArena;
+  inferenceOnly_ = o.inferenceOnly;
   // CudaDriver::open makes the device current; the guard switches back.
   DeviceGuard guard;
   if (!driver_.open(o.device, error))
@@ -103,11 +103,12 @@ bool Executor::open(const ExecutorOptions &o, std::string &error) {
     gemms_.push_back(std::move(runner));
   }
   if (!o.externalArena) {
-    if (!cudaCheck(cudaMalloc(&arena_, size_t(std::max<int64_t>(b_.arenaBytes, 1))),
-                   "cudaMalloc of the arena (" + std::to_string(b_.arenaBytes) + " bytes)",
-                   error))
+    int64_t bytes = memory().arenaBytes;
+    if (!cudaCheck(cudaMalloc(&arena_, size_t(std::max<int64_t>(bytes, 1))),
+                   "cudaMalloc of the arena (" + std::to_string(bytes) + " bytes)", error))
       return false;
     ownsArena_ = true;
+    arenaCapacity_ = bytes;
   }
   return true;
 }
@@ -142,9 +143,11 @@ bool Executor::setArena(void *p, int64_t bytes, std::string &error) {
     error = "null arena pointer";
     return false;
   }
-  if (bytes < b_.arenaBytes) {
+  int64_t smallest = arenaBytesOf(b_, planUsed(b_, ArenaPlanKind::Inference));
+  if (bytes < smallest) {
     error = "arena of " + std::to_string(bytes) + " bytes given, the plan needs " +
-            std::to_string(b_.arenaBytes);
+            std::to_string(smallest) + " for inference and " + std::to_string(b_.arenaBytes) +
+            " for training";
     return false;
   }
   if (reinterpret_cast<uintptr_t>(p) % uintptr_t(kArenaAlignment) != 0) {
@@ -156,9 +159,9 @@ bool Executor::setArena(void *p, int64_t bytes, std::string &error) {
     return false;
   if (arena_ != p) {
     arena_ = p;
-    dropGraph(Phase::Forward);
-    dropGraph(Phase::Backward);
+    dropGraphs();
   }
+  arenaCapacity_ = bytes;
   return true;
 }
 
@@ -169,37 +172,56 @@ void *Executor::tensorPtr(int64_t id) const {
   int64_t buffer = p_.bufferOfBase(base);
   if (buffer >= 0)
     start = bindings_.bufferStart(size_t(buffer));
-  else if (arena_)
-    start = static_cast<char *>(arena_) + t->arenaOffset;
+  else if (arena_ && tensorArenaOffset(*t, plan_) >= 0)
+    start = static_cast<char *>(arena_) + tensorArenaOffset(*t, plan_);
   return start ? start + offset * int64_t(dtypeSize(t->dtype)) : nullptr;
 }
 
 MemoryInfo Executor::memory() const {
   MemoryInfo m;
-  m.arenaBytes = b_.arenaBytes;
-  for (const BundleKernel &k : b_.kernels)
-    m.kernelWorkspaceBytes += k.workspaceBytes;
+  ArenaPlanKind plan = inferenceOnly_ ? ArenaPlanKind::Inference : ArenaPlanKind::Training;
+  m.arenaBytes = arenaBytesOf(b_, planUsed(b_, plan));
+  m.kernelWorkspaceBytes = planWorkspaceBytes(b_, plan);
   m.gemmWorkspaceBytes = gemmWorkspace_ ? int64_t(GemmRunner::kWorkspaceBytes) : 0;
   for (const CallerBuffer &cb : p_.buffers)
     m.callerBytes += cb.bytes;
   return m;
 }
 
+bool Executor::usePlan(Phase phase, ArenaPlanKind plan, std::string &error) {
+  if (phase == Phase::Backward && plan == ArenaPlanKind::Inference) {
+    error = "backward has no inference plan"; // the C API never asks
+    return false;
+  }
+  plan_ = planUsed(b_, plan);
+  return true;
+}
+
+int Executor::graphSlot(Phase phase) const {
+  return phase == Phase::Forward && plan_ == ArenaPlanKind::Inference ? 2 : int(phase);
+}
+
+/// The two plans place workspaces and tensors differently, so a run under
+/// the other plan than the last one zeroes its workspaces again (the other
+/// plan's tensors may have covered them). Nothing in the arena survives a
+/// change of plan: the C API drops a pending training forward when an
+/// inference forward runs.
 bool Executor::zeroWorkspaces(cudaStream_t stream, std::string &error) {
-  if (zeroedArena_ == arena_)
+  if (zeroedArena_ == arena_ && zeroedPlan_ == plan_)
     return true;
   // Poison first: the workspaces inside it must then start at zero.
   if (poisonArena_ &&
-      !cudaCheck(cudaMemsetAsync(arena_, 0xFF, size_t(b_.arenaBytes), stream),
+      !cudaCheck(cudaMemsetAsync(arena_, 0xFF, size_t(arenaBytesOf(b_, plan_)), stream),
                  "poisoning the arena", error))
     return false;
   for (const BundleKernel &k : b_.kernels)
-    if (k.workspaceBytes > 0 &&
-        !cudaCheck(cudaMemsetAsync(static_cast<char *>(arena_) + k.workspaceOffset, 0,
-                                   size_t(k.workspaceBytes), stream),
+    if (k.workspaceBytes > 0 && workspaceArenaOffset(k, plan_) >= 0 &&
+        !cudaCheck(cudaMemsetAsync(static_cast<char *>(arena_) + workspaceArenaOffset(k, plan_),
+                                   0, size_t(k.workspaceBytes), stream),
                    "zeroing the workspace of kernel " + k.name, error))
       return false;
   zeroedArena_ = arena_;
+  zeroedPlan_ = plan_;
   return true;
 }
 
@@ -214,7 +236,7 @@ bool Executor::launchKernel(const BundleKernel &k, cudaStream_t stream, uint64_t
     case KernelParamKind::Input: ck.values.push_back(tensorPtr(k.inputs[p.index])); break;
     case KernelParamKind::Output: ck.values.push_back(tensorPtr(k.outputs[p.index])); break;
     case KernelParamKind::Workspace:
-      ck.values.push_back(static_cast<char *>(arena_) + k.workspaceOffset);
+      ck.values.push_back(static_cast<char *>(arena_) + workspaceArenaOffset(k, plan_));
       break;
     case KernelParamKind::Seed: break;
     }
@@ -257,9 +279,11 @@ bool Executor::launchStep(const BundleStep &s, cudaStream_t stream, uint64_t key
              : runContraction(*b_.contraction(s.id), stream, error);
 }
 
-bool Executor::run(Phase phase, cudaStream_t stream, uint64_t key, std::string &error) {
+bool Executor::run(Phase phase, ArenaPlanKind plan, cudaStream_t stream, uint64_t key,
+                   std::string &error) {
   DeviceGuard guard;
-  if (!guard.use(device_, error) || !zeroWorkspaces(stream, error))
+  if (!usePlan(phase, plan, error) || !guard.use(device_, error) ||
+      !zeroWorkspaces(stream, error))
     return false;
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   if (!cudaCheck(cudaStreamIsCapturing(stream, &status), "cudaStreamIsCapturing", error))
@@ -272,10 +296,11 @@ bool Executor::run(Phase phase, cudaStream_t stream, uint64_t key, std::string &
   return true;
 }
 
-bool Executor::timeSteps(Phase phase, cudaStream_t stream, uint64_t key,
+bool Executor::timeSteps(Phase phase, ArenaPlanKind plan, cudaStream_t stream, uint64_t key,
                          std::vector<float> &ms, std::string &error) {
   DeviceGuard guard;
-  if (!guard.use(device_, error) || !zeroWorkspaces(stream, error))
+  if (!usePlan(phase, plan, error) || !guard.use(device_, error) ||
+      !zeroWorkspaces(stream, error))
     return false;
   ms.clear();
   cudaEvent_t start = nullptr, stop = nullptr;

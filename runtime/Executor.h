@@ -6,11 +6,15 @@
 // the same bundle), checks the bundle's arch against the device's compute capability, builds
 // each contraction's cuBLASLt descriptors and picks the heuristic's best
 // algorithm once (GemmRunner), and allocates the one arena of the memory plan
-// (unless the caller provides it: setArena). Tensor addresses: an
+// (unless the caller provides it: setArena): the training plan's, or with
+// inferenceOnly the smaller forward-only plan's (runtime/format/ArenaPlan.h). Tensor addresses: an
 // intermediate at its planned offset in the arena, an alias inside its base,
 // a caller tensor in the buffer bound to it (LayerBindings); kernel
-// workspaces at their planned offsets, zeroed once per arena before the
-// first launch. The cuBLASLt workspace (GemmRunner::kWorkspaceBytes) is the
+// workspaces at their planned offsets, zeroed once per (arena, plan) before
+// the first launch. Offsets come from the plan of the run: a training
+// forward and backward use the training plan, an inference forward the
+// inference plan (the training plan for bundles before version 5); the
+// forward of each plan is captured into a graph of its own. The cuBLASLt workspace (GemmRunner::kWorkspaceBytes) is the
 // executor's own allocation.
 //
 // run(phase) launches the phase's steps on the caller's stream. With graphs
@@ -41,6 +45,7 @@
 #include "runtime/LayerBindings.h"
 #include "runtime/LayerPlan.h"
 #include "runtime/ModuleCache.h"
+#include "runtime/format/ArenaPlan.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -57,10 +62,14 @@ struct ExecutorOptions {
   bool graphs = true;        ///< capture and replay each phase
   bool externalArena = false; ///< the caller provides the arena (setArena)
   bool poisonArena = false;   ///< 0xFF-fill each arena before its first step (tests)
+  /// Only inference runs: an owned arena has the inference plan's size.
+  bool inferenceOnly = false;
 };
 
 struct MemoryInfo {
-  int64_t arenaBytes = 0;          ///< the plan's arena (manifest arena_bytes)
+  /// The arena everything the executor may run needs: the training plan's
+  /// (manifest arena_bytes), or the inference plan's when inferenceOnly.
+  int64_t arenaBytes = 0;
   int64_t kernelWorkspaceBytes = 0; ///< of which kernel workspaces
   int64_t gemmWorkspaceBytes = 0;   ///< cuBLASLt workspace, owned by the executor
   int64_t callerBytes = 0;          ///< caller buffers (not allocated by the runtime)
@@ -84,35 +93,47 @@ public:
 
   /// Whether `p` is device memory usable on this executor's device.
   bool checkDevicePointer(const std::string &what, const void *p, std::string &error) const;
-  /// Uses caller memory `p` (>= memory().arenaBytes bytes, 256-byte
-  /// aligned, device memory) as the arena of an executor opened with
-  /// externalArena; workspaces are zeroed before the next run.
+  /// Uses caller memory `p` (256-byte aligned, device memory, at least the
+  /// inference plan's bytes: what the smallest run needs) as the arena of an
+  /// executor opened with externalArena; workspaces are zeroed before the
+  /// next run. Whether a run fits is checked by the caller (arenaFits).
   bool setArena(void *p, int64_t bytes, std::string &error);
   void *arena() const { return arena_; }
+  /// Bytes of the current arena (allocated or given; 0 without one).
+  int64_t arenaCapacity() const { return arena_ ? arenaCapacity_ : 0; }
   void setGraphs(bool on) { graphsOn_ = on; }
   bool graphs() const { return graphsOn_; }
 
-  /// Launches the steps of `phase` on `stream` with dropout key `key`
+  /// Launches the steps of `phase` on `stream` with dropout key `key`, the
+  /// tensors at their offsets in plan `plan` (Inference only with Forward;
+  /// planUsed applied here)
   /// (asynchronous: errors of the kernels themselves show at the caller's
   /// next synchronisation). Fails, before launching anything, when a tensor
   /// the phase uses is unbound or there is no arena.
-  bool run(Phase phase, cudaStream_t stream, uint64_t key, std::string &error);
+  bool run(Phase phase, ArenaPlanKind plan, cudaStream_t stream, uint64_t key,
+           std::string &error);
   /// Runs the phase's steps one by one between CUDA events on `stream`,
   /// synchronously, and returns each step's time in ms (plain launches).
-  bool timeSteps(Phase phase, cudaStream_t stream, uint64_t key, std::vector<float> &ms,
-                 std::string &error);
+  bool timeSteps(Phase phase, ArenaPlanKind plan, cudaStream_t stream, uint64_t key,
+                 std::vector<float> &ms, std::string &error);
   /// Graph captures so far (for tests and dmc-run --bench).
   int captures() const { return captures_; }
 
-  /// Device address of tensor `id`; nullptr when its buffer is unbound or
-  /// it lives in the arena and there is none.
+  /// Device address of tensor `id` under the plan of the last run; nullptr
+  /// when its buffer is unbound or it lives in the arena and there is none
+  /// (or the plan gives it no offset).
   void *tensorPtr(int64_t id) const;
   MemoryInfo memory() const;
 
 private:
   struct Graph;
   struct CapturedKernel;
+  /// Selects the plan of a run (planUsed); false for an inference backward.
+  bool usePlan(Phase phase, ArenaPlanKind plan, std::string &error);
   bool zeroWorkspaces(cudaStream_t stream, std::string &error);
+  /// graphs_ slot of `phase` under plan_: training forward, backward,
+  /// inference forward (its own offsets, so its own graph).
+  int graphSlot(Phase phase) const;
   bool launchStep(const BundleStep &s, cudaStream_t stream, uint64_t key,
                   std::vector<CapturedKernel> *captured, std::string &error);
   bool launchKernel(const BundleKernel &k, cudaStream_t stream, uint64_t key,
@@ -120,7 +141,8 @@ private:
   bool runContraction(const BundleContraction &c, cudaStream_t stream, std::string &error);
   bool capture(Phase phase, uint64_t key, std::string &error);
   bool replay(Phase phase, cudaStream_t stream, uint64_t key, std::string &error);
-  void dropGraph(Phase phase);
+  void dropGraph(int slot);
+  void dropGraphs();
 
   const Bundle &b_;
   const LayerPlan &p_;
@@ -133,7 +155,13 @@ private:
   void *gemmWorkspace_ = nullptr;
   void *arena_ = nullptr;
   bool ownsArena_ = false;
-  void *zeroedArena_ = nullptr; ///< the arena whose workspaces are zeroed (and poisoned)
+  int64_t arenaCapacity_ = 0;
+  /// The plan of the run in progress (after planUsed).
+  ArenaPlanKind plan_ = ArenaPlanKind::Training;
+  /// The arena and plan whose workspaces are zeroed (and the arena poisoned).
+  void *zeroedArena_ = nullptr;
+  ArenaPlanKind zeroedPlan_ = ArenaPlanKind::Training;
+  bool inferenceOnly_ = false;
   bool graphsOn_ = true;
   bool poisonArena_ = false;
   cudaStream_t captureStream_ = nullptr;
@@ -141,7 +169,7 @@ private:
   std::unique_ptr<ModuleCache> modules_;
   std::vector<CUfunction> functions_; ///< by kernel index
   std::vector<std::unique_ptr<GemmRunner>> gemms_; ///< by contraction index
-  std::unique_ptr<Graph> graphs_[2];
+  std::unique_ptr<Graph> graphs_[3]; ///< by graphSlot
 };
 
 } // namespace dmrt

@@ -20,8 +20,13 @@ bool capturedNode(cudaStream_t stream, CUgraphNode &node, std::string &error) {
   return true;
 }
 
-void Executor::dropGraph(Phase phase) {
-  std::unique_ptr<Graph> &g = graphs_[int(phase)];
+void Executor::dropGraphs() {
+  for (int slot = 0; slot < 3; ++slot)
+    dropGraph(slot);
+}
+
+void Executor::dropGraph(int slot) {
+  std::unique_ptr<Graph> &g = graphs_[slot];
   if (!g)
     return;
   if (g->exec)
@@ -32,7 +37,7 @@ void Executor::dropGraph(Phase phase) {
 }
 
 bool Executor::capture(Phase phase, uint64_t key, std::string &error) {
-  dropGraph(phase);
+  dropGraph(graphSlot(phase));
   auto g = std::make_unique<Graph>();
   g->bindingsVersion = bindings_.version();
   g->key = key;
@@ -64,16 +69,16 @@ bool Executor::capture(Phase phase, uint64_t key, std::string &error) {
     launchDims(b_.kernels[ck.kernel], ck.grid, ck.block);
   }
   ++captures_;
-  graphs_[int(phase)] = std::move(g);
+  graphs_[graphSlot(phase)] = std::move(g);
   return true;
 }
 
 bool Executor::replay(Phase phase, cudaStream_t stream, uint64_t key, std::string &error) {
-  Graph *g = graphs_[int(phase)].get();
+  Graph *g = graphs_[graphSlot(phase)].get();
   if (!g || g->bindingsVersion != bindings_.version()) {
     if (!capture(phase, key, error))
       return false;
-    g = graphs_[int(phase)].get();
+    g = graphs_[graphSlot(phase)].get();
   } else if (g->key != key) {
     bool updated = true;
     std::string ignored; // on failure: capture again with the new seed
@@ -89,7 +94,7 @@ bool Executor::replay(Phase phase, cudaStream_t stream, uint64_t key, std::strin
     if (!updated) {
       if (!capture(phase, key, error))
         return false;
-      g = graphs_[int(phase)].get();
+      g = graphs_[graphSlot(phase)].get();
     }
   }
   return cudaCheck(cudaGraphLaunch(g->exec, stream),

@@ -37,6 +37,17 @@ std::vector<int64_t> stepTensors(const Manifest &m, const BundleStep &s) {
   return v;
 }
 
+std::string arenaShortfall(const Manifest &m, ArenaPlanKind wanted, int64_t arenaBytes) {
+  int64_t needs = arenaBytesOf(m, planUsed(m, wanted));
+  if (arenaBytes >= needs)
+    return "";
+  int64_t training = arenaBytesOf(m, ArenaPlanKind::Training),
+          inference = arenaBytesOf(m, planUsed(m, ArenaPlanKind::Inference));
+  return "an arena of " + std::to_string(arenaBytes) + " bytes is set; the " +
+         arenaPlanName(wanted) + " plan needs " + std::to_string(needs) + " (training " +
+         std::to_string(training) + ", inference " + std::to_string(inference) + ")";
+}
+
 std::string stepName(const Manifest &m, const BundleStep &s) {
   if (s.kind == BundleStep::Kernel)
     return "kernel " + std::to_string(s.id) + " (" + m.kernel(s.id)->name + ")";

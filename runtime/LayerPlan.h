@@ -22,6 +22,7 @@
 #ifndef DMRT_LAYERPLAN_H
 #define DMRT_LAYERPLAN_H
 
+#include "runtime/format/ArenaPlan.h"
 #include "runtime/format/Manifest.h"
 
 #include <cstdint>
@@ -66,6 +67,12 @@ bool buildLayerPlan(const Manifest &m, LayerPlan &out, std::string &error);
 /// The tensors a step reads and writes (kernel inputs and outputs;
 /// BundleContraction::inputs() and outputs()).
 std::vector<int64_t> stepTensors(const Manifest &m, const BundleStep &s);
+
+/// Empty when an arena of `arenaBytes` holds the plan a run of `wanted`
+/// uses (ArenaPlan.h planUsed); otherwise why not, naming both plans' sizes:
+/// "an arena of 512 bytes is set; the training plan needs 1024 (the
+/// inference plan 512)".
+std::string arenaShortfall(const Manifest &m, ArenaPlanKind wanted, int64_t arenaBytes);
 
 /// "kernel 3 (softmax)" / "contraction 2 (bjhp,bkhp->bhjk)".
 std::string stepName(const Manifest &m, const BundleStep &s);

@@ -79,7 +79,8 @@ dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
     o = *options;
   }
   const uint32_t known = DMRT_OPEN_VALIDATE_ONLY | DMRT_OPEN_NO_GRAPHS |
-                         DMRT_OPEN_EXTERNAL_ARENA | DMRT_OPEN_POISON_ARENA;
+                         DMRT_OPEN_EXTERNAL_ARENA | DMRT_OPEN_POISON_ARENA |
+                         DMRT_OPEN_INFERENCE_ONLY;
   if (o.flags & ~known)
     return fail(DMRT_ERROR_INVALID_ARGUMENT,
                 "dmrt_open: unknown flags " + std::to_string(o.flags & ~known));
@@ -97,6 +98,7 @@ dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
     for (const BundleStep &s : layer->plan.steps[ph])
       layer->stepNames[ph].push_back(stepName(layer->bundle, s));
   layer->externalArena = (o.flags & DMRT_OPEN_EXTERNAL_ARENA) != 0;
+  layer->inferenceOnly = (o.flags & DMRT_OPEN_INFERENCE_ONLY) != 0;
   if (!(o.flags & DMRT_OPEN_VALIDATE_ONLY)) {
     auto exec = std::make_unique<Executor>(layer->bundle, layer->plan, *layer->bindings);
     ExecutorOptions eo;
@@ -104,6 +106,7 @@ dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
     eo.graphs = !(o.flags & DMRT_OPEN_NO_GRAPHS);
     eo.externalArena = layer->externalArena;
     eo.poisonArena = (o.flags & DMRT_OPEN_POISON_ARENA) != 0;
+    eo.inferenceOnly = layer->inferenceOnly;
     if (!exec->open(eo, error))
       return fail(exec->noDevice()       ? DMRT_ERROR_NO_DEVICE
                   : exec->archMismatch() ? DMRT_ERROR_ARCH
@@ -203,9 +206,10 @@ dmrt_status dmrt_memory(const dmrt_layer *layer, dmrt_memory_info *out) {
   if (layer->exec) {
     m = layer->exec->memory();
   } else { // validate-only: the plan's figures, no cuBLASLt workspace
-    m.arenaBytes = layer->bundle.arenaBytes;
-    for (const BundleKernel &k : layer->bundle.kernels)
-      m.kernelWorkspaceBytes += k.workspaceBytes;
+    ArenaPlanKind plan =
+        layer->inferenceOnly ? ArenaPlanKind::Inference : ArenaPlanKind::Training;
+    m.arenaBytes = arenaBytesOf(layer->bundle, planUsed(layer->bundle, plan));
+    m.kernelWorkspaceBytes = planWorkspaceBytes(layer->bundle, plan);
     for (const CallerBuffer &b : layer->plan.buffers)
       m.callerBytes += b.bytes;
   }
@@ -214,6 +218,16 @@ dmrt_status dmrt_memory(const dmrt_layer *layer, dmrt_memory_info *out) {
   out->gemm_workspace_bytes = m.gemmWorkspaceBytes;
   out->caller_bytes = m.callerBytes;
   out->external_arena = layer->externalArena ? 1 : 0;
+  return DMRT_OK;
+}
+
+dmrt_status dmrt_arena_bytes(const dmrt_layer *layer, dmrt_mode mode, int64_t *bytes) {
+  if (!layer || !bytes)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_arena_bytes: null argument");
+  ArenaPlanKind plan = ArenaPlanKind::Training;
+  if (dmrt_status s = planOfMode("dmrt_arena_bytes", mode, plan); s != DMRT_OK)
+    return s;
+  *bytes = arenaBytesOf(layer->bundle, planUsed(layer->bundle, plan));
   return DMRT_OK;
 }
 

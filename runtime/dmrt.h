@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define DMRT_API_VERSION 1
+#define DMRT_API_VERSION 2 /* 2: DMRT_OPEN_INFERENCE_ONLY, dmrt_arena_bytes */
 #define DMRT_MAX_RANK 8
 
 typedef struct dmrt_layer dmrt_layer;
@@ -40,7 +40,9 @@ typedef enum dmrt_status {
                                misaligned pointer, not device memory */
   DMRT_ERROR_UNBOUND = 8,   /* a tensor the phase needs is not bound */
   DMRT_ERROR_STATE = 9,     /* backward before a training forward; no device
-                               (validate-only handle); no arena */
+                               (validate-only handle); no arena, or one too small
+                               for a training run; training on an inference-only
+                               layer */
   DMRT_ERROR_INTERNAL = 10  /* a bug: please report the message */
 } dmrt_status;
 
@@ -66,6 +68,9 @@ typedef enum dmrt_mode {
                                        and bf16) before its first step, so that a step
                                        reading arena memory no earlier step wrote yields
                                        NaN (a test mode; costs one memset per arena) */
+#define DMRT_OPEN_INFERENCE_ONLY 16u /* only DMRT_MODE_INFERENCE forwards: the owned arena
+                                        is the smaller forward-only plan's (training runs
+                                        are DMRT_ERROR_STATE) */
 
 typedef struct dmrt_open_options {
   uint32_t struct_size; /* sizeof(dmrt_open_options) */
@@ -91,7 +96,9 @@ typedef struct dmrt_tensor_desc {
 } dmrt_tensor_desc;
 
 typedef struct dmrt_memory_info {
-  int64_t arena_bytes;            /* the memory plan's arena (dmrt_set_arena size) */
+  int64_t arena_bytes;            /* the arena every run the layer allows needs: the
+                                     training plan's, the inference plan's with
+                                     DMRT_OPEN_INFERENCE_ONLY (dmrt_arena_bytes: per mode) */
   int64_t kernel_workspace_bytes; /* of which kernel workspaces */
   int64_t gemm_workspace_bytes;   /* cuBLASLt workspace, allocated by the runtime */
   int64_t caller_bytes;           /* all caller buffers together */
@@ -116,6 +123,11 @@ dmrt_status dmrt_tensor_count(const dmrt_layer *layer, int32_t *count);
 dmrt_status dmrt_tensor_info(const dmrt_layer *layer, int32_t index, dmrt_tensor_desc *out);
 dmrt_status dmrt_find_tensor(const dmrt_layer *layer, const char *name, int32_t *index);
 dmrt_status dmrt_memory(const dmrt_layer *layer, dmrt_memory_info *out);
+/* The arena a run of `mode` needs: DMRT_MODE_TRAIN the training plan's,
+   DMRT_MODE_INFERENCE the forward-only plan's (smaller: saved activations die
+   at their last forward use; the training plan's for bundles before manifest
+   version 5). Works on validate-only handles. */
+dmrt_status dmrt_arena_bytes(const dmrt_layer *layer, dmrt_mode mode, int64_t *bytes);
 
 /* ---- memory ---- */
 dmrt_status dmrt_bind(dmrt_layer *layer, const char *name, void *device_ptr, int64_t bytes,

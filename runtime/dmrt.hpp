@@ -83,6 +83,10 @@ public:
     return Status::of(dmrt_tensor_info(layer_, i, &out));
   }
   Status memory(dmrt_memory_info &out) const { return Status::of(dmrt_memory(layer_, &out)); }
+  /// The arena a run of `mode` needs (dmrt_arena_bytes).
+  Status arenaBytes(dmrt_mode mode, int64_t &out) const {
+    return Status::of(dmrt_arena_bytes(layer_, mode, &out));
+  }
 
   /// Binds with the caller's own description of the buffer (checked).
   Status bind(const std::string &name, void *ptr, int64_t bytes, dmrt_dtype dtype,

@@ -20,6 +20,7 @@ struct dmrt_layer {
   std::unique_ptr<dmrt::LayerBindings> bindings;
   std::unique_ptr<dmrt::Executor> exec;
   bool externalArena = false;
+  bool inferenceOnly = false; ///< DMRT_OPEN_INFERENCE_ONLY
   uint64_t key = 0; ///< dropout key of the next forward
   /// A training forward ran and no backward consumed it yet: its key and
   /// the arena that holds its saved activations.
@@ -52,6 +53,16 @@ inline dmrt_dtype toCDType(DType t) {
   case DType::I32: return DMRT_DTYPE_I32;
   default: return DMRT_DTYPE_F32;
   }
+}
+
+/// The memory plan a run of `mode` uses (before planUsed); for a value
+/// outside the enum DMRT_ERROR_INVALID_ARGUMENT, naming `function`.
+inline dmrt_status planOfMode(const char *function, dmrt_mode mode, ArenaPlanKind &plan) {
+  if (mode != DMRT_MODE_TRAIN && mode != DMRT_MODE_INFERENCE)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT,
+                std::string(function) + ": unknown mode " + std::to_string(int(mode)));
+  plan = mode == DMRT_MODE_INFERENCE ? ArenaPlanKind::Inference : ArenaPlanKind::Training;
+  return DMRT_OK;
 }
 
 /// False for a value outside the enum.

@@ -95,10 +95,20 @@ dmrt_status dmrt_set_graphs(dmrt_layer *layer, int enabled) {
 
 namespace {
 
-/// What a run of `phase` needs, checked in this order (all but the last
-/// two need no device): every tensor it uses bound; for backward, a pending
-/// training forward; a device (not DMRT_OPEN_VALIDATE_ONLY); an arena.
-dmrt_status checkRunnable(dmrt_layer *layer, Phase phase) {
+/// What a run of `phase` in `plan` (Inference: an inference forward) needs,
+/// checked in this order (all but the last three need no device): a layer
+/// not opened DMRT_OPEN_INFERENCE_ONLY for a training run; every tensor it
+/// uses bound; for backward, a pending training forward; a device (not
+/// DMRT_OPEN_VALIDATE_ONLY); an arena; one large enough for the plan.
+dmrt_status checkRunnable(dmrt_layer *layer, Phase phase, ArenaPlanKind plan) {
+  const char *what = phase == Phase::Backward            ? "backward"
+                     : plan == ArenaPlanKind::Inference ? "forward (DMRT_MODE_INFERENCE)"
+                                                        : "forward (DMRT_MODE_TRAIN)";
+  if (layer->inferenceOnly && plan == ArenaPlanKind::Training)
+    return fail(DMRT_ERROR_STATE,
+                std::string(what) +
+                    ": the layer was opened with DMRT_OPEN_INFERENCE_ONLY (its arena holds "
+                    "the forward-only plan); open it without the flag to train");
   std::vector<std::string> missing = layer->bindings->missingFor(phase);
   if (!missing.empty()) {
     std::string list;
@@ -124,6 +134,12 @@ dmrt_status checkRunnable(dmrt_layer *layer, Phase phase) {
     return fail(DMRT_ERROR_STATE, std::string(phaseName(phase)) +
                                       ": no arena: the layer was opened with "
                                       "DMRT_OPEN_EXTERNAL_ARENA; call dmrt_set_arena");
+  std::string shortfall =
+      arenaShortfall(layer->bundle, plan, layer->exec->arenaCapacity());
+  if (!shortfall.empty())
+    return fail(DMRT_ERROR_STATE, std::string(what) + ": " + shortfall +
+                                      " (dmrt_set_arena with at least dmrt_arena_bytes "
+                                      "of the mode)");
   return DMRT_OK;
 }
 
@@ -135,15 +151,15 @@ dmrt_status dmrt_forward(dmrt_layer *layer, dmrt_stream stream, dmrt_mode mode) 
   DMRT_GUARD_BEGIN
   if (!layer)
     return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_forward: null layer");
-  if (mode != DMRT_MODE_TRAIN && mode != DMRT_MODE_INFERENCE)
-    return fail(DMRT_ERROR_INVALID_ARGUMENT,
-                "dmrt_forward: unknown mode " + std::to_string(int(mode)));
-  if (dmrt_status s = checkRunnable(layer, Phase::Forward); s != DMRT_OK)
+  ArenaPlanKind plan = ArenaPlanKind::Training;
+  if (dmrt_status s = planOfMode("dmrt_forward", mode, plan); s != DMRT_OK)
+    return s;
+  if (dmrt_status s = checkRunnable(layer, Phase::Forward, plan); s != DMRT_OK)
     return s;
   layer->forwardPending = false;
   std::string error;
-  if (!layer->exec->run(Phase::Forward, reinterpret_cast<cudaStream_t>(stream), layer->key,
-                        error))
+  if (!layer->exec->run(Phase::Forward, plan, reinterpret_cast<cudaStream_t>(stream),
+                        layer->key, error))
     return fail(DMRT_ERROR_CUDA, "forward: " + error);
   layer->lastForwardInference = mode == DMRT_MODE_INFERENCE;
   layer->forwardPending = mode == DMRT_MODE_TRAIN;
@@ -157,14 +173,16 @@ dmrt_status dmrt_backward(dmrt_layer *layer, dmrt_stream stream) {
   DMRT_GUARD_BEGIN
   if (!layer)
     return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_backward: null layer");
-  if (dmrt_status s = checkRunnable(layer, Phase::Backward); s != DMRT_OK)
+  if (dmrt_status s = checkRunnable(layer, Phase::Backward, ArenaPlanKind::Training);
+      s != DMRT_OK)
     return s;
   if (layer->exec->arena() != layer->forwardArena)
     return fail(DMRT_ERROR_STATE, "backward: the arena changed since the forward "
                                   "(dmrt_set_arena): its saved activations are gone");
   layer->forwardPending = false;
   std::string error;
-  if (!layer->exec->run(Phase::Backward, reinterpret_cast<cudaStream_t>(stream),
+  if (!layer->exec->run(Phase::Backward, ArenaPlanKind::Training,
+                        reinterpret_cast<cudaStream_t>(stream),
                         layer->forwardKey, error))
     return fail(DMRT_ERROR_CUDA, "backward: " + error);
   return DMRT_OK;
@@ -198,13 +216,14 @@ dmrt_status dmrt_profile(dmrt_layer *layer, dmrt_stream stream, int32_t backward
     return fail(DMRT_ERROR_INVALID_ARGUMENT,
                 "dmrt_profile: capacity " + std::to_string(capacity) + " < " +
                     std::to_string(layer->plan.steps[int(phase)].size()) + " steps");
-  if (dmrt_status s = checkRunnable(layer, phase); s != DMRT_OK)
+  if (dmrt_status s = checkRunnable(layer, phase, ArenaPlanKind::Training); s != DMRT_OK)
     return s;
   uint64_t key = backward ? layer->forwardKey : layer->key;
   layer->forwardPending = false;
   std::vector<float> times;
   std::string error;
-  if (!layer->exec->timeSteps(phase, reinterpret_cast<cudaStream_t>(stream), key, times, error))
+  if (!layer->exec->timeSteps(phase, ArenaPlanKind::Training,
+                              reinterpret_cast<cudaStream_t>(stream), key, times, error))
     return fail(DMRT_ERROR_CUDA, std::string(phaseName(phase)) + ": " + error);
   for (size_t i = 0; i < times.size(); ++i)
     ms[i] = times[i];

@@ -68,6 +68,8 @@ llvm::Expected<MemoryFigures> memoryOf(func::FuncOp f) {
   MemoryFigures out;
   out.planned = true;
   out.arenaBytes = s.arenaBytes;
+  out.inferenceArenaBytes = s.inferenceArenaBytes;
+  out.inferencePeakLiveBytes = s.inferencePeakLiveBytes;
   out.peakLiveBytes = s.peakLiveBytes;
   out.intermediateBytes = s.intermediateBytes;
   out.savedActivationBytes = s.savedActivationBytes;

@@ -1,6 +1,6 @@
 //===- MemoryUse.h - the static memory plan's figures, for `dmc report` ---===//
 //
-// The memory a training step needs, from the same manifest skeleton `dmc
+// The memory a training step needs (and a forward-only inference run), from the same manifest skeleton `dmc
 // compile` writes (tensors, kernels with their workspaces, contractions,
 // steps; no NVRTC) planned by compiler/bundle/MemoryPlan and summarized by
 // dmrt::summarizeArena.
@@ -19,6 +19,9 @@ namespace dmc::report {
 struct MemoryFigures {
   bool planned = false;           ///< false before the fuse stage: no plan
   int64_t arenaBytes = 0;         ///< the plan's arena (peak arena bytes)
+  /// The forward-only (inference) plan's arena: what DMRT_MODE_INFERENCE needs.
+  int64_t inferenceArenaBytes = 0;
+  int64_t inferencePeakLiveBytes = 0; ///< its lower bound, as peakLiveBytes
   int64_t peakLiveBytes = 0;      ///< most bytes live at one step (lower bound)
   int64_t intermediateBytes = 0;  ///< every arena tensor, no reuse (naive sum)
   int64_t savedActivationBytes = 0; ///< arena tensors written forward, read backward

@@ -126,6 +126,8 @@ void printJson(const DataMovementReport &report, llvm::raw_ostream &os) {
       const MemoryFigures &m = report.memory;
       j.attributeObject("memory", [&] {
         j.attribute("arena_bytes", m.arenaBytes);
+        j.attribute("inference_arena_bytes", m.inferenceArenaBytes);
+        j.attribute("inference_peak_live_bytes", m.inferencePeakLiveBytes);
         j.attribute("peak_live_bytes", m.peakLiveBytes);
         j.attribute("intermediate_bytes", m.intermediateBytes);
         j.attribute("saved_activation_bytes", m.savedActivationBytes);

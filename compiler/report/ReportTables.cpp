@@ -61,6 +61,11 @@ std::vector<std::pair<std::string, std::string>> summaryLines(const DataMovement
     lines.push_back({"memory arena (planned)",
                      fmtMB(m.arenaBytes) + " MB (peak live " + fmtMB(m.peakLiveBytes) +
                          " MB; workspaces " + fmtMB(m.workspaceBytes) + " MB)"});
+    lines.push_back({"inference arena (planned)",
+                     fmtMB(m.inferenceArenaBytes) + " MB (peak live " +
+                         fmtMB(m.inferencePeakLiveBytes) +
+                         " MB; forward only: saved activations die at their last forward "
+                         "use)"});
     lines.push_back({"intermediates, no reuse", fmtMB(m.intermediateBytes) + " MB"});
     lines.push_back({"saved activations", fmtMB(m.savedActivationBytes) +
                                               " MB (written forward, read backward)"});

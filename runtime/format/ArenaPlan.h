@@ -1,12 +1,15 @@
 //===- ArenaPlan.h - Lifetimes in one arena, and the plan's checker -*- C++ -*-===//
 //
-// The static memory plan of a bundle (manifest version 3,
-// docs/bundle-format.md "Memory plan"): every intermediate tensor that owns
-// memory, and every kernel workspace, is a block of one device arena at a
-// fixed byte offset. This header defines what a block is and when it is live
-// (the one definition the compiler's planner, compiler/bundle/MemoryPlan, and
-// every checker share), and checkArenaPlan, which validates a plan: the
-// manifest reader runs it on every version 3 manifest.
+// The static memory plans of a bundle (docs/bundle-format.md "Memory plan"):
+// every intermediate tensor that owns memory, and every kernel workspace, is
+// a block of one device arena at a fixed byte offset. A manifest has two
+// plans over the same blocks: the training plan (version 3: liveness over
+// the whole step, forward then backward) and the inference plan (version 5:
+// liveness over the forward steps only, for DMRT_MODE_INFERENCE). This
+// header defines what a block is and when it is live (the one definition
+// the compiler's planner, compiler/bundle/MemoryPlan, and every checker
+// share), and checkArenaPlan, which validates a plan: the manifest reader
+// runs it on every plan a manifest has.
 //
 // Liveness. Steps are numbered in manifest `steps` order (forward, then
 // backward). A use of tensor t at step s (read or written: kernel inputs and
@@ -18,6 +21,12 @@
 // tensor no step uses is live nowhere. A workspace is live during the whole
 // step and never shares: kernels rely on it staying zeroed between launches
 // (each launch leaves it zeroed), which any other tenant would break.
+//
+// The inference plan. Only forward steps (kernel or contraction phase other
+// than "backward") count: a saved activation dies at its last forward use,
+// a tensor no forward step uses is no block (its `inference_arena` is null),
+// and only workspaces of kernels whose phase is not "backward" are blocks.
+// Step numbers stay the manifest's, so messages name the same steps.
 //
 // Caller memory. A base tensor whose alias family (the base and every
 // tensor whose base it is) contains a tensor of role input, param,
@@ -50,6 +59,22 @@ inline int64_t alignArena(int64_t bytes) {
   return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
 }
 
+/// Which of a manifest's two memory plans (see above).
+enum class ArenaPlanKind { Training, Inference };
+/// "training" / "inference", for messages.
+const char *arenaPlanName(ArenaPlanKind kind);
+
+/// The plan a run of `wanted` uses: itself, except that a manifest before
+/// version 5 has no inference plan and inference uses the training plan.
+ArenaPlanKind planUsed(const Manifest &m, ArenaPlanKind wanted);
+/// The fields of one plan as stored (-1 / 0 where the plan has none; no
+/// fallback: combine with planUsed).
+int64_t arenaBytesOf(const Manifest &m, ArenaPlanKind kind);
+int64_t tensorArenaOffset(const BundleTensor &t, ArenaPlanKind kind);
+int64_t workspaceArenaOffset(const BundleKernel &k, ArenaPlanKind kind);
+/// Bytes of the kernel workspaces inside the arena a run of `wanted` uses.
+int64_t planWorkspaceBytes(const Manifest &m, ArenaPlanKind wanted);
+
 /// One region of the arena.
 struct ArenaBlock {
   enum Kind { Tensor, Workspace } kind = Tensor;
@@ -70,28 +95,39 @@ struct ArenaBlock {
 /// For an alias it answers for its base.
 bool isCallerMemory(const Manifest &m, int64_t tensorId);
 
-/// The blocks the arena must hold, with their lifetimes: intermediate base
-/// tensors outside caller memory (manifest order), then workspaces of
-/// kernels with workspace_bytes > 0 (manifest order). Needs a manifest whose
-/// lookups work (parsed, or reindex()ed).
-std::vector<ArenaBlock> arenaBlocks(const Manifest &m);
+/// The blocks the arena of plan `kind` must hold, with their lifetimes:
+/// intermediate base tensors outside caller memory (manifest order; for the
+/// inference plan only those a forward step uses), then workspaces of
+/// kernels with workspace_bytes > 0 (manifest order; for the inference plan
+/// only non-backward kernels). Needs a manifest whose lookups work (parsed,
+/// or reindex()ed).
+std::vector<ArenaBlock> arenaBlocks(const Manifest &m,
+                                    ArenaPlanKind kind = ArenaPlanKind::Training);
 
 /// Whether two blocks may be live at the same time.
 bool livesOverlap(const ArenaBlock &a, const ArenaBlock &b);
 
-/// The offset the manifest gives a block (-1: none).
-int64_t arenaOffsetOf(const Manifest &m, const ArenaBlock &b);
+/// The offset plan `kind` of the manifest gives a block (-1: none).
+int64_t arenaOffsetOf(const Manifest &m, const ArenaBlock &b,
+                      ArenaPlanKind kind = ArenaPlanKind::Training);
 
-/// Validates the plan in `m` (version >= 3): aliases and caller-memory
-/// tensors have no offset; every arena block has one, aligned, with its
-/// bytes inside arena_bytes; no two blocks live at the same time share a
-/// byte. On failure `path` is the manifest field (`tensors[4].arena`) and
-/// `message` what is wrong; both name the blocks involved.
-bool checkArenaPlan(const Manifest &m, std::string &path, std::string &message);
+/// Validates plan `kind` of `m` (training: version >= 3; inference: version
+/// >= 5): tensors and kernels that are no block of the plan (aliases,
+/// caller memory; for inference also tensors no forward step uses and
+/// backward kernels' workspaces) have no offset; every block has one,
+/// aligned, with its bytes inside the plan's arena bytes; no two blocks live
+/// at the same time share a byte. On failure `path` is the manifest field
+/// (`tensors[4].arena`, `tensors[4].inference_arena`) and `message` what is
+/// wrong; both name the blocks involved.
+bool checkArenaPlan(const Manifest &m, std::string &path, std::string &message,
+                    ArenaPlanKind kind = ArenaPlanKind::Training);
 
 /// Memory figures of a manifest (its plan where it has one).
 struct ArenaSummary {
   int64_t arenaBytes = 0;         ///< the plan's arena_bytes (0 without one)
+  /// The arena an inference run uses (inference_arena_bytes; arena_bytes
+  /// before version 5).
+  int64_t inferenceArenaBytes = 0;
   int64_t intermediateBytes = 0;  ///< sum of all arena tensor blocks (no reuse)
   int64_t workspaceBytes = 0;     ///< sum of all workspaces
   int64_t savedActivationBytes = 0; ///< arena tensors forward -> backward
@@ -99,6 +135,9 @@ struct ArenaSummary {
   /// Most bytes live at one step (tensor blocks live then + all workspaces):
   /// a lower bound on arena_bytes for any plan.
   int64_t peakLiveBytes = 0;
+  /// The same over the inference plan's blocks and forward lifetimes: a
+  /// lower bound on inference_arena_bytes.
+  int64_t inferencePeakLiveBytes = 0;
   int64_t tensorBlocks = 0, workspaceBlocks = 0;
 };
 ArenaSummary summarizeArena(const Manifest &m);

@@ -1,7 +1,7 @@
 //===- Manifest.h - The bundle manifest: types and its one codec ---*- C++ -*-===//
 //
 // `manifest.json` of a layer bundle (docs/bundle-format.md, format
-// "dmc-bundle", versions 1 to 4) as plain structs, with the one reader and
+// "dmc-bundle", versions 1 to 5) as plain structs, with the one reader and
 // the one writer of that file: the compiler (compiler/bundle/BundleWriter)
 // fills a Manifest and calls writeManifest; the runtime (runtime/Bundle) calls
 // parseManifest. parseManifest(writeManifest(m)) == m and
@@ -27,7 +27,7 @@
 namespace dmrt {
 
 /// The manifest versions this code reads; it writes the newest.
-inline constexpr int64_t kManifestVersion = 4;
+inline constexpr int64_t kManifestVersion = 5;
 
 /// A shape as error messages spell it: "[8, 512, 1024]".
 std::string shapeString(const std::vector<int64_t> &shape);
@@ -45,6 +45,10 @@ struct BundleTensor {
   /// `arena` (version 3): byte offset in the arena (runtime/format/ArenaPlan.h);
   /// -1 (null) for aliases and caller memory, and in versions 1 and 2.
   int64_t arenaOffset = -1;
+  /// `inference_arena` (version 5): byte offset in the inference arena (the
+  /// forward-only plan, runtime/format/ArenaPlan.h); -1 (null) for aliases,
+  /// caller memory and tensors no forward step uses, and before version 5.
+  int64_t inferenceArenaOffset = -1;
   /// `init` (version 4; required on arguments: input, param, grad_output,
   /// absent elsewhere): how `dmc eval` and `dmc-run` draw the tensor when it
   /// is not given: element e = initMean + initRange * v_e (floats) or
@@ -73,6 +77,10 @@ struct BundleKernel {
   /// offset of the workspace in the arena, a region no other block shares;
   /// -1 otherwise.
   int64_t workspaceOffset = -1;
+  /// `inference_workspace_offset` (version 5, present iff workspaceBytes > 0
+  /// and the kernel's phase is not "backward"): the workspace's offset in
+  /// the inference arena; -1 otherwise.
+  int64_t inferenceWorkspaceOffset = -1;
   /// `cubin_bytes` and `cubin_fnv1a64` (version 4, required there): the
   /// cubin's size and its FNV-1a 64 checksum (runtime/format/Checksum.h);
   /// -1 / 0 before version 4. loadBundle checks the file against both.
@@ -115,6 +123,10 @@ struct Manifest {
   /// `arena_bytes` (version 3): size of the one device arena holding every
   /// intermediate and workspace at its planned offset; 0 in versions 1, 2.
   int64_t arenaBytes = 0;
+  /// `inference_arena_bytes` (version 5): size of the arena of the
+  /// forward-only (inference) plan; 0 before version 5, where inference
+  /// uses the training plan (ArenaPlan.h planUsed).
+  int64_t inferenceArenaBytes = 0;
   std::vector<BundleTensor> tensors;
   std::vector<BundleKernel> kernels;
   std::vector<BundleContraction> contractions;

@@ -41,7 +41,8 @@ int64_t matrixExtent(const dmrt::MatrixLayout &m) {
 } // namespace
 
 /// Version 3's memory plan (`arena_bytes`, tensors' `arena`, kernels'
-/// `workspace_offset`), then checkArenaPlan; absent before version 3.
+/// `workspace_offset`) and version 5's inference plan (the same fields with
+/// `inference_`), each then checkArenaPlan; absent before their versions.
 /// Defined in ManifestArenaReader.cpp.
 bool parseArenaPlan(Reader &r, const json &root, Manifest &m);
 /// Version 4's `cubin_bytes` and `cubin_fnv1a64` of every kernel and `init`
@@ -56,7 +57,8 @@ bool parseManifest(const std::string &text, const std::string &fileName,
   if (root.is_discarded())
     return r.fail("", "not valid JSON");
   if (!r.object(root, "", {"format", "version", "model", "arch", "nvrtc",
-                           "arena_bytes", "tensors", "kernels", "contractions", "steps"}))
+                           "arena_bytes", "inference_arena_bytes", "tensors", "kernels",
+                           "contractions", "steps"}))
     return false;
   Manifest b;
   if (!r.header(root, "dmc-bundle", 1, kManifestVersion, "this runtime", b.format, b.version))
@@ -75,7 +77,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
     BundleTensor t;
     std::string dt, role;
     if (!r.object(o, p, {"id", "name", "role", "dims", "shape", "dtype", "bytes",
-                         "alias", "arena", "init"}) ||
+                         "alias", "arena", "inference_arena", "init"}) ||
         !r.integer(o, p, "id", t.id, 0) || !r.str(o, p, "name", t.name) ||
         !r.str(o, p, "role", role) || !r.str(o, p, "dims", t.dims) ||
         !r.intArray(o, p, "shape", t.shape, 0) || !r.str(o, p, "dtype", dt) ||
@@ -170,7 +172,8 @@ bool parseManifest(const std::string &text, const std::string &fileName,
     if (!r.object(o, p, {"id", "name", "entry", "cubin", "source", "grid",
                          "block", "shared_bytes", "config", "phase", "inputs",
                          "outputs", "flop", "bytes", "workspace_bytes",
-                         "workspace_offset", "cubin_bytes", "cubin_fnv1a64"}) ||
+                         "workspace_offset", "inference_workspace_offset", "cubin_bytes",
+                         "cubin_fnv1a64"}) ||
         !r.integer(o, p, "id", k.id, 0) || !r.str(o, p, "name", k.name) ||
         !r.str(o, p, "entry", k.entry) || !r.str(o, p, "cubin", k.cubin) ||
         !r.str(o, p, "source", k.source) || !r.intArray(o, p, "grid", grid, 1) ||
@@ -317,7 +320,8 @@ bool parseManifest(const std::string &text, const std::string &fileName,
                                          std::to_string(d.biasLength));
       }
       if (dmrt::epilogueWritesAux(c.epilogue) || dmrt::epilogueReadsAux(c.epilogue))
-        return r.fail(p + ".epilogue", "aux epilogues are not in bundle versions 1 to 4");
+        return r.fail(p + ".epilogue", "aux epilogues are not in bundle versions 1 to " +
+                                           std::to_string(kManifestVersion));
       std::string why;
       if (!dmrt::validateDescriptor(d, why))
         return r.fail(gp, "invalid descriptor: " + why);

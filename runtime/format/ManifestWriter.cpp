@@ -20,7 +20,7 @@ ojson matrixJson(const MatrixLayout &m) {
 
 ojson idOrNull(int64_t id) { return id >= 0 ? ojson(id) : ojson(nullptr); }
 
-/// `arena` exists from version 3 on.
+/// `arena` exists from version 3 on, `inference_arena` from version 5 on.
 ojson tensorJson(const BundleTensor &t, int64_t version) {
   ojson alias = nullptr;
   if (t.isAlias)
@@ -32,6 +32,8 @@ ojson tensorJson(const BundleTensor &t, int64_t version) {
              {"bytes", t.bytes},    {"alias", std::move(alias)}};
   if (version >= 3)
     o["arena"] = idOrNull(t.arenaOffset);
+  if (version >= 5)
+    o["inference_arena"] = idOrNull(t.inferenceArenaOffset);
   if (version >= 4 && t.hasInit)
     o["init"] = {{"mean", t.initMean}, {"range", t.initRange}, {"max", t.initMax}};
   return o;
@@ -39,6 +41,7 @@ ojson tensorJson(const BundleTensor &t, int64_t version) {
 
 /// `workspace_bytes` exists from version 2 on (version 1 readers reject it),
 /// `workspace_offset` from version 3 on, for kernels with a workspace;
+/// `inference_workspace_offset` from version 5 on, where the plan gives one;
 /// `cubin_bytes` and `cubin_fnv1a64` from version 4 on.
 ojson kernelJson(const BundleKernel &k, int64_t version) {
   ojson o = {{"id", k.id},
@@ -51,6 +54,7 @@ ojson kernelJson(const BundleKernel &k, int64_t version) {
           {"shared_bytes", k.sharedBytes},
           {"workspace_bytes", k.workspaceBytes},
           {"workspace_offset", k.workspaceOffset},
+          {"inference_workspace_offset", k.inferenceWorkspaceOffset},
           {"config", k.config},
           {"phase", k.phase},
           {"inputs", k.inputs},
@@ -65,6 +69,8 @@ ojson kernelJson(const BundleKernel &k, int64_t version) {
   }
   if (version < 3 || k.workspaceBytes == 0)
     o.erase("workspace_offset");
+  if (version < 5 || k.inferenceWorkspaceOffset < 0)
+    o.erase("inference_workspace_offset");
   if (version < 2)
     o.erase("workspace_bytes");
   return o;
@@ -122,12 +128,15 @@ std::string writeManifest(const Manifest &m) {
                 {"arch", m.arch},
                 {"nvrtc", m.nvrtc},
                 {"arena_bytes", m.arenaBytes},
+                {"inference_arena_bytes", m.inferenceArenaBytes},
                 {"tensors", std::move(tensors)},
                 {"kernels", std::move(kernels)},
                 {"contractions", std::move(contractions)},
                 {"steps", std::move(steps)}};
   if (m.version < 3)
     root.erase("arena_bytes");
+  if (m.version < 5)
+    root.erase("inference_arena_bytes");
   return root.dump(2) + "\n";
 }
 

@@ -69,11 +69,13 @@ bool benchLayer(Layer &layer, int reps, int warmup, std::string &error) {
     return false;
   dmrt_memory_info mem;
   layer.memory(mem);
-  std::printf("dmc-run: %s on %s; arena %.2f MiB (kernel workspaces %.2f MiB), cuBLASLt "
-              "workspace %.0f MiB, caller buffers %.2f MiB\n",
+  int64_t inferenceArena = 0;
+  layer.arenaBytes(DMRT_MODE_INFERENCE, inferenceArena);
+  std::printf("dmc-run: %s on %s; arena %.2f MiB (kernel workspaces %.2f MiB; inference "
+              "alone %.2f MiB), cuBLASLt workspace %.0f MiB, caller buffers %.2f MiB\n",
               layer.model().c_str(), layer.deviceName().c_str(), mem.arena_bytes / 1048576.0,
-              mem.kernel_workspace_bytes / 1048576.0, mem.gemm_workspace_bytes / 1048576.0,
-              mem.caller_bytes / 1048576.0);
+              mem.kernel_workspace_bytes / 1048576.0, inferenceArena / 1048576.0,
+              mem.gemm_workspace_bytes / 1048576.0, mem.caller_bytes / 1048576.0);
   StepTimes graphs, plain;
   std::printf("dmc-run: timing %d steps (after %d warm-up) with CUDA graphs ...\n", reps, warmup);
   bool ok = timeSteps(layer, stream, true, reps, warmup, graphs, error);

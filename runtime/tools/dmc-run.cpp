@@ -144,8 +144,11 @@ int main(int argc, char **argv) {
   if (!loadBundle(o.bundle, b, error))
     return fail(2, error);
   Layer layer;
+  bool train = o.train || o.bench;
+  // Forward only: the runtime allocates just the inference plan's arena.
   uint32_t flags = (o.dryRun ? DMRT_OPEN_VALIDATE_ONLY : 0) | (o.graphs ? 0 : DMRT_OPEN_NO_GRAPHS) |
-                   (o.poison ? DMRT_OPEN_POISON_ARENA : 0);
+                   (o.poison ? DMRT_OPEN_POISON_ARENA : 0) |
+                   (train ? 0 : DMRT_OPEN_INFERENCE_ONLY);
   if (Status s = layer.open(o.bundle, flags, int(o.device)); !s) {
     if (!o.dryRun || s.code != DMRT_ERROR_UNSUPPORTED)
       return openFailure(s);
@@ -153,7 +156,6 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "dmc-run: warning: the runtime cannot run this bundle: %s\n",
                  s.message.c_str());
   }
-  bool train = o.train || o.bench;
   TensorFile inputs;
   if (!o.inputs.empty() && !readSafetensors(o.inputs, inputs, error))
     return fail(2, error);

@@ -19,16 +19,9 @@ bool runStep(const std::string &bundleDir, const std::string &storagePath,
   dmrt::Bundle b;
   dmrt::TensorFile storage, exact;
   std::vector<dmrt::StepBinding> bindings;
-  if (!dmrt::loadBundle(bundleDir, b, error) ||
-      !dmrt::readSafetensors(storagePath, storage, error) ||
-      (!exactPath.empty() && !dmrt::readSafetensors(exactPath, exact, error)) ||
-      !dmrt::bindEvalFile(b, storage, storagePath, bindings, error))
+  if (!loadEvalStep(bundleDir, storagePath, b, storage, bindings, run.seed, error) ||
+      (!exactPath.empty() && !dmrt::readSafetensors(exactPath, exact, error)))
     return false;
-  auto s = storage.metadata.find("seed");
-  if (s == storage.metadata.end() || !dmrt::parseU64(s->second, run.seed)) {
-    error = storagePath + ": no unsigned 64-bit metadata \"seed\" (the dropout seed)";
-    return false;
-  }
   dmrt::Layer layer;
   Buffers buf;
   // A poisoned arena (NaN bytes): a step reading arena memory that no earlier

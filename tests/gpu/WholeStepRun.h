@@ -48,6 +48,13 @@ bool checkMisuse(const std::string &bundleDir, const std::string &otherArchBundl
 /// (tests/gpu/WholeStepShared.cpp). Prints one line per check.
 bool checkSharedInstances(const std::string &bundleDir, const std::string &storagePath);
 
+/// Inference in the inference plan's smaller arena: an inference-only layer
+/// on exactly that arena (plain and graph runs) reproduces a training
+/// forward's outputs; a training forward on it is refused; a trainable
+/// layer switches between the plans (tests/gpu/WholeStepInference.cpp).
+/// Prints one line per check.
+bool checkInferenceArena(const std::string &bundleDir, const std::string &storagePath);
+
 } // namespace dmctest
 
 #endif // DMC_TESTS_GPU_WHOLESTEPRUN_H

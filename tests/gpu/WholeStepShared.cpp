@@ -78,13 +78,8 @@ bool checkSharedInstances(const std::string &bundleDir, const std::string &stora
   dmrt::TensorFile storage;
   std::vector<dmrt::StepBinding> bindings;
   uint64_t seed = 0;
-  auto s = storage.metadata.end();
-  if (!dmrt::loadBundle(bundleDir, b, error) ||
-      !dmrt::readSafetensors(storagePath, storage, error) ||
-      !dmrt::bindEvalFile(b, storage, storagePath, bindings, error) ||
-      (s = storage.metadata.find("seed")) == storage.metadata.end() ||
-      !dmrt::parseU64(s->second, seed))
-    return report(false, "shared instances: " + (error.empty() ? storagePath + ": no seed" : error));
+  if (!loadEvalStep(bundleDir, storagePath, b, storage, bindings, seed, error))
+    return report(false, "shared instances: " + error);
   std::set<std::string> files;
   for (const dmrt::BundleKernel &k : b.kernels)
     files.insert(k.cubin);

@@ -162,6 +162,8 @@ bool runDirectory(const std::string &dir, const TensorBound &bound) {
     ok &= dmctest::checkMisuse(base + ".dmlib", otherArch) || fail(base + ": misuse checks");
     ok &= dmctest::checkSharedInstances(base + ".dmlib", base + ".storage.safetensors") ||
           fail(base + ": shared instances and the current device");
+    ok &= dmctest::checkInferenceArena(base + ".dmlib", base + ".storage.safetensors") ||
+          fail(base + ": inference in the inference arena");
   }
   return ok;
 }

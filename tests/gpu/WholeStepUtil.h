@@ -108,6 +108,24 @@ inline bool uploadInputs(dmrt::Layer &layer, Buffers &buf, const dmrt::Bundle &b
   return true;
 }
 
+/// Loads the bundle and the eval file, binds the file's tensors to the
+/// bundle's and reads the file's dropout seed (metadata "seed").
+inline bool loadEvalStep(const std::string &bundleDir, const std::string &storagePath,
+                         dmrt::Bundle &b, dmrt::TensorFile &storage,
+                         std::vector<dmrt::StepBinding> &bindings, uint64_t &seed,
+                         std::string &error) {
+  if (!dmrt::loadBundle(bundleDir, b, error) ||
+      !dmrt::readSafetensors(storagePath, storage, error) ||
+      !dmrt::bindEvalFile(b, storage, storagePath, bindings, error))
+    return false;
+  auto s = storage.metadata.find("seed");
+  if (s == storage.metadata.end() || !dmrt::parseU64(s->second, seed)) {
+    error = storagePath + ": no unsigned 64-bit metadata \"seed\" (the dropout seed)";
+    return false;
+  }
+  return true;
+}
+
 } // namespace util
 } // namespace dmctest
 

@@ -5,9 +5,10 @@
 // checks), and the format's writer reproduces manifest.json byte for byte
 // from what the reader kept, so no field is lost or reinterpreted between the
 // two sides. A planted change to any parsed field shows in the text.
-// The bundle's memory plan (version 3) passes the format's checker (which
-// the loader ran) and the test's naive one, and a block moved onto a
-// neighbour live at the same time is caught by both.
+// The bundle's memory plans (training, version 3; inference, version 5)
+// pass the format's checker (which the loader ran) and the test's naive
+// one, and a block moved onto a neighbour live at the same time is caught by
+// both, in each plan. The inference arena is smaller than the training one.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver.h"
@@ -73,7 +74,7 @@ TEST_P(ManifestRoundTrip, CompilerWritesWhatTheRuntimeReadsBack) {
   EXPECT_NE(dmrt::writeManifest(changed), (*text)->getBuffer().str());
 
   // The memory plan.
-  EXPECT_EQ(bundle.version, 4);
+  EXPECT_EQ(bundle.version, 5);
   // The runtime's plan: every caller buffer covered by its caller tensors;
   // until the configuration maps every contraction, only that may fail.
   dmrt::LayerPlan plan;
@@ -87,29 +88,46 @@ TEST_P(ManifestRoundTrip, CompilerWritesWhatTheRuntimeReadsBack) {
   for (const dmrt::BundleTensor &t : bundle.tensors)
     EXPECT_EQ(t.hasInit, dmrt::isArgumentRole(t.role)) << t.name;
   EXPECT_EQ(dmc::test::naivePlanProblem(bundle), "");
+  EXPECT_EQ(dmc::test::naivePlanProblem(bundle, /*inference=*/true), "");
   dmrt::ArenaSummary mem = dmrt::summarizeArena(bundle);
+  EXPECT_GT(bundle.inferenceArenaBytes, 0);
+  EXPECT_LT(bundle.inferenceArenaBytes, bundle.arenaBytes);
+  EXPECT_EQ(mem.inferenceArenaBytes, bundle.inferenceArenaBytes);
+  EXPECT_LE(mem.inferencePeakLiveBytes, bundle.inferenceArenaBytes);
   EXPECT_GT(mem.tensorBlocks, 5);
   EXPECT_LT(bundle.arenaBytes, mem.intermediateBytes + mem.workspaceBytes);
   EXPECT_GE(bundle.arenaBytes, mem.savedActivationBytes + mem.workspaceBytes);
   std::cout << "[ memory   ] " << options.modelName << ": arena " << bundle.arenaBytes
             << " B, intermediates " << mem.intermediateBytes << " B, workspaces "
             << mem.workspaceBytes << " B, saved activations " << mem.savedActivationBytes
-            << " B\n";
-  std::vector<dmrt::ArenaBlock> blocks = dmrt::arenaBlocks(bundle);
-  bool planted = false;
-  for (size_t i = 0; i < blocks.size() && !planted; ++i)
-    for (size_t j = i + 1; j < blocks.size() && !planted; ++j)
-      if (blocks[i].kind == dmrt::ArenaBlock::Tensor &&
-          blocks[j].kind == dmrt::ArenaBlock::Tensor && blocks[i].bytes > 0 &&
-          blocks[j].bytes > 0 && dmrt::livesOverlap(blocks[i], blocks[j])) {
-        changed = bundle;
-        changed.tensors[blocks[j].index].arenaOffset = bundle.tensors[blocks[i].index].arenaOffset;
-        std::string path, message;
-        EXPECT_FALSE(dmrt::checkArenaPlan(changed, path, message));
-        EXPECT_NE(dmc::test::naivePlanProblem(changed), "");
-        planted = true;
-      }
-  EXPECT_TRUE(planted);
+            << " B, inference arena " << bundle.inferenceArenaBytes << " B (peak live "
+            << mem.inferencePeakLiveBytes << " B)\n";
+  for (dmrt::ArenaPlanKind kind : {dmrt::ArenaPlanKind::Training, dmrt::ArenaPlanKind::Inference}) {
+    bool inference = kind == dmrt::ArenaPlanKind::Inference;
+    std::vector<dmrt::ArenaBlock> blocks = dmrt::arenaBlocks(bundle, kind);
+    bool planted = false;
+    for (size_t i = 0; i < blocks.size() && !planted; ++i)
+      for (size_t j = i + 1; j < blocks.size() && !planted; ++j)
+        if (blocks[i].kind == dmrt::ArenaBlock::Tensor &&
+            blocks[j].kind == dmrt::ArenaBlock::Tensor && blocks[i].bytes > 0 &&
+            blocks[j].bytes > 0 && dmrt::livesOverlap(blocks[i], blocks[j])) {
+          changed = bundle;
+          dmrt::BundleTensor &moved = changed.tensors[blocks[j].index];
+          (inference ? moved.inferenceArenaOffset : moved.arenaOffset) =
+              dmrt::arenaOffsetOf(bundle, blocks[i], kind);
+          std::string path, message;
+          EXPECT_FALSE(dmrt::checkArenaPlan(changed, path, message, kind));
+          EXPECT_NE(dmc::test::naivePlanProblem(changed, inference), "");
+          // The other plan does not notice: the fault is in this one only.
+          std::string otherPath, otherMessage;
+          EXPECT_TRUE(dmrt::checkArenaPlan(changed, otherPath, otherMessage,
+                                           inference ? dmrt::ArenaPlanKind::Training
+                                                     : dmrt::ArenaPlanKind::Inference))
+              << otherMessage;
+          planted = true;
+        }
+    EXPECT_TRUE(planted) << dmrt::arenaPlanName(kind);
+  }
   llvm::sys::fs::remove_directories(dir);
 }
 

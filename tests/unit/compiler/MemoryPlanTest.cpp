@@ -5,7 +5,11 @@
 // checker (dmrt::checkArenaPlan, also run by the reader) and the test's naive
 // one (PlanCheck.h), survive the codec round trip, and reuse memory; planted
 // faults (a block moved onto a live neighbour, misalignment, an offset on an
-// alias or a caller buffer, a workspace shared) must be caught by both.
+// alias or a caller buffer, a workspace shared) must be caught by both. The
+// same holds for the inference plan (forward steps only), which is never
+// larger than the training plan; there an offset on a backward-only tensor
+// or a backward kernel's workspace is a fault too (a hand-made example:
+// InferencePlanTest.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/bundle/MemoryPlan.h"
@@ -15,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 
 using namespace dmrt;
@@ -30,7 +35,7 @@ Manifest randomManifest(std::mt19937 &rng) {
   m.model = "random";
   m.arch = "sm_90a";
   m.nvrtc = "13.0";
-  m.version = 3; // the memory plan; version 4 adds fields this test does not fill
+  m.version = 3; // planMemory raises it to 5 (both plans)
   int64_t nTensors = pick(4, 60);
   for (int64_t i = 0; i < nTensors; ++i) {
     BundleTensor t;
@@ -42,6 +47,7 @@ Manifest randomManifest(std::mt19937 &rng) {
     t.bytes = t.shape[0] * int64_t(dtypeSize(t.dtype));
     if (pick(0, 4) == 0)
       t.role = kAllTensorRoles[pick(0, 4)];
+    t.hasInit = isArgumentRole(t.role); // version 4
     // A view of an earlier tensor (possibly itself a view) that is large enough.
     if (pick(0, 3) == 0) {
       std::vector<int64_t> fits;
@@ -73,6 +79,7 @@ Manifest randomManifest(std::mt19937 &rng) {
       k.outputs.push_back(someTensor());
     if (pick(0, 4) == 0)
       k.workspaceBytes = pick(1, 20000);
+    k.cubinBytes = 1000; // version 4
     m.kernels.push_back(k);
   }
   for (int64_t i = 0; i < nContractions; ++i) {
@@ -106,14 +113,17 @@ Manifest randomManifest(std::mt19937 &rng) {
   return m;
 }
 
-std::string checkerProblem(const Manifest &m) {
+constexpr ArenaPlanKind kTraining = ArenaPlanKind::Training,
+                        kInference = ArenaPlanKind::Inference;
+
+std::string checkerProblem(const Manifest &m, ArenaPlanKind kind = kTraining) {
   std::string path, message;
-  return checkArenaPlan(m, path, message) ? "" : path + ": " + message;
+  return checkArenaPlan(m, path, message, kind) ? "" : path + ": " + message;
 }
 
-/// Two arena blocks live together, with bytes > 0; false if none.
-bool livePair(const Manifest &m, ArenaBlock &a, ArenaBlock &b) {
-  std::vector<ArenaBlock> blocks = arenaBlocks(m);
+/// Two arena blocks of plan `kind` live together, with bytes > 0; false if none.
+bool livePair(const Manifest &m, ArenaBlock &a, ArenaBlock &b, ArenaPlanKind kind = kTraining) {
+  std::vector<ArenaBlock> blocks = arenaBlocks(m, kind);
   for (size_t i = 0; i < blocks.size(); ++i)
     for (size_t j = i + 1; j < blocks.size(); ++j)
       if (blocks[i].bytes > 0 && blocks[j].bytes > 0 && livesOverlap(blocks[i], blocks[j])) {
@@ -124,23 +134,83 @@ bool livePair(const Manifest &m, ArenaBlock &a, ArenaBlock &b) {
   return false;
 }
 
-void setOffset(Manifest &m, const ArenaBlock &b, int64_t offset) {
+void setOffset(Manifest &m, const ArenaBlock &b, int64_t offset,
+               ArenaPlanKind kind = kTraining) {
+  bool inference = kind == kInference;
   if (b.kind == ArenaBlock::Tensor)
-    m.tensors[b.index].arenaOffset = offset;
+    (inference ? m.tensors[b.index].inferenceArenaOffset : m.tensors[b.index].arenaOffset) =
+        offset;
   else
-    m.kernels[b.index].workspaceOffset = offset;
+    (inference ? m.kernels[b.index].inferenceWorkspaceOffset
+               : m.kernels[b.index].workspaceOffset) = offset;
+}
+
+/// Plants the inference plan's faults into planned `m`; returns how many.
+int plantInferenceFaults(const Manifest &m) {
+  int planted = 0;
+  Manifest back;
+  std::string error;
+  ArenaBlock a, b;
+  if (livePair(m, a, b, kInference)) {
+    Manifest bad = m;
+    setOffset(bad, b, arenaOffsetOf(m, a, kInference), kInference);
+    EXPECT_NE(checkerProblem(bad, kInference), "");
+    EXPECT_NE(dmc::test::naivePlanProblem(bad, true), "");
+    EXPECT_FALSE(parseManifest(writeManifest(bad), "m.json", back, error));
+    EXPECT_NE(error.find(".inference_"), std::string::npos) << error;
+    ++planted;
+  }
+  std::vector<ArenaBlock> blocks = arenaBlocks(m, kInference);
+  if (!blocks.empty()) {
+    Manifest bad = m;
+    setOffset(bad, blocks[0], arenaOffsetOf(m, blocks[0], kInference) + 128, kInference);
+    EXPECT_NE(checkerProblem(bad, kInference), "") << "misaligned";
+    bad = m;
+    setOffset(bad, blocks[0], -1, kInference);
+    EXPECT_NE(checkerProblem(bad, kInference), "") << "missing offset";
+    EXPECT_NE(dmc::test::naivePlanProblem(bad, true), "");
+    if (blocks[0].bytes > 0) {
+      bad = m;
+      bad.inferenceArenaBytes = arenaOffsetOf(m, blocks[0], kInference);
+      EXPECT_NE(checkerProblem(bad, kInference), "") << "past the end";
+    }
+    planted += 2;
+  }
+  // A training block that no forward step uses (backward only), or a
+  // backward kernel's workspace, given an inference offset.
+  std::map<size_t, bool> inInference;
+  for (const ArenaBlock &x : blocks)
+    inInference[x.index * 2 + (x.kind == ArenaBlock::Workspace)] = true;
+  for (const ArenaBlock &x : arenaBlocks(m, kTraining))
+    if (!inInference.count(x.index * 2 + (x.kind == ArenaBlock::Workspace))) {
+      Manifest bad = m;
+      setOffset(bad, x, 0, kInference);
+      std::string problem = checkerProblem(bad, kInference);
+      EXPECT_NE(problem.find(".inference_"), std::string::npos) << problem;
+      EXPECT_NE(dmc::test::naivePlanProblem(bad, true), "");
+      ++planted;
+      break;
+    }
+  return planted;
 }
 
 TEST(MemoryPlan, RandomManifestsArePlannedSoundly) {
   std::mt19937 rng(20240917);
-  int faultsPlanted = 0, reused = 0;
+  int faultsPlanted = 0, reused = 0, inferenceFaults = 0, inferenceSmaller = 0;
   for (int round = 0; round < 300; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     Manifest m = randomManifest(rng);
     dmc::bundle::planMemory(m);
-    ASSERT_GE(m.version, 3); // the plan needs version 3; the newest is written
+    ASSERT_EQ(m.version, 5); // both plans: version 5
     ASSERT_EQ(checkerProblem(m), "");
     ASSERT_EQ(dmc::test::naivePlanProblem(m), "") << writeManifest(m);
+    ASSERT_EQ(checkerProblem(m, kInference), "");
+    ASSERT_EQ(dmc::test::naivePlanProblem(m, true), "") << writeManifest(m);
+    ArenaSummary s0 = summarizeArena(m);
+    EXPECT_EQ(m.inferenceArenaBytes % kArenaAlignment, 0);
+    EXPECT_LE(m.inferenceArenaBytes, m.arenaBytes);
+    EXPECT_LE(s0.inferencePeakLiveBytes, m.inferenceArenaBytes);
+    inferenceSmaller += m.inferenceArenaBytes < m.arenaBytes;
     EXPECT_EQ(m.arenaBytes % kArenaAlignment, 0);
     ArenaSummary s = summarizeArena(m);
     EXPECT_LE(m.arenaBytes, s.intermediateBytes + s.workspaceBytes +
@@ -185,10 +255,16 @@ TEST(MemoryPlan, RandomManifestsArePlannedSoundly) {
         Manifest bad = m;
         bad.tensors[&t - m.tensors.data()].arenaOffset = 0;
         EXPECT_NE(checkerProblem(bad), "") << "offset on an alias or caller buffer";
+        bad = m;
+        bad.tensors[&t - m.tensors.data()].inferenceArenaOffset = 0;
+        EXPECT_NE(checkerProblem(bad, kInference), "") << "inference offset on one";
         break;
       }
+    inferenceFaults += plantInferenceFaults(m);
   }
   EXPECT_GT(faultsPlanted, 200);
+  EXPECT_GT(inferenceFaults, 400);
+  EXPECT_GT(inferenceSmaller, 100) << "forward-only lifetimes should need less memory";
   EXPECT_GT(reused, 100) << "the plan should share memory between disjoint lifetimes";
 }
 

@@ -256,9 +256,9 @@ TEST(Bundle, AliasErrors) {
 
 TEST(Bundle, FormatAndVersion) {
   json j = validManifest();
-  j["version"] = 5;
-  EXPECT_EQ(parseError(j), "m.json: version: unsupported version 5 (this "
-                           "runtime reads versions 1 to 4)");
+  j["version"] = 6;
+  EXPECT_EQ(parseError(j), "m.json: version: unsupported version 6 (this "
+                           "runtime reads versions 1 to 5)");
   j["version"] = 0;
   EXPECT_HAS(parseError(j), "unsupported version 0");
   j["version"] = 2; // version 2 adds only the optional workspace_bytes

@@ -78,8 +78,11 @@ TEST(CApi, BundleErrors) {
   edited["tensors"][4]["bytes"] = 512;
   check(layerfixture::write(edited), DMRT_ERROR_BUNDLE, "tensors[4].bytes");
   edited = m;
-  edited["version"] = 5;
-  check(layerfixture::write(edited), DMRT_ERROR_BUNDLE, "unsupported version 5");
+  edited["version"] = 6;
+  check(layerfixture::write(edited), DMRT_ERROR_BUNDLE, "unsupported version 6");
+  edited = m;
+  edited["version"] = 5; // without the inference plan
+  check(layerfixture::write(edited), DMRT_ERROR_BUNDLE, "inference_arena_bytes: missing field");
   edited = m;
   edited["kernels"][1]["cubin_fnv1a64"] = "xyz";
   check(layerfixture::write(edited), DMRT_ERROR_BUNDLE, "expected 16 hex digits");

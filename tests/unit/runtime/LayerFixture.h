@@ -4,8 +4,11 @@
 // k1(dy, h) -> x.grad (backward). wa and wb are parameters stored as one
 // stacked buffer t3[2,8,8]; h is the one arena tensor (a saved activation).
 // The cubins are fake bytes with correct sizes and checksums: everything up
-// to the device passes, nothing can launch. json() gives the manifest to
+// to the device passes, nothing can launch. manifest() gives the manifest to
 // edit; write() puts a (possibly edited) bundle in a fresh directory.
+// manifestV5() is the same layer as version 5 with a backward-only
+// intermediate g (k1 also writes it): the training arena holds h and g
+// (512 bytes), the inference arena only h (256 bytes).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_TESTS_UNIT_RUNTIME_LAYERFIXTURE_H
@@ -73,6 +76,19 @@ inline json manifest() {
           {"steps",
            {{{"kind", "kernel"}, {"id", 2}}, {{"kind", "kernel"}, {"id", 0}},
             {{"kind", "kernel"}, {"id", 1}}}}};
+}
+
+inline json manifestV5() {
+  json m = manifest();
+  m["version"] = 5;
+  m["arena_bytes"] = 512;
+  m["inference_arena_bytes"] = 256;
+  for (json &t : m["tensors"])
+    t["inference_arena"] = t["arena"];
+  m["tensors"].push_back(tensor(8, "g", "intermediate", {16, 8}, nullptr, 256, false));
+  m["tensors"].back()["inference_arena"] = nullptr;
+  m["kernels"][1]["outputs"] = {7, 8};
+  return m;
 }
 
 /// Writes `m` and the cubins into a new directory; returns its path.
