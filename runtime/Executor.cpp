@@ -49,6 +49,7 @@ bool Executor::open(const ExecutorOptions &o, std::string &error) {
   poisonArena_ = o.poisonArena;
   // CudaDriver::open makes the device current; the guard switches back.
   DeviceGuard guard;
+  guard.assumeSwitched();
   if (!driver_.open(o.device, error))
     return false;
   cudaDeviceProp prop;
