@@ -19,7 +19,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RunBench.h"
-#include "RunSupport.h"
+
+#include "runtime/LayerBuffers.h"
 
 #include "runtime/CudaDriver.h"
 #include "runtime/LayerData.h"
