@@ -31,19 +31,14 @@ Executor::~Executor() {
     cudaDeviceSynchronize();
   dropGraph(Phase::Forward);
   dropGraph(Phase::Backward);
-  gemms_.clear();
-  modules_.reset(); // before driver_
+  kernels_.reset(); // before driver_
   if (ownsArena_ && arena_)
     cudaFree(arena_);
-  if (gemmWorkspace_)
-    cudaFree(gemmWorkspace_);
-  if (lt_)
-    cublasLtDestroy(lt_);
   if (captureStream_)
     cudaStreamDestroy(captureStream_);
 }
 
-bool Executor::open(const ExecutorOptions &o, std::string &error) {
+bool Executor::open(const ExecutorOptions &o, const CubinImages &images, std::string &error) {
   device_ = o.device;
   graphsOn_ = o.graphs;
   poisonArena_ = o.poisonArena;
@@ -65,44 +60,9 @@ bool Executor::open(const ExecutorOptions &o, std::string &error) {
   if (!cudaCheck(cudaStreamCreateWithFlags(&captureStream_, cudaStreamNonBlocking),
                  "cudaStreamCreateWithFlags", error))
     return false;
-  modules_ = std::make_unique<ModuleCache>(driver_);
-  for (const BundleKernel &k : b_.kernels) {
-    CUfunction fn = nullptr;
-    bool deviceError = false;
-    if (!modules_->function(b_.path(k.cubin), k.entry, k.sharedBytes, fn, deviceError,
-                            error)) {
-      error = "kernel " + std::to_string(k.id) + " (" + k.name + "): " + error;
-      return false;
-    }
-    functions_.push_back(fn);
-  }
-  if (!b_.contractions.empty()) {
-    if (cublasStatus_t s = cublasLtCreate(&lt_); s != CUBLAS_STATUS_SUCCESS) {
-      error = std::string("cublasLtCreate failed: ") + cublasStatusName(s);
-      return false;
-    }
-    // Zeroed once, so that no tool sees cuBLASLt read bytes nobody wrote.
-    if (!cudaCheck(cudaMalloc(&gemmWorkspace_, GemmRunner::kWorkspaceBytes),
-                   "cudaMalloc (cuBLASLt workspace)", error) ||
-        !cudaCheck(cudaMemset(gemmWorkspace_, 0, GemmRunner::kWorkspaceBytes),
-                   "cudaMemset (cuBLASLt workspace)", error))
-      return false;
-  }
-  for (const BundleContraction &c : b_.contractions) {
-    std::string name = "contraction " + std::to_string(c.id) + " (" + c.equation + ")";
-    const GemmDescriptor &g = c.gemm;
-    auto runner = std::make_unique<GemmRunner>();
-    DType biasType = c.bias >= 0 ? b_.tensor(c.bias)->dtype : DType::F32;
-    std::vector<cublasLtMatmulHeuristicResult_t> best;
-    if (!runner->init(lt_, g, b_.tensor(g.swapOperands ? c.b : c.a)->dtype,
-                      b_.tensor(g.swapOperands ? c.a : c.b)->dtype, b_.tensor(c.d)->dtype,
-                      biasType, gemmWorkspace_, error) ||
-        !runner->algorithms(1, best, error)) {
-      error = name + ": " + error;
-      return false;
-    }
-    gemms_.push_back(std::move(runner));
-  }
+  kernels_ = std::make_unique<BundleKernels>(b_, driver_);
+  if (!kernels_->prepareAll(images, error))
+    return false;
   if (!o.externalArena) {
     if (!cudaCheck(cudaMalloc(&arena_, size_t(std::max<int64_t>(b_.arenaBytes, 1))),
                    "cudaMalloc of the arena (" + std::to_string(b_.arenaBytes) + " bytes)",
@@ -180,7 +140,8 @@ MemoryInfo Executor::memory() const {
   m.arenaBytes = b_.arenaBytes;
   for (const BundleKernel &k : b_.kernels)
     m.kernelWorkspaceBytes += k.workspaceBytes;
-  m.gemmWorkspaceBytes = gemmWorkspace_ ? int64_t(GemmRunner::kWorkspaceBytes) : 0;
+  m.gemmWorkspaceBytes =
+      kernels_ && kernels_->hasGemmWorkspace() ? int64_t(GemmRunner::kWorkspaceBytes) : 0;
   for (const CallerBuffer &cb : p_.buffers)
     m.callerBytes += cb.bytes;
   return m;
@@ -221,14 +182,9 @@ bool Executor::launchKernel(const BundleKernel &k, cudaStream_t stream, uint64_t
     }
   }
   std::vector<void *> params = ck.params();
-  unsigned grid[3], block[3];
-  launchDims(k, grid, block);
   // cuLaunchKernel copies the parameter values before returning.
-  if (!driver_.launch(functions_[index], grid, block, unsigned(k.sharedBytes),
-                      reinterpret_cast<CUstream>(stream), params.data(), error)) {
-    error = "kernel " + std::to_string(k.id) + " (" + k.name + "): " + error;
+  if (!kernels_->launch(index, params.data(), stream, error))
     return false;
-  }
   if (captured) {
     if (!capturedNode(stream, ck.node, error))
       return false;
@@ -242,7 +198,7 @@ bool Executor::runContraction(const BundleContraction &c, cudaStream_t stream,
   size_t index = size_t(&c - b_.contractions.data());
   const GemmDescriptor &g = c.gemm;
   const void *bias = c.bias >= 0 ? tensorPtr(c.bias) : nullptr;
-  if (!gemms_[index]->run(tensorPtr(g.swapOperands ? c.b : c.a),
+  if (!kernels_->gemm(index)->run(tensorPtr(g.swapOperands ? c.b : c.a),
                           tensorPtr(g.swapOperands ? c.a : c.b), tensorPtr(c.d), bias, stream,
                           nullptr, error)) {
     error = "contraction " + std::to_string(c.id) + " (" + c.equation + "): " + error;

@@ -1,17 +1,18 @@
 //===- Executor.h - Run a bundle's forward and backward on a stream -*- C++ -*-===//
 //
 // The GPU half of running a layer (the CPU half, LayerPlan and LayerBindings,
-// is checked first). open() takes every cubin from the process-wide module
-// cache (ModuleCache: loaded once per device, shared with other executors of
-// the same bundle), checks the bundle's arch against the device's compute capability, builds
-// each contraction's cuBLASLt descriptors and picks the heuristic's best
-// algorithm once (GemmRunner), and allocates the one arena of the memory plan
-// (unless the caller provides it: setArena). Tensor addresses: an
+// is checked first). open() checks the bundle's arch against the device's
+// compute capability, prepares every step once (BundleKernels, shared with
+// the benchmark harness: each cubin from the process-wide module cache,
+// loaded once per device from the bytes loadBundle read and shared with
+// other executors of the same bundle; each contraction's cuBLASLt
+// descriptors and the heuristic's best algorithm), and allocates the one
+// arena of the memory plan (unless the caller provides it: setArena). Tensor addresses: an
 // intermediate at its planned offset in the arena, an alias inside its base,
 // a caller tensor in the buffer bound to it (LayerBindings); kernel
 // workspaces at their planned offsets, zeroed once per arena before the
 // first launch. The cuBLASLt workspace (GemmRunner::kWorkspaceBytes) is the
-// executor's own allocation.
+// executor's own allocation (in its BundleKernels).
 //
 // run(phase) launches the phase's steps on the caller's stream. With graphs
 // on (the default) the first run of a phase captures its launches into a
@@ -36,13 +37,11 @@
 #define DMRT_EXECUTOR_H
 
 #include "runtime/Bundle.h"
+#include "runtime/BundleKernels.h"
 #include "runtime/CudaDriver.h"
-#include "runtime/GemmRunner.h"
 #include "runtime/LayerBindings.h"
 #include "runtime/LayerPlan.h"
-#include "runtime/ModuleCache.h"
 
-#include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -73,9 +72,10 @@ public:
   Executor(const Executor &) = delete;
   Executor &operator=(const Executor &) = delete;
 
-  /// Opens the device and prepares everything (see above). On failure
+  /// Opens the device and prepares everything (see above) from the cubins
+  /// loadBundle read (`images`, needed during open only). On failure
   /// noDevice() tells a missing GPU or driver from a real error.
-  bool open(const ExecutorOptions &o, std::string &error);
+  bool open(const ExecutorOptions &o, const CubinImages &images, std::string &error);
   bool noDevice() const { return driver_.noDevice(); }
   /// After a failed open: the bundle's arch does not run on the device.
   bool archMismatch() const { return archMismatch_; }
@@ -129,8 +129,6 @@ private:
   std::string deviceName_;
   int device_ = 0;
   bool archMismatch_ = false;
-  cublasLtHandle_t lt_ = nullptr;
-  void *gemmWorkspace_ = nullptr;
   void *arena_ = nullptr;
   bool ownsArena_ = false;
   void *zeroedArena_ = nullptr; ///< the arena whose workspaces are zeroed (and poisoned)
@@ -138,9 +136,7 @@ private:
   bool poisonArena_ = false;
   cudaStream_t captureStream_ = nullptr;
   int captures_ = 0;
-  std::unique_ptr<ModuleCache> modules_;
-  std::vector<CUfunction> functions_; ///< by kernel index
-  std::vector<std::unique_ptr<GemmRunner>> gemms_; ///< by contraction index
+  std::unique_ptr<BundleKernels> kernels_; ///< destroyed before driver_, on the device
   std::unique_ptr<Graph> graphs_[2];
 };
 

@@ -61,7 +61,6 @@ bool Executor::capture(Phase phase, uint64_t key, std::string &error) {
   }
   for (CapturedKernel &ck : g->kernels) { // g->kernels is final: addresses are stable
     ck.paramArray = ck.params();
-    launchDims(b_.kernels[ck.kernel], ck.grid, ck.block);
   }
   ++captures_;
   graphs_[int(phase)] = std::move(g);
@@ -79,10 +78,10 @@ bool Executor::replay(Phase phase, cudaStream_t stream, uint64_t key, std::strin
     std::string ignored; // on failure: capture again with the new seed
     for (CapturedKernel &ck : g->kernels) {
       ck.seed = key; // paramArray points at it
+      const LaunchShape &shape = kernels_->shape(ck.kernel);
       if (!(updated = driver_.setGraphKernelParams(
-                reinterpret_cast<CUgraphExec>(g->exec), ck.node, functions_[ck.kernel], ck.grid,
-                ck.block, unsigned(b_.kernels[ck.kernel].sharedBytes), ck.paramArray.data(),
-                ignored)))
+                reinterpret_cast<CUgraphExec>(g->exec), ck.node, kernels_->function(ck.kernel),
+                shape.grid, shape.block, shape.sharedBytes, ck.paramArray.data(), ignored)))
         break;
     }
     g->key = key;

@@ -24,9 +24,8 @@ struct Executor::CapturedKernel {
   unsigned long long seed = 0;
   CUgraphNode node = nullptr; ///< when captured
   /// Filled once the capture is complete (this object no longer moves): the
-  /// parameter array and launch shape a new seed is set with.
+  /// parameter array a new seed is set with.
   std::vector<void *> paramArray;
-  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
   /// cuLaunchKernel's parameter array (pointers into this object).
   std::vector<void *> params() {
     std::vector<void *> p;
@@ -44,14 +43,6 @@ struct Executor::Graph {
   uint64_t key = 0;
   std::vector<CapturedKernel> kernels;
 };
-
-/// Grid and block of kernel `k` as cuLaunchKernel takes them.
-inline void launchDims(const BundleKernel &k, unsigned grid[3], unsigned block[3]) {
-  for (int d = 0; d < 3; ++d) {
-    grid[d] = static_cast<unsigned>(k.grid[d]);
-    block[d] = static_cast<unsigned>(k.block[d]);
-  }
-}
 
 /// The node the last operation captured on `stream` became.
 bool capturedNode(cudaStream_t stream, CUgraphNode &node, std::string &error);

@@ -59,15 +59,12 @@ void dmrt_open_options_init(dmrt_open_options *o) {
   o->flags = 0;
 }
 
-dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
-                      dmrt_layer **out) {
-  DMRT_GUARD_BEGIN
-  if (!out)
-    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_open: out is null");
-  *out = nullptr;
-  if (!bundle_dir)
-    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_open: bundle_dir is null");
-  dmrt_open_options o;
+} // extern "C"
+
+namespace {
+
+/// The options of dmrt_open (null: the defaults), checked.
+dmrt_status checkOptions(const dmrt_open_options *options, dmrt_open_options &o) {
   dmrt_open_options_init(&o);
   if (options) {
     if (options->struct_size != sizeof(dmrt_open_options))
@@ -86,12 +83,16 @@ dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
   if (o.device < 0)
     return fail(DMRT_ERROR_INVALID_ARGUMENT,
                 "dmrt_open: device " + std::to_string(o.device) + " is negative");
-  std::unique_ptr<dmrt_layer> layer(new dmrt_layer);
+  return DMRT_OK;
+}
+
+/// dmrt_open once the bundle is loaded (options checked).
+dmrt_status openLoaded(std::shared_ptr<const Bundle> bundle, const CubinImages &images,
+                       const dmrt_open_options &o, dmrt_layer **out) {
+  std::unique_ptr<dmrt_layer> layer(new dmrt_layer(std::move(bundle)));
   std::string error;
-  if (!loadBundle(bundle_dir, layer->bundle, error))
-    return fail(DMRT_ERROR_BUNDLE, error);
   if (!buildLayerPlan(layer->bundle, layer->plan, error))
-    return fail(DMRT_ERROR_UNSUPPORTED, std::string(bundle_dir) + ": " + error);
+    return fail(DMRT_ERROR_UNSUPPORTED, layer->bundle.dir + ": " + error);
   layer->bindings = std::make_unique<LayerBindings>(layer->bundle, layer->plan);
   for (int ph = 0; ph < 2; ++ph)
     for (const BundleStep &s : layer->plan.steps[ph])
@@ -104,7 +105,7 @@ dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
     eo.graphs = !(o.flags & DMRT_OPEN_NO_GRAPHS);
     eo.externalArena = layer->externalArena;
     eo.poisonArena = (o.flags & DMRT_OPEN_POISON_ARENA) != 0;
-    if (!exec->open(eo, error))
+    if (!exec->open(eo, images, error))
       return fail(exec->noDevice()       ? DMRT_ERROR_NO_DEVICE
                   : exec->archMismatch() ? DMRT_ERROR_ARCH
                                          : DMRT_ERROR_CUDA,
@@ -113,6 +114,46 @@ dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
   }
   *out = layer.release();
   return DMRT_OK;
+}
+
+} // namespace
+
+dmrt_status dmrt_internal_open_loaded(std::shared_ptr<const Bundle> bundle,
+                                      const CubinImages &images,
+                                      const dmrt_open_options *options, dmrt_layer **out) {
+  DMRT_GUARD_BEGIN
+  if (!out)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_open: out is null");
+  *out = nullptr;
+  if (!bundle)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_open: no bundle");
+  dmrt_open_options o;
+  if (dmrt_status s = checkOptions(options, o); s != DMRT_OK)
+    return s;
+  return openLoaded(std::move(bundle), images, o, out);
+  DMRT_GUARD_END
+}
+
+extern "C" {
+
+dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
+                      dmrt_layer **out) {
+  DMRT_GUARD_BEGIN
+  if (!out)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_open: out is null");
+  *out = nullptr;
+  if (!bundle_dir)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_open: bundle_dir is null");
+  dmrt_open_options o;
+  if (dmrt_status s = checkOptions(options, o); s != DMRT_OK)
+    return s;
+  auto bundle = std::make_shared<Bundle>();
+  CubinImages images; // read once here, loaded into modules by the executor
+  std::string error;
+  if (!loadBundle(bundle_dir, *bundle, error,
+                  o.flags & DMRT_OPEN_VALIDATE_ONLY ? nullptr : &images))
+    return fail(DMRT_ERROR_BUNDLE, error);
+  return openLoaded(std::move(bundle), images, o, out);
   DMRT_GUARD_END
 }
 
