@@ -10,11 +10,15 @@
 
 namespace dmrt {
 
-bool cudaCheck(cudaError_t e, const std::string &what, std::string &error) {
+bool cudaCheck(cudaError_t e, const char *what, std::string &error) {
   if (e == cudaSuccess)
     return true;
-  error = what + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+  error = std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
   return false;
+}
+
+bool cudaCheck(cudaError_t e, const std::string &what, std::string &error) {
+  return cudaCheck(e, what.c_str(), error);
 }
 
 Executor::Executor(const Bundle &b, const LayerPlan &p, const LayerBindings &bindings)
@@ -165,30 +169,32 @@ bool Executor::zeroWorkspaces(cudaStream_t stream, std::string &error) {
   return true;
 }
 
+void Executor::prepareLaunches() {
+  if (launchesBuilt_ && launchesVersion_ == bindings_.version() && launchesArena_ == arena_)
+    return;
+  launches_.resize(b_.kernels.size());
+  for (size_t i = 0; i < b_.kernels.size(); ++i) {
+    const BundleKernel &k = b_.kernels[i];
+    launches_[i].build(k, static_cast<char *>(arena_) + k.workspaceOffset,
+                       [this](int64_t id) { return tensorPtr(id); });
+  }
+  launchesVersion_ = bindings_.version();
+  launchesArena_ = arena_;
+  launchesBuilt_ = true;
+}
+
 bool Executor::launchKernel(const BundleKernel &k, cudaStream_t stream, uint64_t key,
                             std::vector<CapturedKernel> *captured, std::string &error) {
   size_t index = size_t(&k - b_.kernels.data());
-  CapturedKernel ck;
-  ck.kernel = index;
-  ck.seed = key;
-  for (KernelParam p : kernelParameters(k.inputs.size(), k.outputs.size(), k.workspaceBytes > 0)) {
-    switch (p.kind) {
-    case KernelParamKind::Input: ck.values.push_back(tensorPtr(k.inputs[p.index])); break;
-    case KernelParamKind::Output: ck.values.push_back(tensorPtr(k.outputs[p.index])); break;
-    case KernelParamKind::Workspace:
-      ck.values.push_back(static_cast<char *>(arena_) + k.workspaceOffset);
-      break;
-    case KernelParamKind::Seed: break;
-    }
-  }
-  std::vector<void *> params = ck.params();
   // cuLaunchKernel copies the parameter values before returning.
-  if (!kernels_->launch(index, params.data(), stream, error))
+  if (!kernels_->launch(index, launches_[index].withSeed(key), stream, error))
     return false;
   if (captured) {
+    CapturedKernel ck;
+    ck.kernel = index;
     if (!capturedNode(stream, ck.node, error))
       return false;
-    captured->push_back(std::move(ck));
+    captured->push_back(ck);
   }
   return true;
 }
@@ -218,6 +224,7 @@ bool Executor::run(Phase phase, cudaStream_t stream, uint64_t key, std::string &
   DeviceGuard guard;
   if (!guard.use(device_, error) || !zeroWorkspaces(stream, error))
     return false;
+  prepareLaunches();
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   if (!cudaCheck(cudaStreamIsCapturing(stream, &status), "cudaStreamIsCapturing", error))
     return false;
@@ -234,16 +241,20 @@ bool Executor::timeSteps(Phase phase, cudaStream_t stream, uint64_t key,
   DeviceGuard guard;
   if (!guard.use(device_, error) || !zeroWorkspaces(stream, error))
     return false;
+  prepareLaunches();
   ms.clear();
   cudaEvent_t start = nullptr, stop = nullptr;
   bool ok = cudaCheck(cudaEventCreate(&start), "cudaEventCreate", error) &&
             cudaCheck(cudaEventCreate(&stop), "cudaEventCreate", error);
   for (size_t i = 0; ok && i < p_.steps[int(phase)].size(); ++i) {
+    const BundleStep &s = p_.steps[int(phase)][i];
     float t = 0;
+    cudaError_t e = cudaSuccess;
     ok = cudaCheck(cudaEventRecord(start, stream), "cudaEventRecord", error) &&
-         launchStep(p_.steps[int(phase)][i], stream, key, nullptr, error) &&
+         launchStep(s, stream, key, nullptr, error) &&
          cudaCheck(cudaEventRecord(stop, stream), "cudaEventRecord", error) &&
-         cudaCheck(cudaEventSynchronize(stop), stepName(b_, p_.steps[int(phase)][i]), error) &&
+         ((e = cudaEventSynchronize(stop)) == cudaSuccess ||
+          cudaCheck(e, stepName(b_, s), error)) &&
          cudaCheck(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime", error);
     ms.push_back(t);
   }

@@ -14,6 +14,11 @@
 // first launch. The cuBLASLt workspace (GemmRunner::kWorkspaceBytes) is the
 // executor's own allocation (in its BundleKernels).
 //
+// Every kernel's launch parameters (KernelLaunch) are built once per set of
+// tensor addresses (a bind that moved a pointer, a new arena) and reused:
+// a launch, plain or captured, only writes its seed, and the run path
+// allocates no host memory.
+//
 // run(phase) launches the phase's steps on the caller's stream. With graphs
 // on (the default) the first run of a phase captures its launches into a
 // CUDA graph (on the executor's own stream, so any caller stream works, the
@@ -39,6 +44,7 @@
 #include "runtime/Bundle.h"
 #include "runtime/BundleKernels.h"
 #include "runtime/CudaDriver.h"
+#include "runtime/KernelLaunch.h"
 #include "runtime/LayerBindings.h"
 #include "runtime/LayerPlan.h"
 
@@ -113,6 +119,8 @@ private:
   struct Graph;
   struct CapturedKernel;
   bool zeroWorkspaces(cudaStream_t stream, std::string &error);
+  /// Rebuilds launches_ when the bindings or the arena changed since.
+  void prepareLaunches();
   bool launchStep(const BundleStep &s, cudaStream_t stream, uint64_t key,
                   std::vector<CapturedKernel> *captured, std::string &error);
   bool launchKernel(const BundleKernel &k, cudaStream_t stream, uint64_t key,
@@ -137,6 +145,10 @@ private:
   cudaStream_t captureStream_ = nullptr;
   int captures_ = 0;
   std::unique_ptr<BundleKernels> kernels_; ///< destroyed before driver_, on the device
+  std::vector<KernelLaunch> launches_;     ///< by kernel index
+  uint64_t launchesVersion_ = 0;           ///< bindings version launches_ was built for
+  void *launchesArena_ = nullptr;          ///< ... and arena
+  bool launchesBuilt_ = false;
   std::unique_ptr<Graph> graphs_[2];
 };
 

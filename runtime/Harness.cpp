@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/HarnessInternal.h"
+#include "runtime/KernelLaunch.h"
 #include "runtime/format/ArenaPlan.h"
-#include "runtime/format/KernelAbi.h"
 
 #include <cmath>
 #include <fstream>
@@ -234,30 +234,13 @@ StepStatus Harness::runKernel(const Bundle &b, const BundleKernel &k,
                                                impl_->workspaceOffset[index]
                                          : nullptr;
   StepSpec spec{'k', k.id, k.inputs, k.outputs};
-  /// The parameters of one launch closure: cuLaunchKernel reads `params`,
-  /// which point into `values` and `seed` (heap-allocated, never resized
-  /// after being filled).
-  struct KernelParams {
-    std::vector<void *> values; // inputs, outputs[, workspace]
-    unsigned long long seed = 0;
-    std::vector<void *> params;
-  };
   BundleKernels *kernels = impl_->kernels.get();
   Setup setup = [&, kernels, index, ws = workspace](const PtrFn &ptr, uint64_t s,
-                                         Launch &launch, std::string &) {
-    auto kp = std::make_shared<KernelParams>();
+                                                   Launch &launch, std::string &) {
+    // One KernelLaunch per closure (buffer set), shared by its copies.
+    auto kp = std::make_shared<KernelLaunch>();
+    kp->build(k, ws, ptr);
     kp->seed = s;
-    auto params = kernelParameters(k.inputs.size(), k.outputs.size(), k.workspaceBytes > 0);
-    kp->values.reserve(params.size()); // params point into it: no reallocation
-    for (KernelParam p : params) {
-      switch (p.kind) {
-      case KernelParamKind::Input: kp->values.push_back(ptr(k.inputs[p.index])); break;
-      case KernelParamKind::Output: kp->values.push_back(ptr(k.outputs[p.index])); break;
-      case KernelParamKind::Workspace: kp->values.push_back(ws); break;
-      case KernelParamKind::Seed: kp->params.push_back(&kp->seed); continue;
-      }
-      kp->params.push_back(&kp->values.back());
-    }
     cudaStream_t st = impl_->stream;
     launch = [kernels, index, kp, st](std::string &err) {
       return kernels->launch(index, kp->params.data(), st, err);
