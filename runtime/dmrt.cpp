@@ -63,8 +63,13 @@ void dmrt_open_options_init(dmrt_open_options *o) {
 
 namespace {
 
-/// The options of dmrt_open (null: the defaults), checked.
-dmrt_status checkOptions(const dmrt_open_options *options, dmrt_open_options &o) {
+/// The arguments every open checks first: `out` (cleared) and the options
+/// (null: the defaults) into `o`.
+dmrt_status beginOpen(const dmrt_open_options *options, dmrt_layer **out,
+                      dmrt_open_options &o) {
+  if (!out)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_open: out is null");
+  *out = nullptr;
   dmrt_open_options_init(&o);
   if (options) {
     if (options->struct_size != sizeof(dmrt_open_options))
@@ -89,6 +94,8 @@ dmrt_status checkOptions(const dmrt_open_options *options, dmrt_open_options &o)
 /// dmrt_open once the bundle is loaded (options checked).
 dmrt_status openLoaded(std::shared_ptr<const Bundle> bundle, const CubinImages &images,
                        const dmrt_open_options &o, dmrt_layer **out) {
+  if (!bundle)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_open: no bundle");
   std::unique_ptr<dmrt_layer> layer(new dmrt_layer(std::move(bundle)));
   std::string error;
   if (!buildLayerPlan(layer->bundle, layer->plan, error))
@@ -122,13 +129,8 @@ dmrt_status dmrt_internal_open_loaded(std::shared_ptr<const Bundle> bundle,
                                       const CubinImages &images,
                                       const dmrt_open_options *options, dmrt_layer **out) {
   DMRT_GUARD_BEGIN
-  if (!out)
-    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_open: out is null");
-  *out = nullptr;
-  if (!bundle)
-    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_open: no bundle");
   dmrt_open_options o;
-  if (dmrt_status s = checkOptions(options, o); s != DMRT_OK)
+  if (dmrt_status s = beginOpen(options, out, o); s != DMRT_OK)
     return s;
   return openLoaded(std::move(bundle), images, o, out);
   DMRT_GUARD_END
@@ -139,14 +141,11 @@ extern "C" {
 dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
                       dmrt_layer **out) {
   DMRT_GUARD_BEGIN
-  if (!out)
-    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_open: out is null");
-  *out = nullptr;
+  dmrt_open_options o;
+  if (dmrt_status s = beginOpen(options, out, o); s != DMRT_OK)
+    return s;
   if (!bundle_dir)
     return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_open: bundle_dir is null");
-  dmrt_open_options o;
-  if (dmrt_status s = checkOptions(options, o); s != DMRT_OK)
-    return s;
   auto bundle = std::make_shared<Bundle>();
   CubinImages images; // read once here, loaded into modules by the executor
   std::string error;
