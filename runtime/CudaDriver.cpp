@@ -10,6 +10,20 @@ bool cuInitMeansNoDevice(CUresult r) {
   return r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_STUB_LIBRARY;
 }
 
+bool moduleErrorIsBundleFault(CUresult r) {
+  switch (r) {
+  case CUDA_ERROR_INVALID_IMAGE:
+  case CUDA_ERROR_NO_BINARY_FOR_GPU:
+  case CUDA_ERROR_INVALID_PTX:
+  case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+  case CUDA_ERROR_INVALID_SOURCE:
+  case CUDA_ERROR_NOT_FOUND: // cuModuleGetFunction: no such entry
+    return true;
+  default:
+    return false;
+  }
+}
+
 bool cudaErrorMeansNoDevice(cudaError_t e, bool driverLibraryLoads) {
   return e == cudaErrorNoDevice || e == cudaErrorStubLibrary ||
          (e == cudaErrorInsufficientDriver && !driverLibraryLoads);
@@ -44,6 +58,11 @@ bool CudaDriver::check(CUresult r, const char *call, std::string &error) const {
     return true;
   error = std::string(call) + " failed: " + errorString(r);
   return false;
+}
+
+CUresult CudaDriver::status(CUresult r, const char *call, std::string &error) const {
+  check(r, call, error);
+  return r;
 }
 
 bool CudaDriver::open(int ordinal, std::string &error) {
@@ -126,31 +145,19 @@ bool CudaDriver::open(int ordinal, std::string &error) {
   return check(cuCtxSetCurrent_(ctx_), "cuCtxSetCurrent", error);
 }
 
-bool CudaDriver::loadModule(const std::vector<char> &image,
-                            const std::string &what, CUmodule &out,
-                            std::string &error) {
-  if (!check(cuModuleLoadData_(&out, image.data()), "cuModuleLoadData", error)) {
-    error = what + ": " + error;
-    return false;
-  }
-  return true;
+CUresult CudaDriver::loadModule(const std::vector<char> &image, CUmodule &out,
+                              std::string &error) {
+  return status(cuModuleLoadData_(&out, image.data()), "cuModuleLoadData", error);
 }
 
-bool CudaDriver::getFunction(CUmodule m, const std::string &name,
-                             CUfunction &out, std::string &error) {
-  if (!check(cuModuleGetFunction_(&out, m, name.c_str()), "cuModuleGetFunction",
-             error)) {
-    error = "entry " + name + ": " + error;
-    return false;
-  }
-  return true;
+CUresult CudaDriver::getFunction(CUmodule m, const std::string &name, CUfunction &out,
+                               std::string &error) {
+  return status(cuModuleGetFunction_(&out, m, name.c_str()), "cuModuleGetFunction", error);
 }
 
-bool CudaDriver::setMaxDynamicShared(CUfunction f, int bytes,
-                                     std::string &error) {
-  return check(cuFuncSetAttribute_(
-                   f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
-               "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", error);
+CUresult CudaDriver::setMaxDynamicShared(CUfunction f, int bytes, std::string &error) {
+  return status(cuFuncSetAttribute_(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
+                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", error);
 }
 
 bool CudaDriver::launch(CUfunction f, const unsigned grid[3],

@@ -42,18 +42,27 @@ bool cudaDriverLibraryLoads();
 /// kExitNoDevice (skip) when `noDevice`, else 1 (fail).
 inline int deviceFailureExitCode(bool noDevice) { return noDevice ? kExitNoDevice : 1; }
 
+/// Whether a failed module load or function lookup is the bundle's fault (a
+/// cubin the driver rejects: not an image, built for another arch, a PTX it
+/// cannot compile, a missing entry) rather than the device's (out of memory,
+/// a broken context, ...). The benchmark harness exits 2 for the first, 1
+/// for the second.
+bool moduleErrorIsBundleFault(CUresult r);
+
 /// What ModuleCache needs of the driver: loading, looking up and unloading
-/// modules on one device. An interface so that unit tests load fakes.
+/// modules on one device. An interface so that unit tests load fakes. Each
+/// call returns the driver's status (CUDA_SUCCESS or the failed call's) and
+/// on failure `error`: "cuCall failed: CUDA_ERROR_X (description)".
 class ModuleLoader {
 public:
   virtual ~ModuleLoader() = default;
   /// The device (ordinal) whose context modules are loaded into.
   virtual int device() const = 0;
-  virtual bool loadModule(const std::vector<char> &image, const std::string &what,
-                          CUmodule &out, std::string &error) = 0;
-  virtual bool getFunction(CUmodule m, const std::string &name, CUfunction &out,
-                           std::string &error) = 0;
-  virtual bool setMaxDynamicShared(CUfunction f, int bytes, std::string &error) = 0;
+  virtual CUresult loadModule(const std::vector<char> &image, CUmodule &out,
+                              std::string &error) = 0;
+  virtual CUresult getFunction(CUmodule m, const std::string &name, CUfunction &out,
+                               std::string &error) = 0;
+  virtual CUresult setMaxDynamicShared(CUfunction f, int bytes, std::string &error) = 0;
   virtual void unloadModule(CUmodule m) = 0;
 };
 
@@ -73,15 +82,15 @@ public:
   int device() const override { return ordinal_; }
 
   /// Loads a cubin image (the file's bytes).
-  bool loadModule(const std::vector<char> &image, const std::string &what,
-                  CUmodule &out, std::string &error) override;
-  bool getFunction(CUmodule m, const std::string &name, CUfunction &out,
-                   std::string &error) override;
+  CUresult loadModule(const std::vector<char> &image, CUmodule &out,
+                      std::string &error) override;
+  CUresult getFunction(CUmodule m, const std::string &name, CUfunction &out,
+                       std::string &error) override;
   bool launch(CUfunction f, const unsigned grid[3], const unsigned block[3],
               unsigned sharedBytes, CUstream stream, void **params,
               std::string &error);
   /// Sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (needed above 48 KiB).
-  bool setMaxDynamicShared(CUfunction f, int bytes, std::string &error) override;
+  CUresult setMaxDynamicShared(CUfunction f, int bytes, std::string &error) override;
   void unloadModule(CUmodule m) override;
   /// Sets the parameters of kernel node `node` (captured from a launch of
   /// `f`) in the instantiated graph `exec` (cuGraphExecKernelNodeSetParams):
@@ -95,6 +104,8 @@ public:
 
 private:
   bool check(CUresult r, const char *call, std::string &error) const;
+  /// `r`, with "call failed: ..." in `error` unless it is CUDA_SUCCESS.
+  CUresult status(CUresult r, const char *call, std::string &error) const;
 
   void *lib_ = nullptr;
   bool noDevice_ = false;

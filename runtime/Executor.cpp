@@ -10,11 +10,15 @@
 
 namespace dmrt {
 
-bool cudaCheck(cudaError_t e, const std::string &what, std::string &error) {
+bool cudaCheck(cudaError_t e, const char *what, std::string &error) {
   if (e == cudaSuccess)
     return true;
-  error = what + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+  error = std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
   return false;
+}
+
+bool cudaCheck(cudaError_t e, const std::string &what, std::string &error) {
+  return cudaCheck(e, what.c_str(), error);
 }
 
 Executor::Executor(const Bundle &b, const LayerPlan &p, const LayerBindings &bindings)
@@ -30,25 +34,21 @@ Executor::~Executor() {
   if (onDevice)
     cudaDeviceSynchronize();
   dropGraphs();
-  gemms_.clear();
-  modules_.reset(); // before driver_
+  kernels_.reset(); // before driver_
   if (ownsArena_ && arena_)
     cudaFree(arena_);
-  if (gemmWorkspace_)
-    cudaFree(gemmWorkspace_);
-  if (lt_)
-    cublasLtDestroy(lt_);
   if (captureStream_)
     cudaStreamDestroy(captureStream_);
 }
 
-bool Executor::open(const ExecutorOptions &o, std::string &error) {
+bool Executor::open(const ExecutorOptions &o, const CubinImages &images, std::string &error) {
   device_ = o.device;
   graphsOn_ = o.graphs;
   poisonArena_ = o.poisonArena;
   inferenceOnly_ = o.inferenceOnly;
   // CudaDriver::open makes the device current; the guard switches back.
   DeviceGuard guard;
+  guard.assumeSwitched();
   if (!driver_.open(o.device, error))
     return false;
   cudaDeviceProp prop;
@@ -64,44 +64,9 @@ bool Executor::open(const ExecutorOptions &o, std::string &error) {
   if (!cudaCheck(cudaStreamCreateWithFlags(&captureStream_, cudaStreamNonBlocking),
                  "cudaStreamCreateWithFlags", error))
     return false;
-  modules_ = std::make_unique<ModuleCache>(driver_);
-  for (const BundleKernel &k : b_.kernels) {
-    CUfunction fn = nullptr;
-    bool deviceError = false;
-    if (!modules_->function(b_.path(k.cubin), k.entry, k.sharedBytes, fn, deviceError,
-                            error)) {
-      error = "kernel " + std::to_string(k.id) + " (" + k.name + "): " + error;
-      return false;
-    }
-    functions_.push_back(fn);
-  }
-  if (!b_.contractions.empty()) {
-    if (cublasStatus_t s = cublasLtCreate(&lt_); s != CUBLAS_STATUS_SUCCESS) {
-      error = std::string("cublasLtCreate failed: ") + cublasStatusName(s);
-      return false;
-    }
-    // Zeroed once, so that no tool sees cuBLASLt read bytes nobody wrote.
-    if (!cudaCheck(cudaMalloc(&gemmWorkspace_, GemmRunner::kWorkspaceBytes),
-                   "cudaMalloc (cuBLASLt workspace)", error) ||
-        !cudaCheck(cudaMemset(gemmWorkspace_, 0, GemmRunner::kWorkspaceBytes),
-                   "cudaMemset (cuBLASLt workspace)", error))
-      return false;
-  }
-  for (const BundleContraction &c : b_.contractions) {
-    std::string name = "contraction " + std::to_string(c.id) + " (" + c.equation + ")";
-    const GemmDescriptor &g = c.gemm;
-    auto runner = std::make_unique<GemmRunner>();
-    DType biasType = c.bias >= 0 ? b_.tensor(c.bias)->dtype : DType::F32;
-    std::vector<cublasLtMatmulHeuristicResult_t> best;
-    if (!runner->init(lt_, g, b_.tensor(g.swapOperands ? c.b : c.a)->dtype,
-                      b_.tensor(g.swapOperands ? c.a : c.b)->dtype, b_.tensor(c.d)->dtype,
-                      biasType, gemmWorkspace_, error) ||
-        !runner->algorithms(1, best, error)) {
-      error = name + ": " + error;
-      return false;
-    }
-    gemms_.push_back(std::move(runner));
-  }
+  kernels_ = std::make_unique<BundleKernels>(b_, driver_);
+  if (!kernels_->prepareAll(images, error))
+    return false;
   if (!o.externalArena) {
     int64_t bytes = memory().arenaBytes;
     if (!cudaCheck(cudaMalloc(&arena_, size_t(std::max<int64_t>(bytes, 1))),
@@ -182,7 +147,8 @@ MemoryInfo Executor::memory() const {
   ArenaPlanKind plan = inferenceOnly_ ? ArenaPlanKind::Inference : ArenaPlanKind::Training;
   m.arenaBytes = arenaBytesOf(b_, planUsed(b_, plan));
   m.kernelWorkspaceBytes = planWorkspaceBytes(b_, plan);
-  m.gemmWorkspaceBytes = gemmWorkspace_ ? int64_t(GemmRunner::kWorkspaceBytes) : 0;
+  m.gemmWorkspaceBytes =
+      kernels_ && kernels_->hasGemmWorkspace() ? int64_t(GemmRunner::kWorkspaceBytes) : 0;
   for (const CallerBuffer &cb : p_.buffers)
     m.callerBytes += cb.bytes;
   return m;
@@ -225,35 +191,36 @@ bool Executor::zeroWorkspaces(cudaStream_t stream, std::string &error) {
   return true;
 }
 
+void Executor::prepareLaunches() {
+  if (launchesBuilt_ && launchesVersion_ == bindings_.version() && launchesArena_ == arena_ &&
+      launchesPlan_ == plan_)
+    return;
+  launches_.resize(b_.kernels.size());
+  for (size_t i = 0; i < b_.kernels.size(); ++i) {
+    const BundleKernel &k = b_.kernels[i];
+    // A backward kernel has no workspace in the inference plan (never launched there).
+    int64_t offset = workspaceArenaOffset(k, plan_);
+    launches_[i].build(k, offset >= 0 ? static_cast<char *>(arena_) + offset : nullptr,
+                       [this](int64_t id) { return tensorPtr(id); });
+  }
+  launchesVersion_ = bindings_.version();
+  launchesArena_ = arena_;
+  launchesPlan_ = plan_;
+  launchesBuilt_ = true;
+}
+
 bool Executor::launchKernel(const BundleKernel &k, cudaStream_t stream, uint64_t key,
                             std::vector<CapturedKernel> *captured, std::string &error) {
   size_t index = size_t(&k - b_.kernels.data());
-  CapturedKernel ck;
-  ck.kernel = index;
-  ck.seed = key;
-  for (KernelParam p : kernelParameters(k.inputs.size(), k.outputs.size(), k.workspaceBytes > 0)) {
-    switch (p.kind) {
-    case KernelParamKind::Input: ck.values.push_back(tensorPtr(k.inputs[p.index])); break;
-    case KernelParamKind::Output: ck.values.push_back(tensorPtr(k.outputs[p.index])); break;
-    case KernelParamKind::Workspace:
-      ck.values.push_back(static_cast<char *>(arena_) + workspaceArenaOffset(k, plan_));
-      break;
-    case KernelParamKind::Seed: break;
-    }
-  }
-  std::vector<void *> params = ck.params();
-  unsigned grid[3], block[3];
-  launchDims(k, grid, block);
   // cuLaunchKernel copies the parameter values before returning.
-  if (!driver_.launch(functions_[index], grid, block, unsigned(k.sharedBytes),
-                      reinterpret_cast<CUstream>(stream), params.data(), error)) {
-    error = "kernel " + std::to_string(k.id) + " (" + k.name + "): " + error;
+  if (!kernels_->launch(index, launches_[index].withSeed(key), stream, error))
     return false;
-  }
   if (captured) {
+    CapturedKernel ck;
+    ck.kernel = index;
     if (!capturedNode(stream, ck.node, error))
       return false;
-    captured->push_back(std::move(ck));
+    captured->push_back(ck);
   }
   return true;
 }
@@ -263,7 +230,7 @@ bool Executor::runContraction(const BundleContraction &c, cudaStream_t stream,
   size_t index = size_t(&c - b_.contractions.data());
   const GemmDescriptor &g = c.gemm;
   const void *bias = c.bias >= 0 ? tensorPtr(c.bias) : nullptr;
-  if (!gemms_[index]->run(tensorPtr(g.swapOperands ? c.b : c.a),
+  if (!kernels_->gemm(index)->run(tensorPtr(g.swapOperands ? c.b : c.a),
                           tensorPtr(g.swapOperands ? c.a : c.b), tensorPtr(c.d), bias, stream,
                           nullptr, error)) {
     error = "contraction " + std::to_string(c.id) + " (" + c.equation + "): " + error;
@@ -285,6 +252,7 @@ bool Executor::run(Phase phase, ArenaPlanKind plan, cudaStream_t stream, uint64_
   if (!usePlan(phase, plan, error) || !guard.use(device_, error) ||
       !zeroWorkspaces(stream, error))
     return false;
+  prepareLaunches();
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   if (!cudaCheck(cudaStreamIsCapturing(stream, &status), "cudaStreamIsCapturing", error))
     return false;
@@ -302,16 +270,20 @@ bool Executor::timeSteps(Phase phase, ArenaPlanKind plan, cudaStream_t stream, u
   if (!usePlan(phase, plan, error) || !guard.use(device_, error) ||
       !zeroWorkspaces(stream, error))
     return false;
+  prepareLaunches();
   ms.clear();
   cudaEvent_t start = nullptr, stop = nullptr;
   bool ok = cudaCheck(cudaEventCreate(&start), "cudaEventCreate", error) &&
             cudaCheck(cudaEventCreate(&stop), "cudaEventCreate", error);
   for (size_t i = 0; ok && i < p_.steps[int(phase)].size(); ++i) {
+    const BundleStep &s = p_.steps[int(phase)][i];
     float t = 0;
+    cudaError_t e = cudaSuccess;
     ok = cudaCheck(cudaEventRecord(start, stream), "cudaEventRecord", error) &&
-         launchStep(p_.steps[int(phase)][i], stream, key, nullptr, error) &&
+         launchStep(s, stream, key, nullptr, error) &&
          cudaCheck(cudaEventRecord(stop, stream), "cudaEventRecord", error) &&
-         cudaCheck(cudaEventSynchronize(stop), stepName(b_, p_.steps[int(phase)][i]), error) &&
+         ((e = cudaEventSynchronize(stop)) == cudaSuccess ||
+          cudaCheck(e, stepName(b_, s), error)) &&
          cudaCheck(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime", error);
     ms.push_back(t);
   }

@@ -1,21 +1,28 @@
 //===- Executor.h - Run a bundle's forward and backward on a stream -*- C++ -*-===//
 //
 // The GPU half of running a layer (the CPU half, LayerPlan and LayerBindings,
-// is checked first). open() takes every cubin from the process-wide module
-// cache (ModuleCache: loaded once per device, shared with other executors of
-// the same bundle), checks the bundle's arch against the device's compute capability, builds
-// each contraction's cuBLASLt descriptors and picks the heuristic's best
-// algorithm once (GemmRunner), and allocates the one arena of the memory plan
-// (unless the caller provides it: setArena): the training plan's, or with
-// inferenceOnly the smaller forward-only plan's (runtime/format/ArenaPlan.h). Tensor addresses: an
-// intermediate at its planned offset in the arena, an alias inside its base,
-// a caller tensor in the buffer bound to it (LayerBindings); kernel
-// workspaces at their planned offsets, zeroed once per (arena, plan) before
-// the first launch. Offsets come from the plan of the run: a training
-// forward and backward use the training plan, an inference forward the
-// inference plan (the training plan for bundles before version 5); the
-// forward of each plan is captured into a graph of its own. The cuBLASLt workspace (GemmRunner::kWorkspaceBytes) is the
-// executor's own allocation.
+// is checked first). open() checks the bundle's arch against the device's
+// compute capability, prepares every step once (BundleKernels, shared with
+// the benchmark harness: each cubin from the process-wide module cache,
+// loaded once per device from the bytes loadBundle read and shared with
+// other executors of the same bundle; each contraction's cuBLASLt
+// descriptors and the heuristic's best algorithm), and allocates the one
+// arena of the memory plan (unless the caller provides it: setArena): the
+// training plan's, or with inferenceOnly the smaller forward-only plan's
+// (runtime/format/ArenaPlan.h). Tensor addresses: an intermediate at its
+// planned offset in the arena, an alias inside its base, a caller tensor in
+// the buffer bound to it (LayerBindings); kernel workspaces at their planned
+// offsets, zeroed once per (arena, plan) before the first launch. Offsets
+// come from the plan of the run: a training forward and backward use the
+// training plan, an inference forward the inference plan (the training plan
+// for bundles before version 5); the forward of each plan is captured into a
+// graph of its own. The cuBLASLt workspace (GemmRunner::kWorkspaceBytes) is
+// the executor's own allocation (in its BundleKernels).
+//
+// Every kernel's launch parameters (KernelLaunch) are built once per set of
+// tensor addresses (a bind that moved a pointer, a new arena, another plan)
+// and reused: a launch, plain or captured, only writes its seed, and the run
+// path allocates no host memory.
 //
 // run(phase) launches the phase's steps on the caller's stream. With graphs
 // on (the default) the first run of a phase captures its launches into a
@@ -40,14 +47,13 @@
 #define DMRT_EXECUTOR_H
 
 #include "runtime/Bundle.h"
+#include "runtime/BundleKernels.h"
 #include "runtime/CudaDriver.h"
-#include "runtime/GemmRunner.h"
+#include "runtime/KernelLaunch.h"
 #include "runtime/LayerBindings.h"
 #include "runtime/LayerPlan.h"
-#include "runtime/ModuleCache.h"
 #include "runtime/format/ArenaPlan.h"
 
-#include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -82,9 +88,10 @@ public:
   Executor(const Executor &) = delete;
   Executor &operator=(const Executor &) = delete;
 
-  /// Opens the device and prepares everything (see above). On failure
+  /// Opens the device and prepares everything (see above) from the cubins
+  /// loadBundle read (`images`, needed during open only). On failure
   /// noDevice() tells a missing GPU or driver from a real error.
-  bool open(const ExecutorOptions &o, std::string &error);
+  bool open(const ExecutorOptions &o, const CubinImages &images, std::string &error);
   bool noDevice() const { return driver_.noDevice(); }
   /// After a failed open: the bundle's arch does not run on the device.
   bool archMismatch() const { return archMismatch_; }
@@ -134,6 +141,8 @@ private:
   /// graphs_ slot of `phase` under plan_: training forward, backward,
   /// inference forward (its own offsets, so its own graph).
   int graphSlot(Phase phase) const;
+  /// Rebuilds launches_ when the bindings or the arena changed since.
+  void prepareLaunches();
   bool launchStep(const BundleStep &s, cudaStream_t stream, uint64_t key,
                   std::vector<CapturedKernel> *captured, std::string &error);
   bool launchKernel(const BundleKernel &k, cudaStream_t stream, uint64_t key,
@@ -151,8 +160,6 @@ private:
   std::string deviceName_;
   int device_ = 0;
   bool archMismatch_ = false;
-  cublasLtHandle_t lt_ = nullptr;
-  void *gemmWorkspace_ = nullptr;
   void *arena_ = nullptr;
   bool ownsArena_ = false;
   int64_t arenaCapacity_ = 0;
@@ -166,9 +173,12 @@ private:
   bool poisonArena_ = false;
   cudaStream_t captureStream_ = nullptr;
   int captures_ = 0;
-  std::unique_ptr<ModuleCache> modules_;
-  std::vector<CUfunction> functions_; ///< by kernel index
-  std::vector<std::unique_ptr<GemmRunner>> gemms_; ///< by contraction index
+  std::unique_ptr<BundleKernels> kernels_; ///< destroyed before driver_, on the device
+  std::vector<KernelLaunch> launches_;     ///< by kernel index
+  uint64_t launchesVersion_ = 0;           ///< bindings version launches_ was built for
+  void *launchesArena_ = nullptr;          ///< ... and arena
+  ArenaPlanKind launchesPlan_ = ArenaPlanKind::Training; ///< ... and plan
+  bool launchesBuilt_ = false;
   std::unique_ptr<Graph> graphs_[3]; ///< by graphSlot
 };
 

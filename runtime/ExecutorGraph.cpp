@@ -64,10 +64,6 @@ bool Executor::capture(Phase phase, uint64_t key, std::string &error) {
       cudaGraphDestroy(g->graph);
     return false;
   }
-  for (CapturedKernel &ck : g->kernels) { // g->kernels is final: addresses are stable
-    ck.paramArray = ck.params();
-    launchDims(b_.kernels[ck.kernel], ck.grid, ck.block);
-  }
   ++captures_;
   graphs_[graphSlot(phase)] = std::move(g);
   return true;
@@ -83,11 +79,13 @@ bool Executor::replay(Phase phase, cudaStream_t stream, uint64_t key, std::strin
     bool updated = true;
     std::string ignored; // on failure: capture again with the new seed
     for (CapturedKernel &ck : g->kernels) {
-      ck.seed = key; // paramArray points at it
+      // The node's parameters but the seed are the launch's: run() rebuilt
+      // launches_ for the bindings and arena this graph was captured with.
+      const LaunchShape &shape = kernels_->shape(ck.kernel);
       if (!(updated = driver_.setGraphKernelParams(
-                reinterpret_cast<CUgraphExec>(g->exec), ck.node, functions_[ck.kernel], ck.grid,
-                ck.block, unsigned(b_.kernels[ck.kernel].sharedBytes), ck.paramArray.data(),
-                ignored)))
+                reinterpret_cast<CUgraphExec>(g->exec), ck.node, kernels_->function(ck.kernel),
+                shape.grid, shape.block, shape.sharedBytes,
+                launches_[ck.kernel].withSeed(key), ignored)))
         break;
     }
     g->key = key;
@@ -97,8 +95,9 @@ bool Executor::replay(Phase phase, cudaStream_t stream, uint64_t key, std::strin
       g = graphs_[graphSlot(phase)].get();
     }
   }
-  return cudaCheck(cudaGraphLaunch(g->exec, stream),
-                   std::string("cudaGraphLaunch (") + phaseName(phase) + ")", error);
+  cudaError_t e = cudaGraphLaunch(g->exec, stream);
+  return e == cudaSuccess ||
+         cudaCheck(e, std::string("cudaGraphLaunch (") + phaseName(phase) + ")", error);
 }
 
 } // namespace dmrt

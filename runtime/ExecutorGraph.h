@@ -1,9 +1,9 @@
 //===- ExecutorGraph.h - Executor internals: captured phases ------*- C++ -*-===//
 //
 // Private to runtime/Executor*.cpp. A phase captured into a CUDA graph keeps,
-// for each kernel launch, its graph node and parameter values, so that a
-// new dropout key rewrites the seed in place (cuGraphExecKernelNodeSetParams)
-// instead of capturing again.
+// for each kernel launch, its graph node, so that a new dropout key rewrites
+// the seed in place (cuGraphExecKernelNodeSetParams, with the executor's
+// KernelLaunch of the kernel) instead of capturing again.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMRT_EXECUTORGRAPH_H
@@ -16,25 +16,16 @@ namespace dmrt {
 /// "what: cudaErrorX (description)" into `error` unless e == cudaSuccess.
 bool cudaCheck(cudaError_t e, const std::string &what, std::string &error);
 
-/// A kernel launch: its parameter values in the format's order
-/// (runtime/format/KernelAbi.h), the seed last.
+/// "what: cudaErrorX (description)" into `error` unless e == cudaSuccess
+/// (the const char * form builds no string on success).
+bool cudaCheck(cudaError_t e, const char *what, std::string &error);
+
+/// A captured kernel launch: its graph node. Its parameters are the
+/// executor's KernelLaunch of the kernel (the graph is captured again when
+/// they change), through which a new seed is set.
 struct Executor::CapturedKernel {
-  size_t kernel = 0; ///< index into the manifest's kernels
-  std::vector<void *> values; ///< pointer parameters
-  unsigned long long seed = 0;
-  CUgraphNode node = nullptr; ///< when captured
-  /// Filled once the capture is complete (this object no longer moves): the
-  /// parameter array and launch shape a new seed is set with.
-  std::vector<void *> paramArray;
-  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
-  /// cuLaunchKernel's parameter array (pointers into this object).
-  std::vector<void *> params() {
-    std::vector<void *> p;
-    for (void *&v : values)
-      p.push_back(&v);
-    p.push_back(&seed);
-    return p;
-  }
+  size_t kernel = 0;          ///< index into the manifest's kernels
+  CUgraphNode node = nullptr;
 };
 
 struct Executor::Graph {
@@ -44,14 +35,6 @@ struct Executor::Graph {
   uint64_t key = 0;
   std::vector<CapturedKernel> kernels;
 };
-
-/// Grid and block of kernel `k` as cuLaunchKernel takes them.
-inline void launchDims(const BundleKernel &k, unsigned grid[3], unsigned block[3]) {
-  for (int d = 0; d < 3; ++d) {
-    grid[d] = static_cast<unsigned>(k.grid[d]);
-    block[d] = static_cast<unsigned>(k.block[d]);
-  }
-}
 
 /// The node the last operation captured on `stream` became.
 bool capturedNode(cudaStream_t stream, CUgraphNode &node, std::string &error);

@@ -271,8 +271,9 @@ bool GemmRunner::run(const void *a, const void *b, void *d, const void *bias,
   if (!bindPointers(bias_ ? bias : nullptr, aux_ ? aux : nullptr, error))
     return false;
   if (!algo) {
+    // The heuristic's best, asked once (no vector per run once it is known).
     std::vector<cublasLtMatmulHeuristicResult_t> best;
-    if (!algorithms(1, best, error))
+    if (algos_.empty() && !algorithms(1, best, error))
       return false;
     algo = &algos_[0].algo;
   }

@@ -1,15 +1,16 @@
 //===- Harness.cpp - Run, check and time the steps of a bundle ------------===//
 //
-// The Harness object: device, stream and cuBLASLt handle; copy bandwidth and
-// the cache of same-size copy times; the launch closures of kernels and
-// contractions (runStep in HarnessStep.cpp runs, checks and times them).
+// The Harness object: device and stream; the loaded bundle's steps
+// (BundleKernels: modules, cuBLASLt handle, workspace and descriptors, each
+// made once) and its kernels' workspaces; copy bandwidth and the cache of
+// same-size copy times; the launch closures of kernels and contractions
+// (runStep in HarnessStep.cpp runs, checks and times them).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/HarnessInternal.h"
-#include "runtime/ModuleCache.h"
-#include "runtime/format/KernelAbi.h"
+#include "runtime/KernelLaunch.h"
+#include "runtime/format/ArenaPlan.h"
 
-#include <array>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -70,19 +71,29 @@ void summarizeAlgorithmSweep(const std::vector<GemmAlgorithm> &algos,
 
 struct Harness::Impl {
   cudaStream_t stream = nullptr;
-  cublasLtHandle_t lt = nullptr;
-  void *workspace = nullptr;
   void *flush = nullptr;
   size_t flushBytes = 0;
   std::map<CopyTimingKey, double> copyCache; // same-size copy times
-  /// Every cubin loaded once per Harness (destroyed before driver_:
-  /// ~Harness resets impl_ first).
-  std::unique_ptr<ModuleCache> modules;
+  /// The loaded bundle (load), its cubins and its steps on the device
+  /// (destroyed before driver_: ~Harness resets impl_ first).
+  const Bundle *bundle = nullptr;
+  CubinImages images;
+  std::unique_ptr<BundleKernels> kernels;
+  /// Every kernel's workspace in one allocation, zeroed once at load.
+  void *workspaces = nullptr;
+  std::vector<int64_t> workspaceOffset; ///< by kernel index
+  void unload() {
+    kernels.reset();
+    if (workspaces)
+      cudaFree(workspaces);
+    workspaces = nullptr;
+    workspaceOffset.clear();
+    images.clear();
+    bundle = nullptr;
+  }
   ~Impl() {
-    modules.reset();
+    unload();
     if (flush) cudaFree(flush);
-    if (workspace) cudaFree(workspace);
-    if (lt) cublasLtDestroy(lt);
     if (stream) cudaStreamDestroy(stream);
   }
 };
@@ -114,16 +125,45 @@ bool Harness::open(int ordinal, std::string &error) {
     error = cudaMsg(e, "cudaStreamCreate");
     return false;
   }
-  cublasStatus_t s = cublasLtCreate(&impl_->lt);
-  if (s != CUBLAS_STATUS_SUCCESS) {
-    error = std::string("cublasLtCreate failed: ") + cublasStatusName(s);
+  return true;
+}
+
+bool Harness::load(const Bundle &b, CubinImages images, std::string &error) {
+  impl_->unload();
+  // Each workspace at its own 256-byte aligned offset: no kernel sees what
+  // another left behind.
+  int64_t bytes = 0;
+  for (const BundleKernel &k : b.kernels) {
+    impl_->workspaceOffset.push_back(bytes);
+    bytes += (k.workspaceBytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  }
+  if (bytes > 0) {
+    cudaError_t e = cudaMalloc(&impl_->workspaces, size_t(bytes));
+    if (e == cudaSuccess)
+      e = cudaMemset(impl_->workspaces, 0, size_t(bytes));
+    if (e != cudaSuccess) {
+      error = "the kernels' workspaces (" + std::to_string(bytes) +
+              " bytes): " + cudaMsg(e, "cudaMalloc/cudaMemset");
+      impl_->unload();
+      return false;
+    }
+  }
+  impl_->bundle = &b;
+  impl_->images = std::move(images);
+  impl_->kernels = std::make_unique<BundleKernels>(b, driver_);
+  return true;
+}
+
+/// The loaded bundle's index of `item` (a kernel or contraction of `b`), or
+/// an error when `b` is not the loaded bundle.
+template <class T>
+static bool loadedIndex(const Bundle *loaded, const Bundle &b, const std::vector<T> &all,
+                        const T &item, size_t &index, std::string &error) {
+  if (loaded != &b) {
+    error = b.dir + ": not the bundle the harness loaded (Harness::load)";
     return false;
   }
-  if ((e = cudaMalloc(&impl_->workspace, GemmRunner::kWorkspaceBytes)) !=
-      cudaSuccess) {
-    error = cudaMsg(e, "cudaMalloc(cuBLASLt workspace)");
-    return false;
-  }
+  index = size_t(&item - all.data());
   return true;
 }
 
@@ -184,70 +224,26 @@ StepStatus Harness::runKernel(const Bundle &b, const BundleKernel &k,
   out.name = k.name;
   out.bytes = k.bytes;
   out.flop = k.flop;
-  if (!impl_->modules)
-    impl_->modules = std::make_unique<ModuleCache>(driver_);
-  CUfunction fn;
-  bool deviceError = false;
-  if (!impl_->modules->function(b.path(k.cubin), k.entry, k.sharedBytes, fn, deviceError,
-                                error))
-    return deviceError && k.sharedBytes > 48 * 1024 ? StepStatus::CudaError
-                                                    : StepStatus::BundleError;
-  // The workspace: zeroed once (stream order: before the first launch),
-  // shared by every launch and buffer set, freed with the step.
-  struct DeviceFree {
-    void *p = nullptr;
-    ~DeviceFree() {
-      if (p)
-        cudaFree(p);
-    }
-  } workspace;
-  if (k.workspaceBytes > 0) {
-    size_t bytes = static_cast<size_t>(k.workspaceBytes);
-    cudaError_t e = cudaMalloc(&workspace.p, bytes);
-    if (e == cudaSuccess)
-      e = cudaMemsetAsync(workspace.p, 0, bytes, impl_->stream);
-    if (e != cudaSuccess) {
-      error = "kernel " + std::to_string(k.id) + " (" + k.name + "): workspace of " +
-              std::to_string(bytes) + " bytes: " + cudaMsg(e, "cudaMalloc/cudaMemsetAsync");
-      return StepStatus::CudaError;
-    }
-  }
+  size_t index = 0;
+  if (!loadedIndex(impl_->bundle, b, b.kernels, k, index, error))
+    return StepStatus::BundleError;
+  // Loaded once: a later call of the same kernel finds its function.
+  if (CUresult r = impl_->kernels->prepareKernel(index, impl_->images, error); r != CUDA_SUCCESS)
+    return moduleErrorIsBundleFault(r) ? StepStatus::BundleError : StepStatus::CudaError;
+  void *workspace = k.workspaceBytes > 0 ? static_cast<char *>(impl_->workspaces) +
+                                               impl_->workspaceOffset[index]
+                                         : nullptr;
   StepSpec spec{'k', k.id, k.inputs, k.outputs};
-  /// The parameters of one launch closure: cuLaunchKernel reads `params`,
-  /// which point into `values` and `seed` (heap-allocated, never resized
-  /// after being filled).
-  struct KernelParams {
-    std::vector<void *> values; // inputs, outputs[, workspace]
-    unsigned long long seed = 0;
-    std::vector<void *> params;
-  };
-  unsigned grid[3], block[3];
-  for (int d = 0; d < 3; ++d) {
-    grid[d] = static_cast<unsigned>(k.grid[d]);
-    block[d] = static_cast<unsigned>(k.block[d]);
-  }
-  Setup setup = [&, fn, ws = workspace.p](const PtrFn &ptr, uint64_t s,
-                                         Launch &launch, std::string &) {
-    auto kp = std::make_shared<KernelParams>();
+  BundleKernels *kernels = impl_->kernels.get();
+  Setup setup = [&, kernels, index, ws = workspace](const PtrFn &ptr, uint64_t s,
+                                                   Launch &launch, std::string &) {
+    // One KernelLaunch per closure (buffer set), shared by its copies.
+    auto kp = std::make_shared<KernelLaunch>();
+    kp->build(k, ws, ptr);
     kp->seed = s;
-    auto params = kernelParameters(k.inputs.size(), k.outputs.size(), k.workspaceBytes > 0);
-    kp->values.reserve(params.size()); // params point into it: no reallocation
-    for (KernelParam p : params) {
-      switch (p.kind) {
-      case KernelParamKind::Input: kp->values.push_back(ptr(k.inputs[p.index])); break;
-      case KernelParamKind::Output: kp->values.push_back(ptr(k.outputs[p.index])); break;
-      case KernelParamKind::Workspace: kp->values.push_back(ws); break;
-      case KernelParamKind::Seed: kp->params.push_back(&kp->seed); continue;
-      }
-      kp->params.push_back(&kp->values.back());
-    }
     cudaStream_t st = impl_->stream;
-    launch = [this, fn, kp, g = std::array<unsigned, 3>{grid[0], grid[1], grid[2]},
-              bl = std::array<unsigned, 3>{block[0], block[1], block[2]},
-              shared = static_cast<unsigned>(k.sharedBytes),
-              st](std::string &err) {
-      return driver_.launch(fn, g.data(), bl.data(), shared,
-                            reinterpret_cast<CUstream>(st), kp->params.data(), err);
+    launch = [kernels, index, kp, st](std::string &err) {
+      return kernels->launch(index, kp->params.data(), st, err);
     };
     return StepStatus::Ok;
   };
@@ -274,16 +270,19 @@ StepStatus Harness::runContraction(const Bundle &b, const BundleContraction &c,
             c.unmappable;
     return StepStatus::BundleError;
   }
+  size_t index = 0;
+  if (!loadedIndex(impl_->bundle, b, b.contractions, c, index, error))
+    return StepStatus::BundleError;
   const dmrt::GemmDescriptor &g = c.gemm;
   int64_t first = g.swapOperands ? c.b : c.a;
   int64_t second = g.swapOperands ? c.a : c.b;
-  GemmRunner runner;
-  DType biasType = c.bias >= 0 ? b.tensor(c.bias)->dtype : DType::F32;
-  if (!runner.init(impl_->lt, g, b.tensor(first)->dtype, b.tensor(second)->dtype,
-                   b.tensor(c.d)->dtype, biasType, impl_->workspace, error)) {
-    error = "contraction " + std::to_string(c.id) + " (" + c.equation + "): " + error;
+  // The descriptors are built once; later calls reuse the runner and its
+  // heuristic results.
+  if (!impl_->kernels->prepareGemmContext(error))
+    return StepStatus::CudaError;
+  if (!impl_->kernels->prepareContraction(index, error))
     return StepStatus::BundleError;
-  }
+  GemmRunner &runner = *impl_->kernels->gemm(index);
   std::vector<cublasLtMatmulHeuristicResult_t> algos;
   if (!runner.algorithms(opt.topAlgorithms, algos, error)) {
     error = "contraction " + std::to_string(c.id) + " (" + c.equation + "): " + error;

@@ -2,21 +2,27 @@
 //
 // CPU parts (unit-tested without a GPU): deterministic input generation, the
 // comparison against reference outputs, timing statistics.
-// GPU parts: `Harness` allocates the tensors a step touches (aliases point
-// into their base tensor), fills the inputs (random or from
-// BUNDLE/reference/k<N>.safetensors / c<N>.safetensors), runs the step once
-// and checks its outputs, then times it (TimingMode): back-to-back launches
-// over rotating copies of its buffers (stream, the default), or launches one
-// by one between CUDA events (isolated, optionally after an L2 flush).
-// A kernel with a workspace gets it zeroed once before its first launch.
-// Contractions under AlgorithmMode::All also time every algorithm
-// GemmRunner::enumerateAlgorithms lists (AlgorithmSweep).
+// GPU parts: `Harness` sits on the executor's device half (BundleKernels,
+// runtime/BundleKernels.h): `load` hands it a bundle and the cubin bytes
+// loadBundle read, once; each kernel's module is then loaded and each
+// contraction's cuBLASLt descriptors built the first time a step needs them
+// and reused by every later call, and the kernels' workspaces are one
+// allocation, zeroed once. Per step it allocates the tensors the step
+// touches (aliases point into their base tensor), fills the inputs (random
+// or from BUNDLE/reference/k<N>.safetensors / c<N>.safetensors), runs the
+// step once and checks its outputs, then times it (TimingMode):
+// back-to-back launches over rotating copies of its buffers (stream, the
+// default), or launches one by one between CUDA events (isolated,
+// optionally after an L2 flush). Contractions under AlgorithmMode::All also
+// time every algorithm GemmRunner::enumerateAlgorithms lists
+// (AlgorithmSweep).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMRT_HARNESS_H
 #define DMRT_HARNESS_H
 
 #include "runtime/Bundle.h"
+#include "runtime/BundleKernels.h"
 #include "runtime/Comparison.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/GemmRunner.h"
@@ -279,9 +285,17 @@ public:
   /// timed: StepResult::copyUs, cached per CopyTimingKey.)
   bool measureCopyBandwidth(std::string &error);
 
-  /// Runs kernel `k`; when k.workspaceBytes > 0 it gets a workspace (zeroed
-  /// once, the same for every launch, freed on return) as its parameter
-  /// after the outputs.
+  /// Makes `b` the bundle whose steps run next (kept by reference: it must
+  /// outlive the harness's use of it) with the cubin bytes loadBundle read
+  /// (`images`), and allocates and zeroes its kernels' workspaces. Replaces
+  /// a bundle loaded before. False with `error` on a CUDA failure.
+  bool load(const Bundle &b, CubinImages images, std::string &error);
+
+  /// Runs kernel `k` of the loaded bundle; when k.workspaceBytes > 0 it gets
+  /// its workspace (zeroed once at load, the same for every launch) as its
+  /// parameter after the outputs. A cubin the driver rejects is a
+  /// BundleError, any other failed driver call a CudaError, each named with
+  /// the driver's error.
   StepStatus runKernel(const Bundle &b, const BundleKernel &k,
                        const HarnessOptions &opt, StepResult &out,
                        std::string &error);

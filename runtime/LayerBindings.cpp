@@ -20,6 +20,15 @@ LayerBindings::LayerBindings(const Manifest &m, const LayerPlan &p)
 
 bool LayerBindings::bind(const std::string &name, void *ptr, int64_t bytes, DType dtype,
                          const std::vector<int64_t> &shape, std::string &error) {
+  int64_t index = check(name, ptr, bytes, dtype, shape, error);
+  if (index < 0)
+    return false;
+  commit(size_t(index), ptr);
+  return true;
+}
+
+int64_t LayerBindings::check(const std::string &name, void *ptr, int64_t bytes, DType dtype,
+                             const std::vector<int64_t> &shape, std::string &error) const {
   int64_t index = p_->findCallerTensor(*m_, name);
   if (index < 0) {
     const BundleTensor *other = nullptr;
@@ -32,29 +41,29 @@ bool LayerBindings::bind(const std::string &name, void *ptr, int64_t bytes, DTyp
     error = other ? "tensor '" + name + "' is an intermediate (the runtime's arena holds "
                                         "it): only these are bound:" + names
                   : "no tensor '" + name + "' in this layer; the caller binds:" + names;
-    return false;
+    return -1;
   }
   const CallerTensor &ct = p_->callerTensors[size_t(index)];
   const BundleTensor &t = *m_->tensor(ct.id);
   std::string what = "tensor '" + name + "' (" + tensorRoleName(t.role) + ")";
   if (!ptr) {
     error = what + ": null pointer";
-    return false;
+    return -1;
   }
   if (dtype != t.dtype) {
     error = what + ": dtype " + dtypeName(dtype) + " given, the layer's is " +
             dtypeName(t.dtype);
-    return false;
+    return -1;
   }
   if (shape != t.shape) {
     error = what + ": shape " + shapeString(shape) + " given, the layer's is " +
             shapeString(t.shape) + " (dims '" + t.dims + "', outermost first)";
-    return false;
+    return -1;
   }
   if (bytes < t.bytes) {
     error = what + ": " + std::to_string(bytes) + " bytes given, it needs " +
             std::to_string(t.bytes);
-    return false;
+    return -1;
   }
   uintptr_t start = reinterpret_cast<uintptr_t>(ptr) - uintptr_t(ct.byteOffset);
   if (reinterpret_cast<uintptr_t>(ptr) < uintptr_t(ct.byteOffset) ||
@@ -66,7 +75,7 @@ bool LayerBindings::bind(const std::string &name, void *ptr, int64_t bytes, DTyp
                                  std::to_string(ct.byteOffset % kBindAlignment) +
                                  " modulo " + std::to_string(kBindAlignment) + ")"
                            : std::string());
-    return false;
+    return -1;
   }
   const CallerBuffer &b = p_->buffers[ct.buffer];
   for (size_t sibling : b.tensors) {
@@ -82,14 +91,17 @@ bool LayerBindings::bind(const std::string &name, void *ptr, int64_t bytes, DTyp
               pointerString(ptr_[sibling]) + ", so " + name + " must be at " +
               pointerString(reinterpret_cast<void *>(siblingStart + uintptr_t(ct.byteOffset))) +
               " (unbind " + s.name + " first to move the buffer)";
-      return false;
+      return -1;
     }
   }
-  if (ptr_[size_t(index)] != ptr)
+  return index;
+}
+
+void LayerBindings::commit(size_t index, void *ptr) {
+  if (ptr_[index] != ptr)
     ++version_;
-  ptr_[size_t(index)] = ptr;
-  recompute(ct.buffer);
-  return true;
+  ptr_[index] = ptr;
+  recompute(p_->callerTensors[index].buffer);
 }
 
 bool LayerBindings::unbind(const std::string &name, std::string &error) {

@@ -34,9 +34,18 @@ public:
 
   /// Binds caller tensor `name` to `ptr` (`bytes` usable bytes there; the
   /// caller's dtype and shape, rank dims). False with `error` naming the
-  /// tensor and what is wrong; nothing changes then.
+  /// tensor and what is wrong; nothing changes then. (check, then commit.)
   bool bind(const std::string &name, void *ptr, int64_t bytes, DType dtype,
             const std::vector<int64_t> &shape, std::string &error);
+  /// Every check of `bind`, recording nothing: the caller tensor's index
+  /// (into LayerPlan::callerTensors), or -1 with `error`. A caller with
+  /// checks of its own (the C API: is it device memory?) runs them between
+  /// check and commit, so that a failing bind leaves the bindings as they were.
+  int64_t check(const std::string &name, void *ptr, int64_t bytes, DType dtype,
+                const std::vector<int64_t> &shape, std::string &error) const;
+  /// Records a bind that `check` accepted (`index` is what it returned), in
+  /// place: no copy of the bindings.
+  void commit(size_t index, void *ptr);
   /// Forgets tensor `name`'s pointer (false: no such caller tensor).
   bool unbind(const std::string &name, std::string &error);
   void unbindAll();

@@ -1,12 +1,8 @@
 //===- ModuleCache.cpp - Each cubin loaded once per process and device ----===//
 #include "runtime/ModuleCache.h"
 
-#include "runtime/format/Checksum.h"
-
 #include <climits>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 
 namespace dmrt {
 
@@ -15,53 +11,58 @@ ModuleRegistry &ModuleRegistry::process() {
   return *registry;
 }
 
-bool ModuleRegistry::acquire(const ModuleKey &key, const std::vector<char> &image,
-                             ModuleLoader &loader, std::string &error) {
+CUresult ModuleRegistry::acquire(const ModuleKey &key, const std::vector<char> &image,
+                                 ModuleLoader &loader, std::string &error) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = entries_.find(key);
   if (it != entries_.end()) {
     ++it->second.refs;
-    return true;
+    return CUDA_SUCCESS;
   }
   CUmodule m = nullptr;
-  if (!loader.loadModule(image, key.path, m, error))
-    return false;
+  if (CUresult r = loader.loadModule(image, m, error); r != CUDA_SUCCESS) {
+    error = key.path + ": " + error;
+    return r;
+  }
   Entry &e = entries_[key];
   e.module = m;
   e.refs = 1;
   ++stats_.loads;
   ++stats_.live;
-  return true;
+  return CUDA_SUCCESS;
 }
 
-bool ModuleRegistry::function(const ModuleKey &key, const std::string &entry,
-                              int64_t sharedBytes, ModuleLoader &loader, CUfunction &out,
-                              bool &deviceError, std::string &error) {
-  deviceError = false;
+CUresult ModuleRegistry::function(const ModuleKey &key, const std::string &entry,
+                                  int64_t sharedBytes, ModuleLoader &loader, CUfunction &out,
+                                  std::string &error) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = entries_.find(key);
   if (it == entries_.end()) {
     error = key.path + ": module not acquired (internal error)";
-    return false;
+    return CUDA_ERROR_INVALID_HANDLE;
   }
+  std::string where = key.path + ", entry " + entry + ": ";
   auto fn = it->second.functions.find(entry);
   if (fn == it->second.functions.end()) {
     CUfunction f = nullptr;
-    if (!loader.getFunction(it->second.module, entry, f, error)) {
-      error = key.path + ": " + error;
-      return false;
+    if (CUresult r = loader.getFunction(it->second.module, entry, f, error); r != CUDA_SUCCESS) {
+      error = where + error;
+      return r;
     }
     fn = it->second.functions.emplace(entry, std::make_pair(f, int64_t(48 * 1024))).first;
   }
   if (sharedBytes > fn->second.second) {
-    if (!loader.setMaxDynamicShared(fn->second.first, static_cast<int>(sharedBytes), error)) {
-      deviceError = true;
-      return false;
+    if (CUresult r = loader.setMaxDynamicShared(fn->second.first, static_cast<int>(sharedBytes),
+                                                error);
+        r != CUDA_SUCCESS) {
+      error = where + "dynamic shared memory of " + std::to_string(sharedBytes) + " bytes: " +
+              error;
+      return r;
     }
     fn->second.second = sharedBytes;
   }
   out = fn->second.first;
-  return true;
+  return CUDA_SUCCESS;
 }
 
 void ModuleRegistry::release(const ModuleKey &key, ModuleLoader &loader) {
@@ -91,45 +92,32 @@ ModuleCache::~ModuleCache() {
     registry_.release(kv.second, loader_);
 }
 
-bool ModuleCache::function(const std::string &path, const std::string &entry,
-                           int64_t sharedBytes, CUfunction &out, bool &deviceError,
-                           std::string &error) {
-  deviceError = false;
+CUresult ModuleCache::function(const std::string &path, const CubinImage &image,
+                               const std::string &entry, int64_t sharedBytes, CUfunction &out,
+                               std::string &error) {
   auto known = functions_.find({path, entry});
   if (known != functions_.end()) {
     out = known->second;
-    return true;
+    return CUDA_SUCCESS;
   }
   auto held = held_.find(path);
   if (held == held_.end()) {
-    std::ifstream is(path, std::ios::binary);
-    if (!is) {
-      error = path + ": cannot open";
-      return false;
-    }
-    std::vector<char> image((std::istreambuf_iterator<char>(is)),
-                            std::istreambuf_iterator<char>());
-    if (is.bad()) {
-      error = path + ": read error";
-      return false;
-    }
     ModuleKey key;
     key.device = loader_.device();
     char real[PATH_MAX];
     key.path = realpath(path.c_str(), real) ? std::string(real) : path;
-    key.checksum = fnv1a64(image.data(), image.size());
-    if (!registry_.acquire(key, image, loader_, error)) {
-      deviceError = true;
-      return false;
-    }
+    key.checksum = image.checksum;
+    if (CUresult r = registry_.acquire(key, image.bytes, loader_, error); r != CUDA_SUCCESS)
+      return r;
     held = held_.emplace(path, key).first;
   }
   CUfunction fn = nullptr;
-  if (!registry_.function(held->second, entry, sharedBytes, loader_, fn, deviceError, error))
-    return false;
+  if (CUresult r = registry_.function(held->second, entry, sharedBytes, loader_, fn, error);
+      r != CUDA_SUCCESS)
+    return r;
   functions_[{path, entry}] = fn;
   out = fn;
-  return true;
+  return CUDA_SUCCESS;
 }
 
 } // namespace dmrt

@@ -1,7 +1,8 @@
 //===- ModuleCache.h - Each cubin loaded once per process and device -*- C++ -*-===//
 //
 // Cubins are loaded through the driver API (CudaDriver, seen here as a
-// ModuleLoader so that tests can count loads without a GPU). Two levels:
+// ModuleLoader so that tests can count loads without a GPU) from the bytes
+// loadBundle read and checked (CubinImage): no file is read here. Two levels:
 //
 //  - ModuleRegistry::process(), one per process: the loaded CUmodules by
 //    (device, cubin path, FNV-1a 64 of the cubin's bytes), each with a
@@ -21,10 +22,16 @@
 // Dynamic shared memory above 48 KiB: the kernel's limit is raised once per
 // function (again only for a larger size).
 //
+// Every failure is a driver call's: it returns that call's CUresult and an
+// error naming the cubin, the entry where there is one, the call, and the
+// driver's error name and description; moduleErrorIsBundleFault
+// (CudaDriver.h) tells a bad cubin from a device failure.
+//
 //===----------------------------------------------------------------------===//
 #ifndef DMRT_MODULECACHE_H
 #define DMRT_MODULECACHE_H
 
+#include "runtime/Bundle.h"
 #include "runtime/CudaDriver.h"
 
 #include <cstdint>
@@ -57,15 +64,15 @@ public:
   static ModuleRegistry &process();
 
   /// One more reference to `key`'s module, loading `image` through `loader`
-  /// when no instance holds it. False with `error` when the load fails
-  /// (then no reference is taken).
-  bool acquire(const ModuleKey &key, const std::vector<char> &image, ModuleLoader &loader,
-               std::string &error);
+  /// when no instance holds it. The load's status; on failure `error` and
+  /// no reference taken.
+  CUresult acquire(const ModuleKey &key, const std::vector<char> &image,
+                   ModuleLoader &loader, std::string &error);
   /// Function `entry` of an acquired module, its dynamic shared-memory limit
-  /// raised to `sharedBytes` when above 48 KiB. `deviceError`: the attribute
-  /// call failed (as opposed to a missing entry).
-  bool function(const ModuleKey &key, const std::string &entry, int64_t sharedBytes,
-                ModuleLoader &loader, CUfunction &out, bool &deviceError, std::string &error);
+  /// raised to `sharedBytes` when above 48 KiB. The failed call's status
+  /// (cuModuleGetFunction, cuFuncSetAttribute) with `error`.
+  CUresult function(const ModuleKey &key, const std::string &entry, int64_t sharedBytes,
+                    ModuleLoader &loader, CUfunction &out, std::string &error);
   /// Drops one reference; the last one unloads the module through `loader`.
   void release(const ModuleKey &key, ModuleLoader &loader);
 
@@ -99,12 +106,12 @@ public:
   ModuleCache(const ModuleCache &) = delete;
   ModuleCache &operator=(const ModuleCache &) = delete;
 
-  /// Function `entry` of the cubin at `path` (sharedBytes: its dynamic shared
-  /// memory). False with `error` naming the file; `deviceError` tells a
-  /// failed driver call on a readable file (e.g. a cubin for another arch,
-  /// or the shared-memory attribute) from an unreadable file.
-  bool function(const std::string &path, const std::string &entry, int64_t sharedBytes,
-                CUfunction &out, bool &deviceError, std::string &error);
+  /// Function `entry` of the cubin at `path`, whose bytes are `image`
+  /// (loadBundle's; sharedBytes: the kernel's dynamic shared memory).
+  /// CUDA_SUCCESS, or the failed driver call's status with `error` naming
+  /// the file, the entry, the call and the driver's error.
+  CUresult function(const std::string &path, const CubinImage &image, const std::string &entry,
+                    int64_t sharedBytes, CUfunction &out, std::string &error);
   /// Modules this cache holds a reference to.
   size_t loaded() const { return held_.size(); }
 

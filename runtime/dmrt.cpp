@@ -59,15 +59,17 @@ void dmrt_open_options_init(dmrt_open_options *o) {
   o->flags = 0;
 }
 
-dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
-                      dmrt_layer **out) {
-  DMRT_GUARD_BEGIN
+} // extern "C"
+
+namespace {
+
+/// The arguments every open checks first: `out` (cleared) and the options
+/// (null: the defaults) into `o`.
+dmrt_status beginOpen(const dmrt_open_options *options, dmrt_layer **out,
+                      dmrt_open_options &o) {
   if (!out)
     return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_open: out is null");
   *out = nullptr;
-  if (!bundle_dir)
-    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_open: bundle_dir is null");
-  dmrt_open_options o;
   dmrt_open_options_init(&o);
   if (options) {
     if (options->struct_size != sizeof(dmrt_open_options))
@@ -87,12 +89,18 @@ dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
   if (o.device < 0)
     return fail(DMRT_ERROR_INVALID_ARGUMENT,
                 "dmrt_open: device " + std::to_string(o.device) + " is negative");
-  std::unique_ptr<dmrt_layer> layer(new dmrt_layer);
+  return DMRT_OK;
+}
+
+/// dmrt_open once the bundle is loaded (options checked).
+dmrt_status openLoaded(std::shared_ptr<const Bundle> bundle, const CubinImages &images,
+                       const dmrt_open_options &o, dmrt_layer **out) {
+  if (!bundle)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_open: no bundle");
+  std::unique_ptr<dmrt_layer> layer(new dmrt_layer(std::move(bundle)));
   std::string error;
-  if (!loadBundle(bundle_dir, layer->bundle, error))
-    return fail(DMRT_ERROR_BUNDLE, error);
   if (!buildLayerPlan(layer->bundle, layer->plan, error))
-    return fail(DMRT_ERROR_UNSUPPORTED, std::string(bundle_dir) + ": " + error);
+    return fail(DMRT_ERROR_UNSUPPORTED, layer->bundle.dir + ": " + error);
   layer->bindings = std::make_unique<LayerBindings>(layer->bundle, layer->plan);
   for (int ph = 0; ph < 2; ++ph)
     for (const BundleStep &s : layer->plan.steps[ph])
@@ -107,7 +115,7 @@ dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
     eo.externalArena = layer->externalArena;
     eo.poisonArena = (o.flags & DMRT_OPEN_POISON_ARENA) != 0;
     eo.inferenceOnly = layer->inferenceOnly;
-    if (!exec->open(eo, error))
+    if (!exec->open(eo, images, error))
       return fail(exec->noDevice()       ? DMRT_ERROR_NO_DEVICE
                   : exec->archMismatch() ? DMRT_ERROR_ARCH
                                          : DMRT_ERROR_CUDA,
@@ -116,6 +124,38 @@ dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
   }
   *out = layer.release();
   return DMRT_OK;
+}
+
+} // namespace
+
+dmrt_status dmrt_internal_open_loaded(std::shared_ptr<const Bundle> bundle,
+                                      const CubinImages &images,
+                                      const dmrt_open_options *options, dmrt_layer **out) {
+  DMRT_GUARD_BEGIN
+  dmrt_open_options o;
+  if (dmrt_status s = beginOpen(options, out, o); s != DMRT_OK)
+    return s;
+  return openLoaded(std::move(bundle), images, o, out);
+  DMRT_GUARD_END
+}
+
+extern "C" {
+
+dmrt_status dmrt_open(const char *bundle_dir, const dmrt_open_options *options,
+                      dmrt_layer **out) {
+  DMRT_GUARD_BEGIN
+  dmrt_open_options o;
+  if (dmrt_status s = beginOpen(options, out, o); s != DMRT_OK)
+    return s;
+  if (!bundle_dir)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_open: bundle_dir is null");
+  auto bundle = std::make_shared<Bundle>();
+  CubinImages images; // read once here, loaded into modules by the executor
+  std::string error;
+  if (!loadBundle(bundle_dir, *bundle, error,
+                  o.flags & DMRT_OPEN_VALIDATE_ONLY ? nullptr : &images))
+    return fail(DMRT_ERROR_BUNDLE, error);
+  return openLoaded(std::move(bundle), images, o, out);
   DMRT_GUARD_END
 }
 

@@ -57,6 +57,11 @@ public:
     o.device = device;
     return Status::of(dmrt_open(dir.c_str(), &o, &layer_));
   }
+  /// Takes ownership of an open handle (closing what was open).
+  void reset(dmrt_layer *owned) {
+    dmrt_close(layer_);
+    layer_ = owned;
+  }
   bool isOpen() const { return layer_ != nullptr; }
   dmrt_layer *get() const { return layer_; }
 

@@ -1,9 +1,10 @@
 //===- dmrtInternal.h - libdmrt.so's test hooks (not the public API) ------===//
 //
-// Exported by libdmrt.so for the runtime's own tests (tests/gpu/), never
-// part of runtime/dmrt.h: they may change without notice. A test linking
-// both libdmrt.so and the static runtime must ask libdmrt.so, whose module
-// registry is the one dmrt_open uses; hence C functions, not C++ accessors.
+// Exported by libdmrt.so for the runtime's own tests (tests/gpu/) and tools
+// (dmc-run), never part of runtime/dmrt.h: they may change without notice.
+// A test linking both libdmrt.so and the static runtime must ask
+// libdmrt.so, whose module registry is the one dmrt_open uses; hence C
+// functions, not C++ accessors, for what reads that registry.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMRT_DMRTINTERNAL_H
@@ -22,6 +23,21 @@ void dmrt_internal_module_stats(uint64_t *loads, uint64_t *unloads, uint64_t *li
 
 #ifdef __cplusplus
 }
+
+#include "runtime/Bundle.h"
+#include "runtime/dmrt.h"
+
+#include <memory>
+
+/// dmrt_open of a bundle the caller loaded itself (loadBundle, with its
+/// cubin images unless DMRT_OPEN_VALIDATE_ONLY), so that a program that
+/// needs the manifest too (dmc-run) reads the bundle once. The layer shares
+/// `bundle`; `images` is read during the call only. The same option checks,
+/// statuses and errors as dmrt_open after its own loadBundle. (C++: the
+/// Bundle is the runtime's own type, built from the same sources.)
+dmrt_status dmrt_internal_open_loaded(std::shared_ptr<const dmrt::Bundle> bundle,
+                                      const dmrt::CubinImages &images,
+                                      const dmrt_open_options *options, dmrt_layer **out);
 #endif
 
 #endif // DMRT_DMRTINTERNAL_H

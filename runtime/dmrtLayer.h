@@ -15,7 +15,12 @@
 
 /// One open layer. `exec` is null for DMRT_OPEN_VALIDATE_ONLY.
 struct dmrt_layer {
-  dmrt::Bundle bundle;
+  explicit dmrt_layer(std::shared_ptr<const dmrt::Bundle> b)
+      : sharedBundle(std::move(b)), bundle(*sharedBundle) {}
+  /// The loaded bundle, shared with whoever loaded it (dmc-run keeps
+  /// reading its manifest: dmrt_internal_open_loaded).
+  std::shared_ptr<const dmrt::Bundle> sharedBundle;
+  const dmrt::Bundle &bundle;
   dmrt::LayerPlan plan;
   std::unique_ptr<dmrt::LayerBindings> bindings;
   std::unique_ptr<dmrt::Executor> exec;

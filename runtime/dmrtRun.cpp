@@ -30,14 +30,15 @@ dmrt_status dmrt_bind(dmrt_layer *layer, const char *name, void *device_ptr, int
                                         (rank > 0 && !shape ? " with a null shape" : " out of range"));
   std::vector<int64_t> dims(shape, shape + rank);
   std::string error;
-  // The checks that need no device first, then: is it device memory?
-  LayerBindings probe = *layer->bindings;
-  if (!probe.bind(name, device_ptr, bytes, dt, dims, error))
+  // The checks that need no device first, then: is it device memory? Only
+  // then is the bind recorded (in place): a failing bind changes nothing.
+  int64_t index = layer->bindings->check(name, device_ptr, bytes, dt, dims, error);
+  if (index < 0)
     return fail(DMRT_ERROR_BINDING, error);
   if (layer->exec &&
       !layer->exec->checkDevicePointer(std::string("tensor '") + name + "'", device_ptr, error))
     return fail(DMRT_ERROR_BINDING, error);
-  *layer->bindings = probe;
+  layer->bindings->commit(size_t(index), device_ptr);
   return DMRT_OK;
   DMRT_GUARD_END
 }

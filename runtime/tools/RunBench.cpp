@@ -1,7 +1,8 @@
 //===- RunBench.cpp - dmc-run --bench: time a whole step ------------------===//
 #include "RunBench.h"
 
-#include "RunSupport.h"
+#include "runtime/LayerBuffers.h"
+
 
 #include <algorithm>
 #include <chrono>

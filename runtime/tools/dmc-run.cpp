@@ -19,14 +19,17 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RunBench.h"
-#include "RunSupport.h"
+
+#include "runtime/LayerBuffers.h"
 
 #include "runtime/CudaDriver.h"
 #include "runtime/LayerData.h"
+#include "runtime/dmrtInternal.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 using namespace dmrt;
@@ -139,17 +142,27 @@ int main(int argc, char **argv) {
   Options o;
   if (int rc = parse(argc, argv, o))
     return rc;
-  Bundle b;
+  // The bundle is read once: the layer shares this manifest and loads its
+  // modules from these cubin bytes.
+  auto bundle = std::make_shared<Bundle>();
+  const Bundle &b = *bundle;
+  CubinImages images;
   std::string error;
-  if (!loadBundle(o.bundle, b, error))
+  if (!loadBundle(o.bundle, *bundle, error, o.dryRun ? nullptr : &images))
     return fail(2, error);
   Layer layer;
   bool train = o.train || o.bench;
+  dmrt_open_options oo;
+  dmrt_open_options_init(&oo);
   // Forward only: the runtime allocates just the inference plan's arena.
-  uint32_t flags = (o.dryRun ? DMRT_OPEN_VALIDATE_ONLY : 0) | (o.graphs ? 0 : DMRT_OPEN_NO_GRAPHS) |
-                   (o.poison ? DMRT_OPEN_POISON_ARENA : 0) |
-                   (train ? 0 : DMRT_OPEN_INFERENCE_ONLY);
-  if (Status s = layer.open(o.bundle, flags, int(o.device)); !s) {
+  oo.flags = (o.dryRun ? DMRT_OPEN_VALIDATE_ONLY : 0) | (o.graphs ? 0 : DMRT_OPEN_NO_GRAPHS) |
+             (o.poison ? DMRT_OPEN_POISON_ARENA : 0) | (train ? 0 : DMRT_OPEN_INFERENCE_ONLY);
+  oo.device = int(o.device);
+  dmrt_layer *opened = nullptr;
+  Status s = Status::of(dmrt_internal_open_loaded(bundle, images, &oo, &opened));
+  layer.reset(opened);
+  images.clear(); // the modules are loaded
+  if (!s) {
     if (!o.dryRun || s.code != DMRT_ERROR_UNSUPPORTED)
       return openFailure(s);
     // --dry-run still writes the arguments of a bundle the runtime cannot run.

@@ -90,8 +90,9 @@ int main(int argc, char **argv) {
   const int device = args.device;
 
   Bundle bundle;
+  CubinImages images; // read once here; the harness loads modules from them
   std::string error;
-  if (!loadBundle(bundleDir, bundle, error)) {
+  if (!loadBundle(bundleDir, bundle, error, list ? nullptr : &images)) {
     std::fprintf(stderr, "dmrt-bench: %s\n", error.c_str());
     return kExitUsage;
   }
@@ -176,6 +177,10 @@ int main(int argc, char **argv) {
     return kExitMismatch;
   }
   const DeviceInfo &dev = h.device();
+  if (!h.load(bundle, std::move(images), error)) {
+    std::fprintf(stderr, "dmrt-bench: %s\n", error.c_str());
+    return kExitMismatch;
+  }
   if (!h.measureCopyBandwidth(error)) {
     std::fprintf(stderr, "dmrt-bench: %s\n", error.c_str());
     return kExitMismatch;

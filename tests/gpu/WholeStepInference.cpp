@@ -39,16 +39,16 @@ struct DeviceBlock {
 /// One forward in `mode` with dropout key (seed, 0); the outputs' bytes.
 bool forwardOutputs(dmrt::Layer &layer, Buffers &buf, dmrt_mode mode, uint64_t seed,
                     Results &out, std::string &error) {
-  if (!check(layer.setSeed(seed, 0), "set seed", error) ||
-      !check(layer.forward(nullptr, mode), "forward", error) ||
-      !cuda(cudaDeviceSynchronize(), "the forward", error))
+  if (!statusOk(layer.setSeed(seed, 0), "set seed", error) ||
+      !statusOk(layer.forward(nullptr, mode), "forward", error) ||
+      !cudaOk(cudaDeviceSynchronize(), "the forward", error))
     return false;
   for (const dmrt_tensor_desc &d : layer.tensors()) {
     if (d.role != DMRT_ROLE_OUTPUT)
       continue;
     std::vector<uint8_t> &bytes = out[d.name];
     bytes.resize(size_t(d.bytes));
-    if (!cuda(cudaMemcpy(bytes.data(), tensorPtr(layer, buf, d.name), bytes.size(),
+    if (!cudaOk(cudaMemcpy(bytes.data(), buf.ptr(layer, d.name), bytes.size(),
                          cudaMemcpyDeviceToHost),
               std::string("download ") + d.name, error))
       return false;
@@ -78,8 +78,8 @@ bool checkInferenceArena(const std::string &bundleDir, const std::string &storag
   dmrt::Layer ref;
   Buffers refBuf;
   Results expected;
-  if (!check(ref.open(bundleDir, DMRT_OPEN_NO_GRAPHS), bundleDir, error) ||
-      !bindAll(ref, refBuf, error) ||
+  if (!statusOk(ref.open(bundleDir, DMRT_OPEN_NO_GRAPHS), bundleDir, error) ||
+      !refBuf.allocateAndBind(ref, error) ||
       !uploadInputs(ref, refBuf, b, bindings, results, uploaded, error) ||
       !forwardOutputs(ref, refBuf, DMRT_MODE_TRAIN, seed, expected, error))
     return report(false, "reference training forward: " + error);
@@ -91,9 +91,9 @@ bool checkInferenceArena(const std::string &bundleDir, const std::string &storag
              std::to_string(trainBytes) + " B");
 
   DeviceBlock small, large;
-  if (!cuda(cudaMalloc(&small.ptr, size_t(std::max<int64_t>(inferBytes, 1))), "cudaMalloc",
+  if (!cudaOk(cudaMalloc(&small.ptr, size_t(std::max<int64_t>(inferBytes, 1))), "cudaMalloc",
             error) ||
-      !cuda(cudaMalloc(&large.ptr, size_t(std::max<int64_t>(trainBytes, 1))), "cudaMalloc",
+      !cudaOk(cudaMalloc(&large.ptr, size_t(std::max<int64_t>(trainBytes, 1))), "cudaMalloc",
             error))
     return report(false, error);
 
@@ -104,14 +104,14 @@ bool checkInferenceArena(const std::string &bundleDir, const std::string &storag
     Results plain, graph, replay;
     results.clear();
     bool ran =
-        check(layer.open(bundleDir, DMRT_OPEN_INFERENCE_ONLY | DMRT_OPEN_EXTERNAL_ARENA |
+        statusOk(layer.open(bundleDir, DMRT_OPEN_INFERENCE_ONLY | DMRT_OPEN_EXTERNAL_ARENA |
                                         DMRT_OPEN_POISON_ARENA | DMRT_OPEN_NO_GRAPHS),
               bundleDir, error) &&
-        check(layer.setArena(small.ptr, inferBytes), "set the inference arena", error) &&
-        bindAll(layer, buf, error) &&
+        statusOk(layer.setArena(small.ptr, inferBytes), "set the inference arena", error) &&
+        buf.allocateAndBind(layer, error) &&
         uploadInputs(layer, buf, b, bindings, results, uploaded, error) &&
         forwardOutputs(layer, buf, DMRT_MODE_INFERENCE, seed, plain, error) &&
-        check(layer.setGraphs(true), "graphs on", error) &&
+        statusOk(layer.setGraphs(true), "graphs on", error) &&
         forwardOutputs(layer, buf, DMRT_MODE_INFERENCE, seed, graph, error) &&
         forwardOutputs(layer, buf, DMRT_MODE_INFERENCE, seed, replay, error);
     if (report(ran, "inference-only layer runs in " + std::to_string(inferBytes) + " B" +
@@ -130,8 +130,8 @@ bool checkInferenceArena(const std::string &bundleDir, const std::string &storag
   Buffers buf;
   Results after;
   results.clear();
-  if (!check(layer.open(bundleDir, DMRT_OPEN_EXTERNAL_ARENA), bundleDir, error) ||
-      !bindAll(layer, buf, error) ||
+  if (!statusOk(layer.open(bundleDir, DMRT_OPEN_EXTERNAL_ARENA), bundleDir, error) ||
+      !buf.allocateAndBind(layer, error) ||
       !uploadInputs(layer, buf, b, bindings, results, uploaded, error))
     return report(false, error);
   dmrt::Status st = layer.setArena(small.ptr, inferBytes - 256);
@@ -151,9 +151,9 @@ bool checkInferenceArena(const std::string &bundleDir, const std::string &storag
          "training forward on it: " + std::string(dmrt_status_name(st.code)) + " (" +
              st.message + ")");
   error.clear();
-  bool stepped = check(layer.setArena(large.ptr, trainBytes), "training arena", error) &&
-                 check(layer.forward(nullptr, DMRT_MODE_TRAIN), "forward", error) &&
-                 check(layer.backward(nullptr), "backward", error) &&
+  bool stepped = statusOk(layer.setArena(large.ptr, trainBytes), "training arena", error) &&
+                 statusOk(layer.forward(nullptr, DMRT_MODE_TRAIN), "forward", error) &&
+                 statusOk(layer.backward(nullptr), "backward", error) &&
                  forwardOutputs(layer, buf, DMRT_MODE_INFERENCE, seed, after, error);
   report(stepped && after == expected,
          "a whole step on the training arena, then inference on it (plan switch)" +

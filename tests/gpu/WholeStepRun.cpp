@@ -26,16 +26,16 @@ bool runStep(const std::string &bundleDir, const std::string &storagePath,
   Buffers buf;
   // A poisoned arena (NaN bytes): a step reading arena memory that no earlier
   // step wrote makes results NaN, and the comparison fails.
-  if (!check(layer.open(bundleDir, DMRT_OPEN_NO_GRAPHS | DMRT_OPEN_POISON_ARENA), bundleDir,
+  if (!statusOk(layer.open(bundleDir, DMRT_OPEN_NO_GRAPHS | DMRT_OPEN_POISON_ARENA), bundleDir,
              error) ||
-      !bindAll(layer, buf, error))
+      !buf.allocateAndBind(layer, error))
     return false;
   std::vector<std::string> results;
   if (!uploadInputs(layer, buf, b, bindings, results, run.uploaded, error))
     return false;
   std::map<std::string, std::vector<uint8_t>> plain, graph, other, again;
   if (!step(layer, buf, results, run.seed, 0, plain, error) ||
-      !check(layer.setGraphs(true), "graphs on", error) ||
+      !statusOk(layer.setGraphs(true), "graphs on", error) ||
       !step(layer, buf, results, run.seed, 0, graph, error) ||
       !step(layer, buf, results, run.seed, 1, other, error) ||
       !step(layer, buf, results, run.seed, 0, again, error))
@@ -93,7 +93,7 @@ bool checkMisuse(const std::string &bundleDir, const std::string &otherArchBundl
   dmrt::Layer layer;
   Buffers buf;
   std::string error;
-  if (!check(layer.open(bundleDir), bundleDir, error) || !bindAll(layer, buf, error)) {
+  if (!statusOk(layer.open(bundleDir), bundleDir, error) || !buf.allocateAndBind(layer, error)) {
     std::printf("FAIL: %s\n", error.c_str());
     return false;
   }

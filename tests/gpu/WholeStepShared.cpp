@@ -56,7 +56,7 @@ std::unique_ptr<Instance> prepare(const std::string &dir, const dmrt::Bundle &b,
                                   std::string &error) {
   auto in = std::make_unique<Instance>();
   int uploaded = 0;
-  if (!check(in->layer.open(dir), dir, error) || !bindAll(in->layer, in->buf, error) ||
+  if (!statusOk(in->layer.open(dir), dir, error) || !in->buf.allocateAndBind(in->layer, error) ||
       !uploadInputs(in->layer, in->buf, b, bindings, in->results, uploaded, error))
     return nullptr;
   return in;

@@ -1,8 +1,9 @@
 //===- WholeStepUtil.h - Helpers of the whole-step GPU tests --------------===//
 //
-// For tests/gpu/WholeStep*.cpp: device buffers for a layer's caller
-// buffers (NaN bytes until written), binding, uploading the eval file's
-// inputs and one forward + backward with its results downloaded.
+// For tests/gpu/WholeStep*.cpp: uploading the eval file's inputs into a
+// layer's caller buffers and one forward + backward with its results
+// downloaded. The buffers themselves (NaN bytes until written, bound) are
+// dmc-run's: runtime/LayerBuffers.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_TESTS_GPU_WHOLESTEPUTIL_H
@@ -10,6 +11,7 @@
 
 #include "runtime/Bundle.h"
 #include "runtime/Harness.h"
+#include "runtime/LayerBuffers.h"
 #include "runtime/dmrt.hpp"
 
 #include <cuda_runtime_api.h>
@@ -21,65 +23,25 @@
 namespace dmctest {
 namespace util {
 
-/// Device buffers for every caller buffer of a layer, freed on destruction.
-struct Buffers {
-  std::map<int32_t, void *> base; // dmrt_tensor_desc::buffer ->
-  ~Buffers() {
-    for (auto &kv : base)
-      cudaFree(kv.second);
-  }
-};
-
-inline bool cuda(cudaError_t e, const std::string &what, std::string &error) {
-  if (e == cudaSuccess)
-    return true;
-  error = what + ": " + cudaGetErrorString(e);
-  return false;
-}
-
-inline bool check(const dmrt::Status &s, const std::string &what, std::string &error) {
-  if (s)
-    return true;
-  error = what + ": " + dmrt_status_name(s.code) + ": " + s.message;
-  return false;
-}
-
-/// Allocates, fills with NaN bytes and binds every caller tensor.
-inline bool bindAll(dmrt::Layer &layer, Buffers &buf, std::string &error) {
-  for (const dmrt_tensor_desc &t : layer.tensors()) {
-    void *&base = buf.base[t.buffer];
-    if (!base && (!cuda(cudaMalloc(&base, size_t(t.buffer_bytes)), "cudaMalloc", error) ||
-                  !cuda(cudaMemset(base, 0xFF, size_t(t.buffer_bytes)), "cudaMemset", error)))
-      return false;
-    if (!check(layer.bind(t.name, static_cast<char *>(base) + t.buffer_offset),
-               std::string("bind ") + t.name, error))
-      return false;
-  }
-  return true;
-}
-
-inline void *tensorPtr(dmrt::Layer &layer, Buffers &buf, const std::string &name) {
-  dmrt_tensor_desc d;
-  if (!layer.tensor(name, d))
-    return nullptr;
-  return static_cast<char *>(buf.base[d.buffer]) + d.buffer_offset;
-}
+using Buffers = dmrt::DeviceBuffers;
+using dmrt::cudaOk;
+using dmrt::statusOk;
 
 /// Forward + backward with (seed, offset); every result's bytes by name.
 inline bool step(dmrt::Layer &layer, Buffers &buf, const std::vector<std::string> &results,
           uint64_t seed, uint64_t offset, std::map<std::string, std::vector<uint8_t>> &out,
           std::string &error) {
-  if (!check(layer.setSeed(seed, offset), "set seed", error) ||
-      !check(layer.forward(nullptr), "forward", error) ||
-      !check(layer.backward(nullptr), "backward", error) ||
-      !cuda(cudaDeviceSynchronize(), "the step", error))
+  if (!statusOk(layer.setSeed(seed, offset), "set seed", error) ||
+      !statusOk(layer.forward(nullptr), "forward", error) ||
+      !statusOk(layer.backward(nullptr), "backward", error) ||
+      !cudaOk(cudaDeviceSynchronize(), "the step", error))
     return false;
   for (const std::string &n : results) {
     dmrt_tensor_desc d;
     layer.tensor(n, d);
     std::vector<uint8_t> &bytes = out[n];
     bytes.resize(size_t(d.bytes));
-    if (!cuda(cudaMemcpy(bytes.data(), tensorPtr(layer, buf, n), bytes.size(),
+    if (!cudaOk(cudaMemcpy(bytes.data(), buf.ptr(layer, n), bytes.size(),
                          cudaMemcpyDeviceToHost),
               "download " + n, error))
       return false;
@@ -99,7 +61,7 @@ inline bool uploadInputs(dmrt::Layer &layer, Buffers &buf, const dmrt::Bundle &b
       continue;
     }
     dmrt::Tensor v = dmrt::fromDoubles(t->name, t->dtype, t->shape, dmrt::toDoubles(*sb.value));
-    if (!cuda(cudaMemcpy(tensorPtr(layer, buf, t->name), v.bytes.data(), v.bytes.size(),
+    if (!cudaOk(cudaMemcpy(buf.ptr(layer, t->name), v.bytes.data(), v.bytes.size(),
                          cudaMemcpyHostToDevice),
               "upload " + t->name, error))
       return false;

@@ -1,5 +1,6 @@
 //===- BundleTest.cpp - manifest.json parsing and validation --------------===//
 #include "runtime/Bundle.h"
+#include "runtime/format/Checksum.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -347,6 +348,14 @@ TEST(Bundle, LoadChecksFiles) {
   }
   EXPECT_TRUE(loadBundle(dir, b, err)) << err;
   EXPECT_EQ(b.path("kernels/k0.cubin"), dir + "/kernels/k0.cubin");
+  // The bytes the module cache loads come from this one read.
+  CubinImages images;
+  ASSERT_TRUE(loadBundle(dir, b, err, &images)) << err;
+  ASSERT_EQ(images.size(), 1u);
+  EXPECT_EQ(std::string(images["kernels/k0.cubin"].bytes.begin(),
+                        images["kernels/k0.cubin"].bytes.end()),
+            "x");
+  EXPECT_EQ(images["kernels/k0.cubin"].checksum, fnv1a64("x", 1));
   EXPECT_FALSE(loadBundle(dir + "/nope", b, err));
   EXPECT_HAS(err, "not a directory");
   json j = validManifest();

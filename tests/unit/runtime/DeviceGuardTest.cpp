@@ -16,10 +16,11 @@ namespace {
 
 int current = 0;
 bool getFails = false, setFails = false;
-int clears = 0;
+int clears = 0, gets = 0;
 std::vector<int> sets;
 
 cudaError_t fakeGet(int *d) {
+  ++gets;
   if (getFails)
     return cudaErrorNoDevice;
   *d = current;
@@ -42,7 +43,7 @@ struct DeviceGuardTest : ::testing::Test {
   void SetUp() override {
     current = 0;
     getFails = setFails = false;
-    clears = 0;
+    clears = gets = 0;
     sets.clear();
   }
 };
@@ -76,10 +77,29 @@ TEST_F(DeviceGuardTest, RestoresWhatACalleeSwitched) {
   current = 2;
   {
     DeviceGuard g(fake);
+    g.assumeSwitched();
     current = 0; // e.g. CudaDriver::open's cudaSetDevice, behind the guard
   }
   EXPECT_EQ(current, 2);
   EXPECT_EQ(sets, (std::vector<int>{2}));
+  EXPECT_EQ(gets, 1);
+}
+
+// An entry point (guard, use, return) asks the current device once, whether
+// it switches or not.
+TEST_F(DeviceGuardTest, OneGetPerGuard) {
+  for (int target : {1, 0}) {
+    current = 1;
+    gets = 0;
+    {
+      DeviceGuard g(fake);
+      std::string error;
+      ASSERT_TRUE(g.use(target, error));
+      ASSERT_TRUE(g.use(target, error));
+    }
+    EXPECT_EQ(gets, 1) << "use(" << target << ")";
+    EXPECT_EQ(current, 1);
+  }
 }
 
 TEST_F(DeviceGuardTest, EarlyReturnRestores) {

@@ -1,10 +1,13 @@
 //===- ModuleCacheTest.cpp - Cubins shared per process and device ---------===//
 //
 // runtime/ModuleCache.h with a fake ModuleLoader (no GPU): modules are
-// counted tokens, so the tests see every load, lookup and unload.
+// counted tokens, so the tests see every load, lookup and unload, and the
+// fake's failures carry driver statuses, which the cache must hand back
+// with their messages.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/ModuleCache.h"
+#include "runtime/format/Checksum.h"
 
 #include <gtest/gtest.h>
 
@@ -20,43 +23,58 @@ namespace {
 struct FakeLoader : ModuleLoader {
   explicit FakeLoader(int dev) : dev_(dev) {}
   int device() const override { return dev_; }
-  bool loadModule(const std::vector<char> &image, const std::string &what, CUmodule &out,
-                  std::string &error) override {
-    if (failLoad) {
-      error = what + ": fake load failure";
-      return false;
+  CUresult loadModule(const std::vector<char> &image, CUmodule &out,
+                      std::string &error) override {
+    if (failLoad != CUDA_SUCCESS) {
+      error = "cuModuleLoadData failed: fake status " + std::to_string(int(failLoad));
+      return failLoad;
     }
     ++loads;
     lastImage = std::string(image.begin(), image.end());
     out = reinterpret_cast<CUmodule>(uintptr_t(++next));
-    return true;
+    return CUDA_SUCCESS;
   }
-  bool getFunction(CUmodule m, const std::string &name, CUfunction &out,
-                   std::string &error) override {
+  CUresult getFunction(CUmodule m, const std::string &name, CUfunction &out,
+                       std::string &error) override {
     if (name == "missing") {
-      error = "entry missing: not found";
-      return false;
+      error = "cuModuleGetFunction failed: CUDA_ERROR_NOT_FOUND (named symbol not found)";
+      return CUDA_ERROR_NOT_FOUND;
     }
     ++lookups;
     out = reinterpret_cast<CUfunction>(reinterpret_cast<uintptr_t>(m) * 1000 + name.size());
-    return true;
+    return CUDA_SUCCESS;
   }
-  bool setMaxDynamicShared(CUfunction, int bytes, std::string &) override {
+  CUresult setMaxDynamicShared(CUfunction, int bytes, std::string &error) override {
+    if (failShared) {
+      error = "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) failed: CUDA_ERROR_INVALID_VALUE "
+              "(invalid argument)";
+      return CUDA_ERROR_INVALID_VALUE;
+    }
     sharedSets.push_back(bytes);
-    return true;
+    return CUDA_SUCCESS;
   }
   void unloadModule(CUmodule) override { ++unloads; }
   int dev_;
-  bool failLoad = false;
+  CUresult failLoad = CUDA_SUCCESS;
+  bool failShared = false;
   int loads = 0, lookups = 0, unloads = 0;
   std::vector<int> sharedSets;
   std::string lastImage;
   static inline int next = 0;
 };
 
+/// What loadBundle hands the cache: bytes and their checksum.
+CubinImage image(const std::string &bytes) {
+  CubinImage i;
+  i.bytes.assign(bytes.begin(), bytes.end());
+  i.checksum = fnv1a64(bytes.data(), bytes.size());
+  return i;
+}
+
 /// A temporary file, removed at the end of the test.
 struct TempFile {
   std::string path;
+  CubinImage image;
   explicit TempFile(const std::string &bytes) {
     char name[] = "/tmp/dmrt-module-cache-XXXXXX";
     int fd = mkstemp(name);
@@ -65,7 +83,10 @@ struct TempFile {
       close(fd);
     write(bytes);
   }
-  void write(const std::string &bytes) { std::ofstream(path, std::ios::binary) << bytes; }
+  void write(const std::string &bytes) {
+    std::ofstream(path, std::ios::binary) << bytes;
+    image = ::image(bytes);
+  }
   ~TempFile() { std::remove(path.c_str()); }
 };
 
@@ -74,14 +95,13 @@ TEST(ModuleCache, TwoInstancesShareOneLoad) {
   FakeLoader a(0), b(0);
   TempFile f("cubin-1");
   CUfunction fa = nullptr, fb = nullptr;
-  bool deviceError = false;
   std::string error;
   {
     ModuleCache ca(a, reg);
-    ASSERT_TRUE(ca.function(f.path, "k", 0, fa, deviceError, error)) << error;
+    ASSERT_EQ(ca.function(f.path, f.image, "k", 0, fa, error), CUDA_SUCCESS) << error;
     {
       ModuleCache cb(b, reg);
-      ASSERT_TRUE(cb.function(f.path, "k", 0, fb, deviceError, error)) << error;
+      ASSERT_EQ(cb.function(f.path, f.image, "k", 0, fb, error), CUDA_SUCCESS) << error;
       EXPECT_EQ(fa, fb);
       EXPECT_EQ(a.loads + b.loads, 1);
       EXPECT_EQ(a.lookups + b.lookups, 1); // the function too is looked up once
@@ -103,24 +123,23 @@ TEST(ModuleCache, KeyedByDeviceAndChecksum) {
   FakeLoader d0(0), d1(1);
   TempFile f("cubin-A");
   CUfunction fn;
-  bool deviceError = false;
   std::string error;
   ModuleCache c0(d0, reg), c1(d1, reg);
-  ASSERT_TRUE(c0.function(f.path, "k", 0, fn, deviceError, error)) << error;
-  ASSERT_TRUE(c1.function(f.path, "k", 0, fn, deviceError, error)) << error;
+  ASSERT_EQ(c0.function(f.path, f.image, "k", 0, fn, error), CUDA_SUCCESS) << error;
+  ASSERT_EQ(c1.function(f.path, f.image, "k", 0, fn, error), CUDA_SUCCESS) << error;
   EXPECT_EQ(d0.loads, 1);
   EXPECT_EQ(d1.loads, 1); // another device: its own module
-  // The file rewritten in place: new bytes, a new module (a fresh cache reads it).
+  // The file rewritten in place: new bytes, a new module (loadBundle read anew).
   f.write("cubin-B");
   ModuleCache c2(d0, reg);
-  ASSERT_TRUE(c2.function(f.path, "k", 0, fn, deviceError, error)) << error;
+  ASSERT_EQ(c2.function(f.path, f.image, "k", 0, fn, error), CUDA_SUCCESS) << error;
   EXPECT_EQ(d0.loads, 2);
   EXPECT_EQ(d0.lastImage, "cubin-B");
   EXPECT_EQ(reg.stats().live, 3u);
   // The same bytes through another spelling of the path: one module.
   std::string other = f.path.substr(0, 5) + "./" + f.path.substr(5);
   ModuleCache c3(d0, reg);
-  ASSERT_TRUE(c3.function(other, "k", 0, fn, deviceError, error)) << error;
+  ASSERT_EQ(c3.function(other, f.image, "k", 0, fn, error), CUDA_SUCCESS) << error;
   EXPECT_EQ(d0.loads, 2);
 }
 
@@ -129,35 +148,54 @@ TEST(ModuleCache, SharedMemoryLimitRaisedOncePerFunction) {
   FakeLoader l(0);
   TempFile f("cubin-S");
   CUfunction fn;
-  bool deviceError = false;
   std::string error;
   ModuleCache a(l, reg), b(l, reg);
-  ASSERT_TRUE(a.function(f.path, "k", 100000, fn, deviceError, error));
-  ASSERT_TRUE(b.function(f.path, "k", 100000, fn, deviceError, error));
-  ASSERT_TRUE(b.function(f.path, "small", 1024, fn, deviceError, error));
+  ASSERT_EQ(a.function(f.path, f.image, "k", 100000, fn, error), CUDA_SUCCESS);
+  ASSERT_EQ(b.function(f.path, f.image, "k", 100000, fn, error), CUDA_SUCCESS);
+  ASSERT_EQ(b.function(f.path, f.image, "small", 1024, fn, error), CUDA_SUCCESS);
   EXPECT_EQ(l.sharedSets, (std::vector<int>{100000}));
 }
 
-TEST(ModuleCache, FailuresTakeNoReference) {
+// Every failure is a driver call's: its status comes back with the call's
+// message, prefixed by the cubin (and entry), and takes no reference.
+TEST(ModuleCache, FailuresReportTheDriverError) {
   ModuleRegistry reg;
   FakeLoader l(0);
   TempFile f("cubin-F");
   CUfunction fn;
-  bool deviceError = false;
   std::string error;
   {
     ModuleCache c(l, reg);
-    EXPECT_FALSE(c.function(f.path + ".absent", "k", 0, fn, deviceError, error));
-    EXPECT_FALSE(deviceError); // unreadable file
-    EXPECT_NE(error.find("cannot open"), std::string::npos) << error;
-    l.failLoad = true;
-    EXPECT_FALSE(c.function(f.path, "k", 0, fn, deviceError, error));
-    EXPECT_TRUE(deviceError);
+    // Not a bundle fault: the harness reports it as a CUDA failure.
+    l.failLoad = CUDA_ERROR_OUT_OF_MEMORY;
+    EXPECT_EQ(c.function(f.path, f.image, "k", 0, fn, error), CUDA_ERROR_OUT_OF_MEMORY);
+    EXPECT_NE(error.find(f.path + ": cuModuleLoadData failed: fake status 2"),
+              std::string::npos)
+        << error;
+    EXPECT_FALSE(moduleErrorIsBundleFault(CUDA_ERROR_OUT_OF_MEMORY));
+    l.failLoad = CUDA_ERROR_NO_BINARY_FOR_GPU; // a cubin for another arch
+    EXPECT_EQ(c.function(f.path, f.image, "k", 0, fn, error), CUDA_ERROR_NO_BINARY_FOR_GPU);
+    EXPECT_TRUE(moduleErrorIsBundleFault(CUDA_ERROR_NO_BINARY_FOR_GPU));
     EXPECT_EQ(reg.stats().live, 0u);
-    l.failLoad = false;
-    ASSERT_TRUE(c.function(f.path, "k", 0, fn, deviceError, error)) << error;
-    EXPECT_FALSE(c.function(f.path, "missing", 0, fn, deviceError, error));
-    EXPECT_NE(error.find("entry missing"), std::string::npos) << error;
+    EXPECT_EQ(c.loaded(), 0u);
+    l.failLoad = CUDA_SUCCESS;
+    ASSERT_EQ(c.function(f.path, f.image, "k", 0, fn, error), CUDA_SUCCESS) << error;
+    EXPECT_EQ(c.function(f.path, f.image, "missing", 0, fn, error), CUDA_ERROR_NOT_FOUND);
+    EXPECT_NE(error.find(f.path + ", entry missing: cuModuleGetFunction failed: "
+                                  "CUDA_ERROR_NOT_FOUND (named symbol not found)"),
+              std::string::npos)
+        << error;
+    EXPECT_TRUE(moduleErrorIsBundleFault(CUDA_ERROR_NOT_FOUND));
+    // Whatever the requested size, a failed attribute call is reported as such.
+    l.failShared = true;
+    EXPECT_EQ(c.function(f.path, f.image, "big", 200000, fn, error), CUDA_ERROR_INVALID_VALUE);
+    EXPECT_NE(error.find("entry big: dynamic shared memory of 200000 bytes: "
+                         "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) failed: "
+                         "CUDA_ERROR_INVALID_VALUE (invalid argument)"),
+              std::string::npos)
+        << error;
+    l.failShared = false;
+    ASSERT_EQ(c.function(f.path, f.image, "big", 200000, fn, error), CUDA_SUCCESS) << error;
   }
   EXPECT_EQ(reg.stats().live, 0u);
   EXPECT_EQ(l.unloads, 1);
@@ -172,9 +210,8 @@ TEST(ModuleCache, ThreadsOpeningTogetherLoadOnce) {
   ModuleCache holder(l, reg);
   {
     CUfunction fn;
-    bool deviceError = false;
-    std::string error;
-    ASSERT_TRUE(holder.function(f.path, "k", 0, fn, deviceError, error)) << error;
+      std::string error;
+    ASSERT_EQ(holder.function(f.path, f.image, "k", 0, fn, error), CUDA_SUCCESS) << error;
   }
   std::vector<std::thread> threads;
   int ok[8] = {};
@@ -183,9 +220,8 @@ TEST(ModuleCache, ThreadsOpeningTogetherLoadOnce) {
       for (int i = 0; i < 50; ++i) {
         ModuleCache c(l, reg);
         CUfunction fn;
-        bool deviceError = false;
-        std::string error;
-        ok[t] += c.function(f.path, "k", 0, fn, deviceError, error);
+              std::string error;
+        ok[t] += c.function(f.path, f.image, "k", 0, fn, error) == CUDA_SUCCESS;
       }
     });
   for (std::thread &t : threads)

@@ -1,6 +1,12 @@
-//===- RunSupport.h - dmc-run's device buffers and CUDA checks -----*- C++ -*-===//
-#ifndef DMRT_TOOLS_RUNSUPPORT_H
-#define DMRT_TOOLS_RUNSUPPORT_H
+//===- LayerBuffers.h - Device buffers for a layer's caller tensors -*- C++ -*-===//
+//
+// Header-only helpers over the C++ API (runtime/dmrt.hpp) for programs that
+// allocate a layer's caller buffers themselves: dmc-run and the whole-step
+// GPU tests (tests/gpu/WholeStep*.cpp). Link libdmrt (dmrt-c) and cudart.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMRT_LAYERBUFFERS_H
+#define DMRT_LAYERBUFFERS_H
 
 #include "runtime/dmrt.hpp"
 
@@ -11,6 +17,7 @@
 
 namespace dmrt {
 
+/// "what: cudaErrorX (description)" into `error` unless e == cudaSuccess.
 inline bool cudaOk(cudaError_t e, const std::string &what, std::string &error) {
   if (e == cudaSuccess)
     return true;
@@ -18,6 +25,7 @@ inline bool cudaOk(cudaError_t e, const std::string &what, std::string &error) {
   return false;
 }
 
+/// "what: DMRT_ERROR_X: message" into `error` unless `s` is DMRT_OK.
 inline bool statusOk(const Status &s, const std::string &what, std::string &error) {
   if (s)
     return true;
@@ -60,4 +68,4 @@ private:
 
 } // namespace dmrt
 
-#endif // DMRT_TOOLS_RUNSUPPORT_H
+#endif // DMRT_LAYERBUFFERS_H
