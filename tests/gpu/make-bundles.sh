@@ -6,6 +6,7 @@
 #                                    (every element checked; ctest -L gpu)
 #   gpu-bundles/bert-large.dmlib     full size, with sampled references (65536
 #                                    per output)
+#   gpu-bundles/compare/bert-large-noepi.dmlib  the same, --no-epilogues (timed, not checked)
 #   gpu-bundles/sweep/*.dmlib        bert-large under --config-index 0..7 and the
 #                                    defaults, no references (timing sweep)
 #   gpu-bundles/sweep-small/*.dmlib  two small examples under --config-index
@@ -51,7 +52,7 @@ out=gpu-bundles
 models=$(mktemp -d)
 trap 'rm -rf "$models"' EXIT
 rm -rf "$out" gpu-deps
-mkdir -p "$out/wholestep" gpu-deps/include gpu-deps/share/cmake
+mkdir -p "$out/wholestep" "$out/compare" gpu-deps/include gpu-deps/share/cmake
 ! $sweeps || mkdir -p "$out/sweep" "$out/sweep-small"
 cp -r /usr/include/nlohmann gpu-deps/include/
 cp -r /usr/share/cmake/nlohmann_json gpu-deps/share/cmake/
@@ -88,6 +89,8 @@ echo "make-bundles: bert-large (full size, references)"
 # 65536 samples per output (odd stride: every lane) keep the carried bundles
 # under the device's 64 MiB.
 compile examples/bert-large.json "$out/bert-large.dmlib" --reference --reference-samples 65536
+echo "make-bundles: bert-large without cuBLASLt epilogues (the comparison for --bench)"
+compile examples/bert-large.json "$out/compare/bert-large-noepi.dmlib" --no-epilogues
 $sweeps && for n in 0 1 2 3 4 5 6 7; do
   echo "make-bundles: sweep configuration $n"
   compile examples/bert-large.json "$out/sweep/bert-large-c$n.dmlib" --config-index "$n"

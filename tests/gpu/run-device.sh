@@ -164,6 +164,12 @@ done 2>&1 | tee -a "$OUT/checks.txt"
 if ! $checks_only && [ -d gpu-bundles/bert-large.dmlib ]; then
   $run gpu-bundles/bert-large.dmlib --bench --reps 50 2>&1 | tee -a "$OUT/bert-large.txt" ||
     fail "dmc-run --bench bert-large: exit $?"
+  # The same step with bias and bias-gradient kernels instead of epilogues.
+  if [ -d gpu-bundles/compare/bert-large-noepi.dmlib ]; then
+    echo "== bert-large --no-epilogues" | tee -a "$OUT/bert-large.txt"
+    $run gpu-bundles/compare/bert-large-noepi.dmlib --bench --reps 50 2>&1 | tee -a "$OUT/bert-large.txt" ||
+      fail "dmc-run --bench bert-large --no-epilogues: exit $?"
+  fi
 fi
 # Configuration sweep: the same model compiled with --config-index N.
 if ! $checks_only && [ -d gpu-bundles/sweep ]; then
