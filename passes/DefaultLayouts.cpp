@@ -192,6 +192,19 @@ bool LayoutChooser::fix(dm::ContractOp c) {
   for (int n = 0; n < 3; ++n)
     perms[n] = orders(groupsIn[n].size());
 
+  // The contraction's own spec, built once; each candidate only relays it.
+  const dmcgen::Contraction base = layout::contractionOf(c);
+  llvm::DenseMap<char, int64_t> extent;
+  for (Value v : vs)
+    for (auto [ch, size] : llvm::zip(tensorOf(v).getNames(), tensorOf(v).getShape()))
+      extent[ch] = size;
+  auto layoutAs = [&](const std::string &dims) {
+    dmcgen::TensorLayout l{dims, {}};
+    for (char ch : dims)
+      l.sizes.push_back(extent.lookup(ch));
+    return l;
+  };
+
   double best = 1e300;
   std::string bestWant[3];
   llvm::DenseMap<Value, std::string> bestMoves;
@@ -211,13 +224,10 @@ bool LayoutChooser::fix(dm::ContractOp c) {
             for (const auto &pb : perms[1])
               for (const auto &pd : perms[2]) {
                 std::string want[3] = {build(0, pa), build(1, pb), build(2, pd)};
-                dmcgen::Contraction spec = layout::contractionOf(c);
-                dmcgen::TensorLayout *ls[3] = {&spec.a, &spec.b, &spec.d};
-                for (int n = 0; n < 3; ++n) {
-                  auto t = tensorOf(vs[n]).permutedTo(want[n]);
-                  *ls[n] = {want[n], std::vector<int64_t>(t.getShape().begin(),
-                                                          t.getShape().end())};
-                }
+                dmcgen::Contraction spec = base;
+                spec.a = layoutAs(want[0]);
+                spec.b = layoutAs(want[1]);
+                spec.d = layoutAs(want[2]);
                 dmrt::GemmDescriptor g;
                 std::string why;
                 if (!dmcgen::mapContraction(spec, g, why))
