@@ -46,10 +46,12 @@ def draw_seed(device):
     then advanced (no host synchronisation); torch.randint on the generator where the
     offset API is missing (PyTorch < 2.1)."""
     gen = torch.cuda.default_generators[device.index]
-    if hasattr(gen, "get_offset") and hasattr(gen, "set_offset"):
+    try:
         offset = gen.get_offset()
         gen.set_offset(offset + 4)
         return gen.initial_seed() % 2**64, offset // 4
+    except (AttributeError, RuntimeError):
+        pass
     return int(torch.randint(0, 2**62, (1,), device=device).item()), 0
 
 
