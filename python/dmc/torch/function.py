@@ -90,6 +90,7 @@ class LayerFunction(torch.autograd.Function):
         try:
             want = T.torch_dtype(run.output_desc)
             dy = dy.to(want).contiguous()
+            dy = dy.clone() if dy.data_ptr() % 256 else dy
             handle.bind(run.pool.dy_desc, dy.data_ptr(), dy.numel() * dy.element_size())
             grads = {}
             for group in T.group_by_buffer(run.grad_descs):

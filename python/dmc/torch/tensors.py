@@ -5,7 +5,8 @@ Errors name the tensor, what was given and what the bundle needs:
   ValueError  another shape (with the bundle's dimension letters)
   ValueError  a tensor on the CPU or another device
 Non-contiguous inputs are copied to a contiguous tensor (the runtime reads row-major
-memory); integer lengths of another integer dtype (int64) are converted to int32.
+memory), as are inputs not 256-byte aligned (a slice of a larger tensor); integer
+lengths of another integer dtype (int64) are converted to int32.
 """
 
 import torch
@@ -41,7 +42,8 @@ def check_input(desc, value, device):
                          f"(move it with .to('{device}'))")
     if value.dtype != want:
         value = value.to(want)
-    return value.contiguous()
+    value = value.contiguous()
+    return value.clone() if value.data_ptr() % 256 else value  # the runtime's alignment
 
 
 def check_parameter(desc, value, device):
