@@ -29,28 +29,32 @@ class Run:
         self.output_desc, self.grad_descs = output_desc, grad_descs
 
 
-def run_inference(run, inputs, params):
-    """An inference forward (no autograd): the inference plan's arena, freed after."""
+def _forward(run, inputs, params, mode):
+    """Runs a forward of `mode` on an instance from the pool with a fresh arena from
+    PyTorch's allocator: (instance, arena, y). The instance is released on failure."""
     handle = run.pool.acquire()
     try:
-        arena = torch.empty(handle.arena_bytes(_dmrt.MODE_INFERENCE), dtype=torch.uint8,
-                            device=run.device)
+        arena = torch.empty(handle.arena_bytes(mode), dtype=torch.uint8, device=run.device)
         handle.set_arena(arena.data_ptr(), arena.numel())
-        y = _bind_forward(run, handle, inputs, params)
-        handle.forward(stream_of(run.device), _dmrt.MODE_INFERENCE)
-        return y
-    finally:
+        for desc, t in zip(run.input_descs, inputs):
+            T.bind(handle, desc, t)
+        run.pool.bind_parameters(handle, run.param_descs, params)
+        y = torch.empty(run.output_desc.shape, dtype=T.torch_dtype(run.output_desc),
+                        device=run.device)
+        T.bind(handle, run.output_desc, y)
+        handle.set_seed(*run.seed)
+        handle.forward(stream_of(run.device), mode)
+    except BaseException:
         run.pool.release(handle)
+        raise
+    return handle, arena, y
 
 
-def _bind_forward(run, handle, inputs, params):
-    for desc, t in zip(run.input_descs, inputs):
-        T.bind(handle, desc, t)
-    run.pool.bind_parameters(handle, run.param_descs, params)
-    y = torch.empty(run.output_desc.shape, dtype=T.torch_dtype(run.output_desc),
-                    device=run.device)
-    T.bind(handle, run.output_desc, y)
-    handle.set_seed(*run.seed)
+def run_inference(run, inputs, params):
+    """An inference forward (no autograd): the inference plan's arena, freed after (the
+    allocator reuses it only for work queued later on this stream)."""
+    handle, _, y = _forward(run, inputs, params, _dmrt.MODE_INFERENCE)
+    run.pool.release(handle)
     return y
 
 
@@ -61,16 +65,7 @@ class LayerFunction(torch.autograd.Function):
     def forward(ctx, run, *tensors):
         n = len(run.input_descs)
         inputs, params = tensors[:n], tensors[n:]
-        handle = run.pool.acquire()
-        try:
-            arena = torch.empty(handle.arena_bytes(_dmrt.MODE_TRAIN), dtype=torch.uint8,
-                                device=run.device)
-            handle.set_arena(arena.data_ptr(), arena.numel())
-            y = _bind_forward(run, handle, inputs, params)
-            handle.forward(stream_of(run.device), _dmrt.MODE_TRAIN)
-        except BaseException:
-            run.pool.release(handle)
-            raise
+        handle, arena, y = _forward(run, inputs, params, _dmrt.MODE_TRAIN)
         ctx.run, ctx.handle, ctx.arena = run, handle, arena
         # The runtime's backward reads the bound inputs and parameters again: keep them,
         # and let autograd check that nothing changed them in place before backward.
