@@ -216,9 +216,10 @@ def module_case(bundles, plant):
     ok = torch.allclose(x1.grad, x1b.grad, rtol=1e-5, atol=1e-6) and x2.grad is not None
     print(f"  two pending forwards: x.grad as alone {'ok' if ok else 'FAIL'}")
     failures += [] if ok else ["two pending forwards"]
-    # eval(): the inference plan's arena, same kernels: y as in train()
+    # eval(): DMRT_MODE_INFERENCE in the inference plan's arena, same kernels: y as a
+    # training forward (autograd on: DMRT_MODE_TRAIN) gives it
+    y_train = stack(x, memory=mem, memory_lengths=lens).detach()
     with torch.no_grad():
-        y_train = stack(x, memory=mem, memory_lengths=lens)
         y_eval = stack.eval()(x, memory=mem, memory_lengths=lens)
     ok = torch.allclose(y_train, y_eval, rtol=1e-6, atol=1e-6)
     print(f"  eval() y equals train() y (no dropout): {'ok' if ok else 'FAIL'}")
