@@ -25,6 +25,8 @@
 #   gpu-bundles/torch/NAME-nodrop.{json,dmlib} bert-large and gpt2-medium at
 #                                    full size without dropout: dmc-run's step
 #                                    against PyTorch in fp32 (torch_check.py)
+#   gpu-bundles/torch-module/        small bundles of the dmc.torch GPU tests
+#                                    (make-torch-bundles.sh says which; ~4 MiB)
 #   gpu-bundles/wholestep/other-arch/ encoder-dropout compiled for sm_80: the
 #                                    runtime must refuse to open it on an
 #                                    H100/H200 (DMRT_ERROR_ARCH)
@@ -152,4 +154,6 @@ done
 mkdir -p "$out/wholestep/other-arch"
 compile "$models/encoder-dropout.json" "$out/wholestep/other-arch/encoder-dropout-sm80.dmlib" \
   --arch sm_80
+# dmc.torch (python/dmc): HF comparisons, dropout statistics, the module.
+"$(dirname "$0")/make-torch-bundles.sh" "$build"
 du -sh "$out" gpu-deps  # the device run carries at most 64 MiB

@@ -159,6 +159,18 @@ for m in gpu-bundles/torch/*-nodrop.json; do
   [ $rc -eq 1 ] || fail "torch_check $name did not catch a planted fault: exit $rc"
   rm -f "$res"
 done 2>&1 | tee -a "$OUT/checks.txt"
+# dmc.torch (python/dmc, through build-gpu's libdmrt.so): the Layer against
+# transformers' BertLayer / GPT2Block in fp32 and bf16 (y and every gradient, worst
+# error per tensor), dropout statistics and seeds, the module's errors and a Stack
+# (also in ctest -L gpu, gpu.torch.*, with planted faults; printed here in full).
+if [ -d gpu-bundles/torch-module ]; then
+  for c in hf-bert-f32 hf-bert-bf16 hf-gpt2-f32 hf-gpt2-bf16 dropout module; do
+    DMC_LIBDMRT=build-gpu/runtime/libdmrt.so python3 tests/gpu/torch_module_check.py "$c" \
+      --bundles gpu-bundles/torch-module || fail "dmc.torch $c: exit $?"
+  done
+else
+  fail "no gpu-bundles/torch-module (run tests/gpu/make-bundles.sh)"
+fi 2>&1 | tee -a "$OUT/checks.txt"
 # bert-large's whole training step timed (with and without CUDA graphs,
 # the sum of its steps' own times, launch overhead).
 if ! $checks_only && [ -d gpu-bundles/bert-large.dmlib ]; then

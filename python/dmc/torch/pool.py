@@ -1,0 +1,71 @@
+"""Runtime instances of one bundle, handed out one per pending forward.
+
+A dmrt layer instance keeps one forward's saved activations until its backward, so each
+forward in flight needs its own instance; the pool opens another when all are busy
+(cubins are loaded once per process: docs/runtime-api.md, "Several instances"). Each
+instance remembers what it has bound, so an unchanged parameter is not bound again.
+"""
+
+import json
+import os
+
+from .. import _dmrt
+from . import tensors as T
+
+
+def forward_dropout_kernels(bundle_path):
+    """Names of the bundle's forward kernels that apply dropout.
+
+    The manifest does not record the model's dropout rates; the compiler creates dropout
+    ops only for p > 0 and names each fused kernel after its ops (e.g.
+    `bias_dropout_add_layernorm`), so a forward kernel whose name holds "dropout" is one.
+    """
+    with open(os.path.join(bundle_path, "manifest.json")) as f:
+        manifest = json.load(f)
+    return [k["name"] for k in manifest.get("kernels", [])
+            if k.get("phase") != "backward" and "dropout" in k.get("name", "")]
+
+
+class Pool:
+    def __init__(self, bundle_path, device, flags):
+        self.path, self.device, self.flags = bundle_path, device, flags
+        index = device.index if device.type == "cuda" else 0
+        self.device_index = 0 if index is None else index
+        first = _dmrt.Handle(bundle_path, flags, self.device_index)
+        self.tensors, self.model = first.tensors, first.model
+        self.device_name = first.device_name
+        self.dropout_kernels = forward_dropout_kernels(bundle_path)
+        self.dy_desc = next((d for d in self.tensors if d.role == "grad_output"), None)
+        self._free = [first]
+
+    @property
+    def validate_only(self):
+        return bool(self.flags & _dmrt.OPEN_VALIDATE_ONLY)
+
+    def arena_bytes(self, mode):
+        handle = self.acquire()
+        try:
+            return handle.arena_bytes(mode)
+        finally:
+            self.release(handle)
+
+    def acquire(self):
+        if self._free:
+            return self._free.pop()
+        return _dmrt.Handle(self.path, self.flags, self.device_index)
+
+    def release(self, handle):
+        self._free.append(handle)
+
+    def bind_parameters(self, handle, descs, params):
+        bound = handle.bound  # name -> pointer last bound on this instance
+        for desc, p in zip(descs, params):
+            ptr = p.data_ptr()
+            if bound.get(desc.name) != ptr:
+                T.bind(handle, desc, p)
+                bound[desc.name] = ptr
+
+    def close(self):
+        for handle in self._free:
+            handle.close()
+        self._free = []

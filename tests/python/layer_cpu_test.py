@@ -1,0 +1,216 @@
+#!/usr/bin/python3
+"""dmc.torch without a GPU: bundles opened validate-only (names, shapes, parameters,
+state_dict, errors). Usage: layer_cpu_test.py --dmc BUILD/bin/dmc [unittest args]
+
+Compiles small bundles with the given dmc into a temporary folder: the tiny encoder of
+tests/lit/dmc/Inputs (key padding), the same with dropout, and a two-layer decoder stack.
+libdmrt.so is found as dmc._dmrt says (ctest sets DMC_LIBDMRT).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import dmc.torch as dt  # noqa: E402
+from dmc.torch import tensors as T  # noqa: E402
+from dmc.torch.config import ModelConfig  # noqa: E402
+
+TINY = os.path.join(ROOT, "tests", "lit", "dmc", "Inputs", "tiny-encoder.json")
+DMC = None
+WORK = None
+
+
+def compile_model(name, model):
+    path = os.path.join(WORK, name + ".json")
+    with open(path, "w") as f:
+        json.dump(model, f)
+    out = os.path.join(WORK, name + ".dmlib")
+    subprocess.run([DMC, "compile", path, "-o", out], check=True, stdout=subprocess.DEVNULL)
+    return path, out
+
+
+def setUpModule():
+    global WORK, MODELS
+    WORK = tempfile.mkdtemp(prefix="dmc-py-")
+    with open(TINY) as f:
+        tiny = json.load(f)
+    MODELS = {
+        "tiny": compile_model("tiny", tiny),
+        "tiny-drop": compile_model("tiny-drop", dict(tiny, dropout=0.1)),
+        "stack": compile_model("stack", {"kind": "decoder", "batch": 2, "seq": 3,
+                                         "memory_seq": 4, "hidden": 8, "heads": 2, "ffn": 6,
+                                         "layers": 2, "dtype": "bf16"}),
+    }
+
+
+def tearDownModule():
+    shutil.rmtree(WORK, ignore_errors=True)
+
+
+class Names(unittest.TestCase):
+    def test_names_and_shapes_follow_the_model(self):
+        for key in ("tiny", "stack"):
+            model, bundle = MODELS[key]
+            layer = dt.Stack(bundle) if key == "stack" else dt.Layer(bundle)
+            want = ModelConfig.load(model).parameter_shapes()
+            got = {n: tuple(t.shape) for n, t in layer.state_dict().items()}
+            self.assertEqual(got, want)
+            self.assertEqual({n for n, _ in layer.named_parameters()}, set(want))
+        self.assertEqual(dt.Layer(MODELS["tiny"][1]).input_names, ["x", "lengths"])
+        stack = dt.Stack(MODELS["stack"][1])
+        self.assertEqual(stack.input_names, ["x", "memory"])
+        self.assertEqual(stack.num_layers, 2)
+        self.assertIn("cross.wk", stack.layer_names(1))
+        self.assertEqual(stack.dtype, torch.bfloat16)
+        self.assertTrue(all(p.dtype == torch.bfloat16 for p in stack.parameters()))
+
+    def test_stack_refuses_a_single_layer(self):
+        with self.assertRaisesRegex(ValueError, "not a stack .*layer<n>"):
+            dt.Stack(MODELS["tiny"][1])
+
+    def test_stacked_parameters_share_one_allocation(self):
+        layer = dt.Layer(MODELS["tiny"][1])
+        sd = layer.state_dict()
+        size = sd["attn.wq"].element_size()
+        self.assertEqual(sd["attn.wk"].data_ptr() - sd["attn.wq"].data_ptr(),
+                         sd["attn.wq"].numel() * size)
+        # moved out of its buffer: copied back in (same values) before a run
+        wk = layer.attn.wk.detach().clone()
+        layer.attn.wk.data = wk.clone()
+        params = dict(zip([d.name for d in layer.param_descs], layer._parameters_for_run()))
+        self.assertEqual(params["attn.wk"].data_ptr() - params["attn.wq"].data_ptr(),
+                         wk.numel() * size)
+        self.assertTrue(torch.equal(params["attn.wk"], wk))
+
+
+class Parameters(unittest.TestCase):
+    def test_init_matches_the_reference_layer_and_nn_linear_ranges(self):
+        model, bundle = MODELS["tiny"]
+        torch.manual_seed(3)
+        layer = dt.Layer(bundle)
+        torch.manual_seed(3)
+        ref = dt.reference_layer(model)
+        for name, value in layer.state_dict().items():
+            self.assertTrue(torch.equal(value, ref.state_dict()[name]), name)
+        sd = layer.state_dict()
+        self.assertTrue(torch.all(sd["ln1.gamma"] == 1) and torch.all(sd["ln2.beta"] == 0))
+        for name, fan_in in (("attn.wq", 8), ("attn.bq", 8), ("attn.wo", 8), ("ffn.w2", 6),
+                             ("ffn.b2", 6), ("ffn.w1", 8)):
+            bound = fan_in ** -0.5
+            self.assertLessEqual(sd[name].abs().max().item(), bound, name)
+            self.assertGreater(sd[name].abs().max().item(), 0.5 * bound, name)
+        torch.manual_seed(4)
+        other = dt.Layer(bundle)
+        self.assertFalse(torch.equal(other.attn.wq, layer.attn.wq))
+
+    def test_state_dict_round_trip(self):
+        model, bundle = MODELS["tiny"]
+        a, b = dt.Layer(bundle), dt.Layer(bundle)
+        b.load_state_dict(a.state_dict())
+        for name, value in a.state_dict().items():
+            self.assertTrue(torch.equal(b.state_dict()[name], value), name)
+        ref = dt.reference_layer(model)
+        b.load_state_dict(ref.state_dict())  # the reference layer's names and shapes
+        self.assertTrue(torch.equal(b.attn.wv, ref.attn.wv))
+        wq = b.attn.wq.data_ptr()
+        b.load_state_dict(a.state_dict())  # in place: stacked buffers stay put
+        self.assertEqual(b.attn.wq.data_ptr(), wq)
+        bad = dict(a.state_dict(), **{"attn.wq": torch.zeros(8, 2, 4)})
+        with self.assertRaisesRegex(RuntimeError, "attn.wq"):
+            b.load_state_dict(bad)
+
+
+class Errors(unittest.TestCase):
+    def test_missing_bundle(self):
+        with self.assertRaisesRegex(FileNotFoundError, "no-such.dmlib.*no such directory"):
+            dt.Layer(os.path.join(WORK, "no-such.dmlib"))
+
+    def test_truncated_and_missing_manifest(self):
+        broken = os.path.join(WORK, "broken.dmlib")
+        shutil.copytree(MODELS["tiny"][1], broken)
+        manifest = os.path.join(broken, "manifest.json")
+        with open(manifest) as f:
+            text = f.read()
+        with open(manifest, "w") as f:
+            f.write(text[: len(text) // 2])
+        with self.assertRaises(dt.DmrtError) as e:
+            dt.Layer(broken)
+        self.assertEqual(e.exception.status, "DMRT_ERROR_BUNDLE")
+        self.assertIn("manifest.json", str(e.exception))
+        os.remove(manifest)
+        with self.assertRaisesRegex(dt.DmrtError, "DMRT_ERROR_BUNDLE.*manifest"):
+            dt.Layer(broken)
+
+    def test_inputs(self):
+        layer = dt.Layer(MODELS["tiny"][1])
+        x, lengths = torch.zeros(2, 3, 8), torch.tensor([3, 1], dtype=torch.int32)
+        with self.assertRaisesRegex(ValueError, "input 'lengths' is missing.*'x', 'lengths'"):
+            layer(x)
+        with self.assertRaisesRegex(ValueError, "'memory' is not an input"):
+            layer(x, lengths=lengths, memory=x)
+        with self.assertRaisesRegex(ValueError, r"'x': shape \(2, 3, 7\), the bundle needs "
+                                                r"\(2, 3, 8\) \[b, j, i\]"):
+            layer(torch.zeros(2, 3, 7), lengths=lengths)
+        with self.assertRaisesRegex(TypeError, "'x': dtype torch.float64, the bundle needs "
+                                               "torch.float32"):
+            layer(x.double(), lengths=lengths)
+        with self.assertRaisesRegex(TypeError, "'lengths': dtype torch.float32.*integer"):
+            layer(x, lengths=lengths.float())
+        with self.assertRaisesRegex(TypeError, "'x': expected a torch.Tensor, got list"):
+            layer([1.0], lengths=lengths)
+        with self.assertRaisesRegex(RuntimeError, "opened without a CUDA device"):
+            layer(x, lengths=lengths)
+
+    def test_cpu_tensor_noncontiguous_and_int64_lengths(self):
+        desc = {d.name: d for d in dt.Layer(MODELS["tiny"][1]).input_descs}
+        cuda = torch.device("cuda", 0)
+        with self.assertRaisesRegex(ValueError, "input 'x' is on the CPU; the layer runs on "
+                                                "cuda:0"):
+            T.check_input(desc["x"], torch.zeros(2, 3, 8), cuda)
+        cpu = torch.device("cpu")
+        t = torch.arange(48.0).view(2, 8, 3).transpose(1, 2)
+        got = T.check_input(desc["x"], t, cpu)
+        self.assertTrue(got.is_contiguous() and torch.equal(got, t))
+        lengths = T.check_input(desc["lengths"], torch.tensor([3, 1]), cpu)
+        self.assertEqual(lengths.dtype, torch.int32)
+
+    def test_eval_needs_a_bundle_without_dropout(self):
+        model, bundle = MODELS["tiny-drop"]
+        layer = dt.Layer(bundle).eval()
+        self.assertTrue(layer.has_dropout and not dt.Layer(MODELS["tiny"][1]).has_dropout)
+        x, lengths = torch.zeros(2, 3, 8), torch.tensor([3, 1], dtype=torch.int32)
+        with self.assertRaisesRegex(RuntimeError, "eval\\(\\) needs dropout off.*eval_bundle"):
+            layer(x, lengths=lengths)
+        paired = dt.Layer(bundle, eval_bundle=MODELS["tiny"][1]).eval()
+        with self.assertRaisesRegex(RuntimeError, "opened without a CUDA device"):
+            paired(x, lengths=lengths)  # got past the dropout check
+        with self.assertRaisesRegex(ValueError, "eval_bundle .*has dropout kernels"):
+            dt.Layer(bundle, eval_bundle=bundle)
+        with self.assertRaisesRegex(ValueError, "eval_bundle .*differ"):
+            dt.Layer(bundle, eval_bundle=MODELS["stack"][1])
+
+    def test_library_not_found(self):
+        code = "import dmc.torch as d; d.Layer(%r)" % MODELS["tiny"][1]
+        env = dict(os.environ, DMC_LIBDMRT=os.path.join(WORK, "nowhere", "libdmrt.so"),
+                   PYTHONPATH=os.path.join(ROOT, "python"))
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("LibraryNotFound: cannot load libdmrt.so from", r.stderr)
+        self.assertIn("nowhere/libdmrt.so (DMC_LIBDMRT)", r.stderr)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3 or sys.argv[1] != "--dmc":
+        sys.exit("usage: layer_cpu_test.py --dmc PATH/TO/dmc [unittest args]")
+    DMC = sys.argv[2]
+    unittest.main(argv=[sys.argv[0]] + sys.argv[3:], verbosity=2)
