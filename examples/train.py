@@ -129,15 +129,15 @@ def device_check(spec, bundle, device):
     return ok and caught
 
 
-def run_pair(spec, bundle, device, args):
+def run_pair(spec, bundle, device, args, eval_bundle=None):
     """Trains the reference model and (unless --reference-only) the dmc model from the
-    same initial weights; returns {label: losses}."""
+    same initial weights; returns {label: losses} (and "... eval": [eval_loss])."""
     torch.manual_seed(args.seed)
     reference = tm.build(spec, device)
     tm.initialize(reference, seed=args.seed)
     curves = {}
     if bundle is not None:
-        compiled = tm.build(spec, device, bundle)
+        compiled = tm.build(spec, device, bundle, eval_bundle)
         tm.copy_weights(reference, compiled)
         curves["dmc"], seconds = train(compiled, args.steps, args.lr, spec, device)
         print(f"train: dmc {spec.dtype_name} dropout {spec.dropout:g}: {args.steps} steps "
@@ -159,8 +159,9 @@ def plot(runs, path, steps):
     for (label, losses), color in zip(runs.items(), ("C0", "C1", "C2", "C3")):
         smooth = [sum(losses[max(0, i - 19):i + 1]) / len(losses[max(0, i - 19):i + 1])
                   for i in range(len(losses))]
+        style = "--" if label.startswith("PyTorch") else "-"  # overlapping curves stay visible
         ax.plot(losses, color=color, alpha=0.2, linewidth=0.8)
-        ax.plot(smooth, color=color, label=f"{label} (final {final(losses):.4f})")
+        ax.plot(smooth, color=color, linestyle=style, label=f"{label} (final {final(losses):.4f})")
     ax.axhline(tm.bayes_loss(), color="gray", linestyle="--", label=f"task floor {tm.bayes_loss():.4f}")
     ax.axhline(math.log(tm.VOCAB), color="gray", linestyle=":", label=f"ln {tm.VOCAB} (no attention)")
     ax.set(xlabel="step", ylabel="cross-entropy (nats/token)", xlim=(0, steps),
@@ -268,7 +269,7 @@ def main(argv=None):
               f"{100 * rel:.2f}% (limit {100 * TOLERANCE:g}%): {'PASS' if verdict else 'FAIL'}")
     if dropout_spec is not None:
         drop = run_pair(dropout_spec, os.path.join(args.bundles, "encoder-dropout.dmlib"),
-                        device, args)
+                        device, args, eval_bundle=bundle)
         label_dmc, label_ref = f"dmc dropout {args.dropout:g}", f"PyTorch dropout {args.dropout:g}"
         runs[label_dmc], runs[label_ref] = drop["dmc"], drop["PyTorch"]
         if not judge(runs, args.steps, label_dmc):

@@ -89,8 +89,11 @@ class TokenModel(nn.Module):
         return self.head(self.norm(h.float()))
 
 
-def build(spec, device, bundle=None):
-    """The model with dmc layers from `bundle`, or with reference layers when it is None."""
+def build(spec, device, bundle=None, eval_bundle=None):
+    """The model with dmc layers from `bundle`, or with reference layers when it is None.
+
+    `eval_bundle`: for a bundle with dropout, the same layer compiled without it, which
+    dmc's layers run in eval() (the runtime's inference mode keeps a bundle's dropout)."""
     import dmc.torch  # python/dmc: the compiled layer and its plain-PyTorch reference
 
     if bundle is None:
@@ -98,7 +101,7 @@ def build(spec, device, bundle=None):
                   for _ in range(LAYERS)]
     else:  # dmc's layers live on the current CUDA device (set by the caller)
         spec.check_bundle(bundle)
-        layers = [dmc.torch.Layer(bundle) for _ in range(LAYERS)]
+        layers = [dmc.torch.Layer(bundle, eval_bundle=eval_bundle) for _ in range(LAYERS)]
     model = TokenModel(layers, spec)
     for part in (model.embed, model.norm, model.head):
         part.to(device)
