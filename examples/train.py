@@ -88,18 +88,10 @@ def grads_of(model, tokens, targets):
 
 def compare_grads(got, want, rtol):
     """{name: message} for every gradient whose max |got - want| exceeds rtol x its scale
-    (or is not finite). The scale is the tensor's max |want|, except for a key bias
-    (`attn.bk`): its gradient is zero by construction (the softmax over keys ignores a
-    constant added to every score), so it is measured against the query bias's scale."""
-    bad = {}
-    for name, ref in want.items():
-        err = (got[name] - ref).abs().max().item()
-        scale = ref.abs().max().item()
-        if name.endswith("attn.bk"):
-            scale = max(scale, want[name[:-1] + "q"].abs().max().item())
-        if not (math.isfinite(err) and err <= rtol * scale):
-            bad[name] = f"{name} ({err:.2e} > {rtol:g} x {scale:.2e})"
-    return bad
+    (train_model.gradient_errors) or is not finite."""
+    return {name: f"{name} ({err:.2e} > {rtol:g} x {scale:.2e})"
+            for name, (err, scale) in tm.gradient_errors(got, want).items()
+            if not (math.isfinite(err) and err <= rtol * scale)}
 
 
 def device_check(spec, bundle, device):

@@ -153,3 +153,17 @@ def bayes_loss():
     right = 1.0 - NOISE + NOISE / VOCAB
     wrong = NOISE / VOCAB
     return -(right * math.log(right) + (VOCAB - 1) * wrong * math.log(wrong))
+
+
+def gradient_errors(got, want):
+    """{name: (max |got - want|, scale)} for every gradient in `want`. The scale is the
+    tensor's max |want|, except for a key bias (`attn.bk`): its gradient is zero by
+    construction (the softmax over keys ignores a constant added to every score), so
+    it is measured against the query bias's scale, as tests/oracle does."""
+    out = {}
+    for name, ref in want.items():
+        scale = ref.abs().max().item()
+        if name.endswith("attn.bk"):
+            scale = max(scale, want[name[:-1] + "q"].abs().max().item())
+        out[name] = ((got[name] - ref).abs().max().item(), scale)
+    return out

@@ -63,15 +63,10 @@ def step(model, tokens, targets, scale=1.0):
 
 
 def errors(got, want):
-    """{name: max |got - want| / scale}: scale max |want| (for a key bias, whose gradient
-    is zero by construction, the larger of it and the query bias's)."""
-    out = {}
-    for name, ref in want.items():
-        scale = ref.abs().max().item()
-        if name.endswith("attn.bk"):
-            scale = max(scale, want[name[:-1] + "q"].abs().max().item())
-        out[name] = (got[name] - ref).abs().max().item() / scale if scale > 0 else float("inf")
-    return out
+    """{name: max |got - want| / scale} (train_model.gradient_errors: the key bias, zero
+    by construction, on the query bias's scale)."""
+    return {name: err / scale if scale > 0 else float("inf")
+            for name, (err, scale) in tm.gradient_errors(got, want).items()}
 
 
 def scaled_allreduce(rank, world):
