@@ -17,6 +17,9 @@
 set -o pipefail
 out=${1:?usage: tests/gpu/train-checks.sh OUT_DIR}
 export DMC_LIBDMRT=${DMC_LIBDMRT:-$PWD/build-gpu/runtime/libdmrt.so}
+# NVLink multicast stays off (the lent machines require it: it can take a
+# shared host's GPUs out of service); DDP needs none of it.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 status=0
 bad() { echo "FAILED: $*"; status=1; }
 [ -d gpu-bundles/train ] || { echo "FAILED: no gpu-bundles/train (run tests/gpu/make-bundles.sh)"; exit 1; }
