@@ -224,16 +224,19 @@ def main(argv=None):
         print(f"train: {torch.cuda.get_device_name(device)}, PyTorch {torch.__version__}")
     bundle = None if args.reference_only else os.path.join(args.bundles, "encoder.dmlib")
     dropout_spec = None
-    if args.dropout > 0 and not args.reference_only:
-        try:
+    try:  # bundles that disagree with their descriptions are usage errors, found first
+        if bundle is not None:
+            spec.check_bundle(bundle)
+        if args.dropout > 0 and bundle is not None:
             dropout_spec = tm.Spec(os.path.join(args.bundles, "encoder-dropout.json"))
-        except (OSError, ValueError) as e:
-            print(f"train: {e}", file=sys.stderr)
-            return 2
-        if abs(dropout_spec.dropout - args.dropout) > 1e-9:
-            print(f"train: {dropout_spec.path} has dropout {dropout_spec.dropout:g}, not --dropout "
-                  f"{args.dropout:g} (make-bundles.sh compiles it)", file=sys.stderr)
-            return 2
+            dropout_spec.check_bundle(os.path.join(args.bundles, "encoder-dropout.dmlib"))
+    except (OSError, ValueError) as e:
+        print(f"train: {e}", file=sys.stderr)
+        return 2
+    if dropout_spec is not None and abs(dropout_spec.dropout - args.dropout) > 1e-9:
+        print(f"train: {dropout_spec.path} has dropout {dropout_spec.dropout:g}, not --dropout "
+              f"{args.dropout:g} (make-bundles.sh compiles it)", file=sys.stderr)
+        return 2
     if spec.dropout != 0:
         print(f"train: {spec.path} has dropout {spec.dropout:g}; the comparison needs 0",
               file=sys.stderr)

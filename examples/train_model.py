@@ -94,7 +94,10 @@ def build(spec, device, bundle=None, eval_bundle=None):
 
     `eval_bundle`: for a bundle with dropout, the same layer compiled without it, which
     dmc's layers run in eval() (the runtime's inference mode keeps a bundle's dropout)."""
-    import dmc.torch  # python/dmc: the compiled layer and its plain-PyTorch reference
+    try:
+        import dmc.torch  # python/dmc: the compiled layer and its plain-PyTorch reference
+    except ImportError as e:
+        raise ImportError(f"the dmc package (python/dmc) is not importable: {e}") from e
 
     if bundle is None:
         layers = [dmc.torch.reference_layer(spec.path).to(device=device, dtype=spec.dtype)
