@@ -30,21 +30,29 @@
 #   gpu-bundles/wholestep/other-arch/ encoder-dropout compiled for sm_80: the
 #                                    runtime must refuse to open it on an
 #                                    H100/H200 (DMRT_ERROR_ARCH)
+#   gpu-bundles/train/encoder{,-dropout}.{json,dmlib}  the fp32 layer of
+#                                    examples/train.py and tests/gpu/ddp_check.py
+#                                    (examples/train/encoder.json), without
+#                                    and with dropout 0.1, JSON beside bundle
 #   gpu-deps/                        the header-only dependencies the GPU
 #                                    build needs and the device lacks
 #                                    (nlohmann/json, copied from Debian's
 #                                    nlohmann-json3-dev with its CMake config)
-# Usage: tests/gpu/make-bundles.sh [BUILD_DIR=build] [--no-sweeps]
+# Usage: tests/gpu/make-bundles.sh [BUILD_DIR=build] [--no-sweeps | --train-only]
 #   --no-sweeps: leave out sweep/ and sweep-small/ (the knob sweeps, ~23 MiB),
 #   for a run that checks the runtime and whole steps; everything together
 #   exceeds the 64 MiB one device call carries. run-device.sh skips what is
 #   absent.
+#   --train-only: only gpu-bundles/train/ and gpu-deps/ (the rest of
+#   gpu-bundles/ is kept), for a device call that runs just the training
+#   example and the DDP check (well under 1 MiB).
 set -euo pipefail
-build=build sweeps=true
+build=build sweeps=true train_only=false
 for arg in "$@"; do
   case "$arg" in
     --no-sweeps) sweeps=false ;;
-    -*) echo "make-bundles: unknown option $arg (allowed: --no-sweeps)" >&2; exit 2 ;;
+    --train-only) train_only=true ;;
+    -*) echo "make-bundles: unknown option $arg (allowed: --no-sweeps, --train-only)" >&2; exit 2 ;;
     *) build=$arg ;;
   esac
 done
@@ -53,9 +61,9 @@ dmc="$build/bin/dmc"
 out=gpu-bundles
 models=$(mktemp -d)
 trap 'rm -rf "$models"' EXIT
-rm -rf "$out" gpu-deps
-mkdir -p "$out/wholestep" "$out/compare" gpu-deps/include gpu-deps/share/cmake
-! $sweeps || mkdir -p "$out/sweep" "$out/sweep-small"
+$train_only || rm -rf "$out"
+rm -rf gpu-deps
+mkdir -p gpu-deps/include gpu-deps/share/cmake
 cp -r /usr/include/nlohmann gpu-deps/include/
 cp -r /usr/share/cmake/nlohmann_json gpu-deps/share/cmake/
 
@@ -81,6 +89,27 @@ compile() { # MODEL OUT [ARGS...]
     { cat "$dest.log" >&2; exit 1; }
   rm -f "$dest.log"
 }
+
+# The training example and the DDP check: examples/train/encoder.json (fp32,
+# dropout off: compared with PyTorch) and the same with dropout 0.1 (the
+# second run of examples/train.py); each JSON beside its bundle.
+rm -rf "$out/train"
+mkdir -p "$out/train"
+cp examples/train/encoder.json "$out/train/encoder.json"
+python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))
+m.update(name=m["name"] + "_dropout", dropout=0.1)
+json.dump(m, open(sys.argv[2], "w"), indent=1)' examples/train/encoder.json "$out/train/encoder-dropout.json"
+for name in encoder encoder-dropout; do
+  echo "make-bundles: train/$name"
+  compile "$out/train/$name.json" "$out/train/$name.dmlib"
+done
+if $train_only; then
+  du -sh "$out/train" gpu-deps
+  exit 0
+fi
+mkdir -p "$out/wholestep" "$out/compare"
+! $sweeps || mkdir -p "$out/sweep" "$out/sweep-small"
 for m in "$models"/small-*.json; do
   echo "make-bundles: $(basename "$m" .json)"
   # Whole references (every output <= 262144 elements is stored whole), so

@@ -13,6 +13,10 @@
 # other logs stay in build-gpu/.
 # DMC_RUN=checks: correctness only (ctest, planted faults, bert-large checked
 # once, memcheck, swept configurations checked), no benchmarks.
+# Every mode ends with tests/gpu/train-checks.sh (examples/train.py and the
+# DDP check, logged in checks.txt; its train-loss.png and train-losses.json
+# in $OUT with DMC_RUN=checks, else in build-gpu/train/).
+# DMC_RUN=train: the build and train-checks.sh only (output in $OUT).
 # Exit status: 0 only when the build, ctest -L gpu, the bert-large check and
 # benchmarks, every memcheck and every sweep bundle succeeded; otherwise 1,
 # after a FAILED line per failure (also in build-gpu/failures.txt).
@@ -28,6 +32,10 @@ prefix=()
 cmake -S . -B build-gpu -G Ninja -DDMC_COMPILER=OFF -DDMC_GPU_BUNDLES="$PWD/gpu-bundles" \
   "${prefix[@]}" > build-gpu/configure.log 2>&1 || { tail -30 build-gpu/configure.log; exit 1; }
 cmake --build build-gpu -j16 > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+if [ "${DMC_RUN:-all}" = train ]; then
+  tests/gpu/train-checks.sh "$OUT" 2>&1 | tee "$OUT/checks.txt"
+  exit # train-checks.sh's status (pipefail)
+fi
 bench=build-gpu/runtime/tools/dmrt-bench
 run=build-gpu/bin/dmc-run
 summary=tests/gpu/sweep-summary.py
@@ -225,6 +233,12 @@ for r in rows:
           f"{g('sm__warps_active.avg.pct_of_peak_sustained_active'):>6s}")
 PY
 fi
+# The training example and the DDP check (the 8 files of a full run leave no
+# room for the plot in $OUT).
+train_out=build-gpu/train
+$checks_only && train_out=$OUT
+tests/gpu/train-checks.sh "$train_out" 2>&1 | tee -a "$OUT/checks.txt" ||
+  fail "tests/gpu/train-checks.sh: exit $?"
 # Overall status: every failure above, whichever step it came from.
 if [ -s "$failures" ]; then
   echo "run-device: $(wc -l < "$failures") failure(s):"
