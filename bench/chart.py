@@ -40,18 +40,20 @@ def figure(results):
     for axis, key, label in ((axes[0], "tflops_wall", "TFLOP/s (median wall time)"),
                              (axes[1], "tflops_gpu", "TFLOP/s (GPU kernel time)")):
         top = max([r[key] for e in results["cases"] for r in e["systems"].values()
-                   if r.get("status") == "ok"] + [1.0])
+                   if r.get(key) is not None] + [1.0])
         for n, system in enumerate(systems):
             for c, entry in enumerate(results["cases"]):
                 result = entry["systems"].get(system)
                 x = c + (n - (len(systems) - 1) / 2) * width
                 if result is None:
                     continue
-                if result.get("status") == "ok":
+                if result.get(key) is not None:
                     axis.bar(x, result[key], width, color=COLORS.get(system, "gray"))
                 else:
-                    axis.text(x, 0.02 * top, result.get("status", "failed"), rotation=90,
-                              ha="center", va="bottom", fontsize=7, color="firebrick")
+                    status = result.get("status", "failed")
+                    axis.text(x, 0.02 * top, "no figure" if status == "ok" else status,
+                              rotation=90, ha="center", va="bottom", fontsize=7,
+                              color="firebrick")
         axis.set_ylabel(label)
         axis.set_ylim(0, top * 1.15)
         axis.set_xlim(-0.5, len(cases) - 0.5)

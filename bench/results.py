@@ -54,6 +54,11 @@ def add_throughput(result, flop):
     """TFLOP/s of the step over the median wall time and over the GPU kernel time."""
     step = flop["step"]
     result["tflops_wall"] = step / (result["wall_ms"]["median"] * 1e-3) / 1e12
+    if result.get("gpu_ms") is None:
+        result["tflops_gpu"] = None
+        result.setdefault("warnings", []).append(
+            f"no GPU time: {result.get('gpu_error', 'not measured')}")
+        return
     result["tflops_gpu"] = step / (result["gpu_ms"] * 1e-3) / 1e12
     if result["gpu_ms"] > 1.05 * result["wall_ms"]["median"]:
         result.setdefault("warnings", []).append(
@@ -71,8 +76,9 @@ def add_ratios(entry):
         if dmc is None or dmc.get("status") != "ok":
             result["vs_dmc"] = None
             continue
-        ratios = {"wall": result["wall_ms"]["median"] / dmc["wall_ms"]["median"],
-                  "gpu": result["gpu_ms"] / dmc["gpu_ms"]}
+        ratios = {"wall": result["wall_ms"]["median"] / dmc["wall_ms"]["median"]}
+        if result.get("gpu_ms") and dmc.get("gpu_ms"):
+            ratios["gpu"] = result["gpu_ms"] / dmc["gpu_ms"]
         if result.get("peak_mib") and dmc.get("peak_mib"):
             ratios["memory"] = result["peak_mib"] / dmc["peak_mib"]
         result["vs_dmc"] = ratios
@@ -82,7 +88,8 @@ def describe(result):
     """The progress line's text for one system's result."""
     if result["status"] != "ok":
         return f"{result['status']}: {result['reason']}"
-    return (f"ok: wall {result['wall_ms']['median']:.3f} ms, GPU {result['gpu_ms']:.3f} ms, "
+    gpu = "none" if result.get("gpu_ms") is None else f"{result['gpu_ms']:.3f} ms"
+    return (f"ok: wall {result['wall_ms']['median']:.3f} ms, GPU {gpu}, "
             f"peak {result['peak_mib']:.0f} MiB, {result['tflops_wall']:.0f} TFLOP/s (wall)")
 
 
@@ -122,4 +129,6 @@ def run_cases(cases, runners, settings, log, on_update=None, clock=time.monotoni
 
 
 def all_ok(entries):
-    return all(r["status"] == "ok" for e in entries for r in e["systems"].values())
+    """Every system ran on every case and got every figure."""
+    return all(r["status"] == "ok" and r.get("gpu_ms") is not None
+               for e in entries for r in e["systems"].values())

@@ -35,8 +35,8 @@ def row(case, system, result):
         return [case, system, reason] + [""] * (len(COLUMNS) - 3)
     mark = "" if result.get("source", "").startswith("in-process") else " *"
     return [case, system + mark, _number(result["wall_ms"]["median"], 3),
-            _number(result["gpu_ms"], 3), _number(result.get("peak_mib"), 0),
-            _number(result["tflops_wall"], 0), _number(result["tflops_gpu"], 0),
+            _number(result.get("gpu_ms"), 3), _number(result.get("peak_mib"), 0),
+            _number(result["tflops_wall"], 0), _number(result.get("tflops_gpu"), 0),
             _ratio(result, "wall"), _ratio(result, "gpu"), _ratio(result, "memory")]
 
 
@@ -62,7 +62,8 @@ def notes(results):
            f"over dmc's (> 1: dmc is faster or smaller)."]
     for entry in results["cases"]:
         for system, result in entry["systems"].items():
-            if result.get("status") == "ok" and not result.get("source", "").startswith("in-process"):
+            in_process = result.get("source", "").startswith("in-process")
+            if result.get("status") == "ok" and not in_process:
                 out.append(f"\\* {entry['name']} {system}: {result['source']}.")
             for warning in result.get("warnings", []):
                 out.append(f"Warning, {entry['name']} {system}: {warning}.")

@@ -93,7 +93,8 @@ class Shapes(unittest.TestCase):
         shapes = model.caller_shapes(self.case)
         for name, edit, dtype, message in [
                 ("other", {}, "bf16", "compiled from model 'other'"),
-                ("tiny-decoder", {"cross.wq": [2, 2, 8]}, "bf16", "tensor cross.wq is bf16 [2, 2, 8]"),
+                ("tiny-decoder", {"cross.wq": [2, 2, 8]}, "bf16",
+                 "tensor cross.wq is bf16 [2, 2, 8]"),
                 ("tiny-decoder", {"memory": None}, "bf16", "differ from the case's"),
                 ("tiny-decoder", {}, "f16", "is f16")]:
             edited = {n: s for n, s in dict(shapes, **edit).items() if s is not None}
@@ -138,8 +139,8 @@ class AgainstDmc(unittest.TestCase):
 
     def test_cases_and_tiny_models(self):
         with tempfile.TemporaryDirectory() as tmp:
-            tiny = [fixtures.write_case(tmp, m).path for m in (TINY_ENCODER, TINY_DECODER,
-                                                          dict(TINY_ENCODER, name="tiny-p3", head_dim=3))]
+            models = (TINY_ENCODER, TINY_DECODER, dict(TINY_ENCODER, name="tiny-p3", head_dim=3))
+            tiny = [fixtures.write_case(tmp, m).path for m in models]
             cases = [c.path for c in model.load_cases(os.path.join(fixtures.BENCH, "cases"))]
             for path in tiny + cases:
                 with self.subTest(os.path.basename(path)):

@@ -68,7 +68,8 @@ class RunCases(unittest.TestCase):
         self.assertIn("inductor exploded", self.updates[1])
         # And the table shows it.
         doc = dict(fixtures.sample(), cases=entries)
-        self.assertIn("| one | compile | failed: RuntimeError: inductor exploded |", table.table(doc))
+        self.assertIn("| one | compile | failed: RuntimeError: inductor exploded |",
+                      table.table(doc))
 
     def test_dmc_failing_leaves_no_ratios(self):
         def dmc(case, s):
@@ -91,6 +92,23 @@ class RunCases(unittest.TestCase):
     def test_gpu_time_above_wall_time_is_flagged(self):
         entries = self.run_with({"dmc": lambda c, s: measurement(1.0, 2.0, 1.0)})
         self.assertIn("exceeds the median wall time", entries[0]["systems"]["dmc"]["warnings"][0])
+
+    def test_profiler_failure_keeps_the_other_figures(self):
+        def no_trace(case, s):
+            return dict(measurement(3.0, None, 500.0), gpu_error="TraceError: no CUDA kernel")
+        entries = self.run_with({"dmc": lambda c, s: measurement(2.0, 1.0, 400.0),
+                                 "eager": no_trace})
+        eager = entries[0]["systems"]["eager"]
+        self.assertEqual(eager["status"], "ok")
+        self.assertIsNone(eager["tflops_gpu"])
+        self.assertEqual(eager["vs_dmc"], {"wall": 1.5, "memory": 1.25})
+        self.assertIn("no GPU time: TraceError: no CUDA kernel", eager["warnings"])
+        self.assertIn("one: eager ok: wall 3.000 ms, GPU none, peak 500 MiB", " ".join(self.lines))
+        self.assertFalse(results.all_ok(entries))  # incomplete: the exit status says so
+        doc = dict(fixtures.sample(), cases=entries)
+        self.assertIn("| one | eager | 3.000 | - | 500 |", table.table(doc))
+        self.assertIn("Warning, one eager: no GPU time: TraceError: no CUDA kernel.",
+                      table.notes(doc))
 
     def test_time_budget(self):
         clock = FakeClock()

@@ -69,7 +69,8 @@ class Table(unittest.TestCase):
 
 
 class Readme(unittest.TestCase):
-    README = "# dmc\n\n## Performance\n\n<!-- bench:begin -->\nold text\n<!-- bench:end -->\n\n## Next\n"
+    README = ("# dmc\n\n## Performance\n\n<!-- bench:begin -->\nold text\n<!-- bench:end -->\n"
+              "\n## Next\n")
 
     def test_section(self):
         body = readme_table.section(fixtures.sample())

@@ -82,7 +82,8 @@ class Summarize(unittest.TestCase):
 # What dmc-run --bench prints (runtime/tools/RunBench.cpp's formats).
 BENCH_OUTPUT = """\
 dmc-run: bert-large-b8-l512 on NVIDIA H100 80GB HBM3 (sm_90); arena 288.75 MiB (kernel \
-workspaces 0.02 MiB; inference alone 216.00 MiB), cuBLASLt workspace 32 MiB, caller buffers 120.50 MiB
+workspaces 0.02 MiB; inference alone 216.00 MiB), cuBLASLt workspace 32 MiB, \
+caller buffers 120.50 MiB
 dmc-run: timing 50 steps (after 10 warm-up) with CUDA graphs ...
 dmc-run: timing 50 steps with plain launches ...
 dmc-run: summary (median ms)       forward  backward  step   host enqueue us
