@@ -28,6 +28,11 @@
 #   gpu-bundles/wholestep/other-arch/ encoder-dropout compiled for sm_80: the
 #                                    runtime must refuse to open it on an
 #                                    H100/H200 (DMRT_ERROR_ARCH)
+#   gpu-bundles/bench/NAME.dmlib     every case of bench/cases/ at full size,
+#                                    default configuration, no references
+#                                    (~0.5 MiB each): dmc's side of the
+#                                    benchmark (bench/run.py); SOURCE holds
+#                                    the commit they were compiled at
 #   gpu-deps/                        the header-only dependencies the GPU
 #                                    build needs and the device lacks
 #                                    (nlohmann/json, copied from Debian's
@@ -152,4 +157,14 @@ done
 mkdir -p "$out/wholestep/other-arch"
 compile "$models/encoder-dropout.json" "$out/wholestep/other-arch/encoder-dropout-sm80.dmlib" \
   --arch sm_80
+# The benchmark's cases (bench/run.py), as the default compile makes them; no
+# --reference, to keep the carried size small.
+mkdir -p "$out/bench"
+for m in bench/cases/*.json; do
+  echo "make-bundles: bench $(basename "$m" .json)"
+  compile "$m" "$out/bench/$(basename "$m" .json).dmlib"
+done
+commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- 2>/dev/null || commit="$commit+dirty"
+echo "$commit" > "$out/bench/SOURCE"
 du -sh "$out" gpu-deps  # the device run carries at most 64 MiB
