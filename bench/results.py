@@ -26,6 +26,7 @@ class Settings:
     bundles: str  # folder of NAME.dmlib bundles, one per case
     budget_s: float  # no new system starts once this much time has passed
     dmc_run: str = None  # dmc-run for the fallback (None: the built one)
+    reference: str = "auto"  # the PyTorch layer: "dmc", "bench" or "auto" (systems.py)
 
     def bundle(self, case):
         return os.path.join(self.bundles, case.name + ".dmlib")

@@ -57,6 +57,9 @@ def parse_args(argv):
     p.add_argument("--budget-s", type=float, default=420.0,
                    help="no system starts after this many seconds (default 420)")
     p.add_argument("--dmc-run", help="dmc-run for the fallback (default: build-gpu's)")
+    p.add_argument("--reference", choices=("auto", "dmc", "bench"), default="auto",
+                   help="the baselines' PyTorch layer: dmc.torch.reference_layer (dmc), "
+                        "bench/reference.py (bench), or the first where it exists (auto)")
     p.add_argument("--quick", action="store_true",
                    help="smoke run: one small case, 10 steps, 3 warm-up, 3 profiled")
     args = p.parse_args(argv)
@@ -94,13 +97,15 @@ def benchmark(args, argv, cases, runners, device, environment):
     json_path = os.path.join(args.out, "bench.json")
     settings = results_mod.Settings(steps=args.steps, warmup=args.warmup,
                                     profile_steps=args.profile_steps, bundles=args.bundles,
-                                    budget_s=args.budget_s, dmc_run=args.dmc_run)
+                                    budget_s=args.budget_s, dmc_run=args.dmc_run,
+                                    reference=args.reference)
     document = {
         "schema": results_mod.SCHEMA,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join(["python3", "bench/run.py"] + [shlex.quote(a) for a in argv]),
         "settings": {"steps": args.steps, "warmup": args.warmup,
                      "profile_steps": args.profile_steps, "budget_s": args.budget_s,
+                     "reference": args.reference,
                      "bundles": os.path.relpath(args.bundles, REPO), "quick": args.quick},
         "flop convention": FLOP_CONVENTION,
         "environment": {"device": device},
@@ -147,7 +152,7 @@ def main(argv=None):
     import systems as systems_mod
     unknown = [s for s in systems if s not in systems_mod.RUNNERS]
     if unknown or not systems:
-        print(f"bench: unknown system(s) {unknown}; known: {', '.join(systems_mod.SYSTEMS)}",
+        print(f"bench: unknown system(s) {unknown}; known: {', '.join(systems_mod.RUNNERS)}",
               file=sys.stderr)
         return 2
     if not torch.cuda.is_available():

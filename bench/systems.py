@@ -1,16 +1,20 @@
-"""The four systems a case is timed on, each a function (case, settings) -> result.
+"""The systems a case is timed on, each a function (case, settings) -> result.
 
   dmc                 the compiled bundle through dmc.torch.Layer (python/dmc), in this
                       process; without that package, dmc-run --bench (dmcrun.py)
   eager               the plain-PyTorch layer (SDPA attention), eager
   compile             torch.compile(layer) (Inductor, default mode)
   compile-cudagraphs  torch.compile(layer, mode="reduce-overhead") (CUDA graphs)
+  dmc-graphs          (not run by default) dmc.torch.Layer(bundle, graphs=True): the
+                      runtime's own CUDA graphs, replayed while the bound pointers stay
+                      the same
 
 Every system gets fresh inputs of the case's shapes and dtype (x, memory for a decoder,
 requiring gradients, and dy) and runs the same step: gradients of the layer and its
 inputs set to None, y = layer(x[, memory]), y.backward(dy), so parameter and input
 gradients are computed everywhere and nothing accumulates. The PyTorch layer comes from
-dmc.torch.reference_layer, or bench/reference.py where python/dmc lacks it.
+dmc.torch.reference_layer, or bench/reference.py where python/dmc lacks it
+(Settings.reference chooses).
 """
 
 import gc
@@ -24,7 +28,7 @@ import model
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-SYSTEMS = ("dmc", "eager", "compile", "compile-cudagraphs")
+SYSTEMS = ("dmc", "eager", "compile", "compile-cudagraphs")  # the default; "dmc-graphs" on request
 
 
 def _import_dmc_torch():
@@ -39,11 +43,16 @@ def _import_dmc_torch():
         return None, f"{type(e).__name__}: {e}"
 
 
-def reference_layer(case):
-    """(module, where it came from): python/dmc's reference layer, else the stand-in."""
-    dmc_torch, _ = _import_dmc_torch()
-    if dmc_torch is not None and hasattr(dmc_torch, "reference_layer"):
-        return dmc_torch.reference_layer(case.path), "dmc.torch.reference_layer"
+def reference_layer(case, which="auto"):
+    """(module, where it came from): `which` is "dmc" (python/dmc's reference layer),
+    "bench" (bench/reference.py) or "auto" (python/dmc's where it has one)."""
+    if which in ("auto", "dmc"):
+        dmc_torch, why = _import_dmc_torch()
+        if dmc_torch is not None and hasattr(dmc_torch, "reference_layer"):
+            return dmc_torch.reference_layer(case.path), "dmc.torch.reference_layer"
+        if which == "dmc":
+            raise RuntimeError(f"dmc.torch.reference_layer unavailable: "
+                               f"{why or 'python/dmc has no reference_layer'}")
     import reference
     return reference.reference_layer(case.path), "bench/reference.py (stand-in)"
 
@@ -92,17 +101,20 @@ def _release():
         pass
 
 
-def run_dmc(case, settings):
+def run_dmc(case, settings, graphs=None):
+    """dmc.torch.Layer with its defaults, or with the runtime's CUDA graphs on or off."""
     dmc_torch, why = _import_dmc_torch()
     bundle = settings.bundle(case)
     model.check_bundle(case, bundle)  # made from this case, not stale
-    if dmc_torch is None:
+    if dmc_torch is None and graphs is None:
         result = dmcrun.bench(dmcrun.find(REPO, settings.dmc_run), bundle, settings.steps,
                               settings.warmup)
         result["note"] = f"python/dmc unavailable ({why}): timed by dmc-run in a subprocess"
         return result
+    if dmc_torch is None:
+        raise RuntimeError(f"python/dmc unavailable: {why}")
     start = time.perf_counter()
-    layer = dmc_torch.Layer(bundle)
+    layer = dmc_torch.Layer(bundle) if graphs is None else dmc_torch.Layer(bundle, graphs=graphs)
     x, memory, dy = _inputs(case)
     setup_s = time.perf_counter() - start
     try:
@@ -112,14 +124,14 @@ def run_dmc(case, settings):
         del layer, x, memory, dy
         _release()
     result["setup_s"] = setup_s
-    result["module"] = "dmc.torch.Layer"
+    result["module"] = "dmc.torch.Layer" + ("" if graphs is None else f"(graphs={graphs})")
     return result
 
 
 def _run_torch(case, settings, compile_mode):
     import torch
     start = time.perf_counter()
-    module, origin = reference_layer(case)
+    module, origin = reference_layer(case, settings.reference)
     module = module.to(device="cuda", dtype=_dtype(case)).train()
     call, before = module, None
     if compile_mode is not None:
@@ -144,6 +156,7 @@ def _run_torch(case, settings, compile_mode):
 
 RUNNERS = {
     "dmc": run_dmc,
+    "dmc-graphs": lambda case, settings: run_dmc(case, settings, graphs=True),
     "eager": lambda case, settings: _run_torch(case, settings, None),
     "compile": lambda case, settings: _run_torch(case, settings, "default"),
     "compile-cudagraphs": lambda case, settings: _run_torch(case, settings, "reduce-overhead"),

@@ -60,6 +60,14 @@ def notes(results):
            f"torch.cuda.max_memory_allocated over the timed steps; TFLOP/s from the "
            f"step's GEMM flop ({results['flop convention']}); x / dmc: the system's figure "
            f"over dmc's (> 1: dmc is faster or smaller)."]
+    modules = {}
+    for entry in results["cases"]:
+        for system, result in entry["systems"].items():
+            if result.get("module"):
+                modules.setdefault(system, set()).add(result["module"])
+    if modules:
+        out.append("Layers: " + "; ".join(f"{system}: {', '.join(sorted(m))}"
+                                          for system, m in modules.items()) + ".")
     for entry in results["cases"]:
         for system, result in entry["systems"].items():
             in_process = result.get("source", "").startswith("in-process")

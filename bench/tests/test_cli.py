@@ -58,7 +58,10 @@ class WholeRun(unittest.TestCase):
         def compile_fails(case, settings):
             raise RuntimeError("torch.compile is not available")
 
-        runners = {"dmc": dmc, "eager": lambda c, s: measurement(1.5, 1.2, 450.0),
+        def eager(case, settings):
+            return dict(measurement(1.5, 1.2, 450.0), module="bench/reference.py (stand-in)")
+
+        runners = {"dmc": dmc, "eager": eager,
                    "compile": compile_fails}
         cases = run.model.load_cases(os.path.join(fixtures.BENCH, "cases"),
                                      ["bert-base-b32-l128", "vit-base-b64-l197"])
@@ -87,6 +90,7 @@ class WholeRun(unittest.TestCase):
             self.assertIn("| vit-base-b64-l197 | compile | failed: RuntimeError: torch.compile "
                           "is not available |", md)
             self.assertIn("bert-base-b32-l128: compile failed:", stderr.getvalue())
+            self.assertIn("Layers: eager: bench/reference.py (stand-in).", md)
             self.assertIn("| bert-base-b32-l128 | eager | 1.500 |", stdout.getvalue())
             try:
                 import matplotlib  # noqa: F401
