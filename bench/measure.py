@@ -65,6 +65,22 @@ def profile_kernels(step, profile_steps):
             return kernel_trace.summarize(json.load(f), profile_steps)
 
 
+def profiler_check():
+    """Profiles one small CUDA op before any system runs; returns what it recorded.
+
+    It also loads CUPTI before anything captures a CUDA graph (PyTorch's known issue
+    with profiling graphs created before the profiler's first use; the workaround of
+    torch.profiler._utils._init_for_cuda_graphs). Raises TraceError if the profiler
+    records no kernel here: the GPU times of the run would then be missing too.
+    """
+    torch = _torch()
+    t = torch.ones(1 << 20, device="cuda")
+
+    def step():
+        t.mul_(1.0)
+    return profile_kernels(step, 1)
+
+
 def measure(step, steps, warmup, profile_steps):
     """Measures a CUDA training step; returns the system's result fields."""
     torch = _torch()

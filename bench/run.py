@@ -160,9 +160,16 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     import env
+    import measure
+    try:
+        check = measure.profiler_check()
+        check = f"ok: {check['kernels']:g} kernel(s) recorded for one CUDA op"
+    except Exception as e:  # the run goes on: each system reports its own GPU time
+        check = f"FAILED, GPU times will be missing: {results_mod.failure_reason(e)}"
+    log(f"profiler check {check}")
     return benchmark(args, argv, cases, {s: systems_mod.RUNNERS[s] for s in systems},
                      torch.cuda.get_device_name(0),
-                     lambda: env.environment(REPO, args.bundles))
+                     lambda: dict(env.environment(REPO, args.bundles), **{"profiler check": check}))
 
 
 if __name__ == "__main__":
