@@ -9,8 +9,8 @@ GPU kernel time (torch.profiler), peak memory, TFLOP/s and the ratios to dmc.
 
     python3 bench/run.py [--cases A,B] [--steps 50] [--warmup 10] [--out DIR] [--quick]
 
-Writes DIR/bench.json (everything, written again after every system), DIR/bench.md
-(the table) and DIR/bench.png (the chart); progress lines go to stderr. A system that
+Writes DIR/bench.json (everything) and DIR/bench.md (the table), both again after every
+system, and DIR/bench.png (the chart) at the end; progress lines go to stderr. A system that
 fails on a case is recorded as "failed: <reason>" and the run goes on.
 Exit status: 0 every system ran on every case; 1 some failed or were skipped (the
 outputs are written all the same); 2 usage error, unknown case, no CUDA device.
@@ -114,15 +114,15 @@ def benchmark(args, argv, cases, runners, device, environment):
     log(f"{len(cases)} case(s) x {len(runners)} system(s) on {device}; {args.steps} steps, "
         f"{args.warmup} warm-up; writing {args.out}/")
 
-    def update(entries):
+    def update(entries):  # after every system: a run cut short keeps its JSON and table
         document["cases"] = entries
         write_json(json_path, document)
+        with open(os.path.join(args.out, "bench.md"), "w") as f:
+            f.write(table.document(document))
 
     entries = results_mod.run_cases(cases, runners, settings, log, on_update=update)
     document["environment"] = environment()
     update(entries)
-    with open(os.path.join(args.out, "bench.md"), "w") as f:
-        f.write(table.document(document))
     charted = True
     try:
         import chart
