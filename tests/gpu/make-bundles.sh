@@ -34,6 +34,11 @@
 #                                    examples/train.py and tests/gpu/ddp_check.py
 #                                    (examples/train/encoder.json), without
 #                                    and with dropout 0.1, JSON beside bundle
+#   gpu-bundles/bench/NAME.dmlib     every case of bench/cases/ at full size,
+#                                    default configuration, no references
+#                                    (~0.5 MiB each): dmc's side of the
+#                                    benchmark (bench/run.py); SOURCE holds
+#                                    the commit they were compiled at
 #   gpu-deps/                        the header-only dependencies the GPU
 #                                    build needs and the device lacks
 #                                    (nlohmann/json, copied from Debian's
@@ -185,4 +190,14 @@ compile "$models/encoder-dropout.json" "$out/wholestep/other-arch/encoder-dropou
   --arch sm_80
 # dmc.torch (python/dmc): HF comparisons, dropout statistics, the module.
 "$(dirname "$0")/make-torch-bundles.sh" "$build"
+# The benchmark's cases (bench/run.py), as the default compile makes them; no
+# --reference, to keep the carried size small.
+mkdir -p "$out/bench"
+for m in bench/cases/*.json; do
+  echo "make-bundles: bench $(basename "$m" .json)"
+  compile "$m" "$out/bench/$(basename "$m" .json).dmlib"
+done
+commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- 2>/dev/null || commit="$commit+dirty"
+echo "$commit" > "$out/bench/SOURCE"
 du -sh "$out" gpu-deps  # the device run carries at most 64 MiB

@@ -1,0 +1,78 @@
+"""GPU time per step from a torch.profiler (Kineto) Chrome trace.
+
+Pure Python: reads the exported JSON (`prof.export_chrome_trace`), so the CPU tests
+check it on written traces. Only device activities are summed: CUDA kernels (category
+"kernel"), and apart from them memcpy and memset; CPU ops, runtime calls and GPU user
+annotations (record_function ranges drawn on the GPU timeline, which would count every
+kernel twice) are left out. Kernels launched from CUDA graphs appear one by one.
+"""
+
+import re
+from collections import defaultdict
+
+_STEP = re.compile(r"^ProfilerStep#\d+$")
+# Kineto's categories (lower case since PyTorch 2.0; "Kernel", "Memcpy", "Memset" before).
+_KERNEL = {"kernel"}
+_MEMCPY = {"gpu_memcpy", "memcpy"}
+_MEMSET = {"gpu_memset", "memset"}
+
+
+class TraceError(ValueError):
+    """The trace cannot give a GPU time (nothing recorded, wrong number of steps)."""
+
+
+def _duration_us(event):
+    dur = event.get("dur")
+    if not isinstance(dur, (int, float)) or dur < 0:
+        raise TraceError(f"trace event {event.get('name')!r} has no valid duration: {dur!r}")
+    return float(dur)
+
+
+def summarize(trace, steps, top=8):
+    """Per-step device time of the `steps` profiled steps of `trace` (parsed JSON).
+
+    Returns {"kernel_ms", "memcpy_ms", "memset_ms", "kernels", "top"} per step, `top`
+    the kernels taking the most time ([name, ms per step, launches per step]).
+    Raises TraceError when the trace recorded another number of steps than `steps`
+    (counted from its ProfilerStep#N ranges on the CPU side) or no kernel at all.
+    """
+    if steps < 1:
+        raise TraceError(f"steps must be >= 1, got {steps}")
+    events = trace.get("traceEvents") if isinstance(trace, dict) else trace
+    if not isinstance(events, list):
+        raise TraceError("not a Chrome trace: no traceEvents list")
+    recorded = set()
+    kernel_us = memcpy_us = memset_us = 0.0
+    kernels = 0
+    by_name = defaultdict(lambda: [0.0, 0])
+    for event in events:
+        if not isinstance(event, dict) or event.get("ph") != "X":
+            continue
+        category = str(event.get("cat", "")).lower()
+        name = str(event.get("name", ""))
+        if _STEP.match(name) and category != "gpu_user_annotation":
+            recorded.add(name)
+        elif category in _KERNEL:
+            us = _duration_us(event)
+            kernel_us += us
+            kernels += 1
+            by_name[name][0] += us
+            by_name[name][1] += 1
+        elif category in _MEMCPY:
+            memcpy_us += _duration_us(event)
+        elif category in _MEMSET:
+            memset_us += _duration_us(event)
+    if len(recorded) != steps:
+        raise TraceError(f"the profiler recorded {len(recorded)} steps "
+                         f"({', '.join(sorted(recorded)) or 'none'}), expected {steps}")
+    if kernels == 0:
+        raise TraceError(f"the profiler recorded no CUDA kernel in {steps} steps "
+                         f"(is CUPTI available? was the step run on the GPU?)")
+    ranked = sorted(by_name.items(), key=lambda kv: -kv[1][0])[:top]
+    return {
+        "kernel_ms": kernel_us / 1000.0 / steps,
+        "memcpy_ms": memcpy_us / 1000.0 / steps,
+        "memset_ms": memset_us / 1000.0 / steps,
+        "kernels": kernels / steps,
+        "top": [[name, us / 1000.0 / steps, count / steps] for name, (us, count) in ranked],
+    }

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""bench/kernel_trace.py on written Kineto traces, and on a real (CPU-only) profiler trace;
+bench/dmcrun.py's parsing of `dmc-run --bench` output."""
+
+import json
+import os
+import tempfile
+import unittest
+
+import fixtures  # noqa: F401 (import path)
+
+import dmcrun
+import kernel_trace
+
+
+def event(name, cat, dur, ph="X"):
+    return {"ph": ph, "cat": cat, "name": name, "ts": 0, "dur": dur, "pid": 0, "tid": 0}
+
+
+def trace(steps, kernels_per_step, extra=()):
+    events = [event(f"ProfilerStep#{n}", "user_annotation", 5000) for n in range(steps)]
+    # The same ranges drawn on the GPU timeline: never counted as kernels.
+    events += [event(f"ProfilerStep#{n}", "gpu_user_annotation", 4000) for n in range(steps)]
+    for _ in range(steps):
+        events += [event("sm90_xmma_gemm_bf16", "kernel", 300),
+                   event("softmax_dropout", "kernel", 100)][:kernels_per_step]
+    events += [event("aten::mm", "cpu_op", 50), event("cudaLaunchKernel", "cuda_runtime", 5),
+               event("CompiledFunction", "gpu_user_annotation", 900),
+               event("Memset (Device)", "gpu_memset", 2), event("Memcpy DtoD", "gpu_memcpy", 8),
+               event("flow", "ac2g", 0, ph="s")]
+    return {"traceEvents": events + list(extra)}
+
+
+class Summarize(unittest.TestCase):
+    def test_kernels_per_step(self):
+        s = kernel_trace.summarize(trace(4, 2), 4)
+        self.assertAlmostEqual(s["kernel_ms"], 0.4)  # (300 + 100) us per step
+        self.assertEqual(s["kernels"], 2)
+        self.assertAlmostEqual(s["memset_ms"], 0.002 / 4)
+        self.assertAlmostEqual(s["memcpy_ms"], 0.008 / 4)
+        self.assertEqual(s["top"][0], ["sm90_xmma_gemm_bf16", 0.3, 1.0])
+
+    def test_old_category_names(self):
+        s = kernel_trace.summarize(trace(1, 0, [event("k", "Kernel", 250)]), 1)
+        self.assertAlmostEqual(s["kernel_ms"], 0.25)
+
+    def test_wrong_step_count(self):
+        with self.assertRaisesRegex(kernel_trace.TraceError, "recorded 3 steps.*expected 4"):
+            kernel_trace.summarize(trace(3, 2), 4)
+
+    def test_no_kernels(self):
+        with self.assertRaisesRegex(kernel_trace.TraceError, "no CUDA kernel"):
+            kernel_trace.summarize(trace(2, 0), 2)
+
+    def test_bad_duration_and_format(self):
+        with self.assertRaisesRegex(kernel_trace.TraceError, "no valid duration"):
+            kernel_trace.summarize(trace(1, 1, [event("k", "kernel", None)]), 1)
+        with self.assertRaisesRegex(kernel_trace.TraceError, "not a Chrome trace"):
+            kernel_trace.summarize({"events": []}, 1)
+
+    def test_a_real_cpu_profiler_trace(self):
+        # This machine's torch has no CUDA: its trace has the steps but no kernel.
+        import torch
+        from torch.profiler import ProfilerActivity, profile, schedule
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "t.json")
+            a = torch.randn(32, 32)
+            with profile(activities=[ProfilerActivity.CPU], on_trace_ready=lambda p:
+                         p.export_chrome_trace(path),
+                         schedule=schedule(wait=0, warmup=1, active=3, repeat=1)) as prof:
+                for _ in range(4):
+                    (a @ a).sum()
+                    prof.step()
+            with open(path) as f:
+                recorded = json.load(f)
+        with self.assertRaisesRegex(kernel_trace.TraceError, "no CUDA kernel in 3 steps"):
+            kernel_trace.summarize(recorded, 3)
+        with self.assertRaisesRegex(kernel_trace.TraceError, "recorded 3 steps"):
+            kernel_trace.summarize(recorded, 4)
+
+
+# What dmc-run --bench prints (runtime/tools/RunBench.cpp's formats).
+BENCH_OUTPUT = """\
+dmc-run: bert-large-b8-l512 on NVIDIA H100 80GB HBM3 (sm_90); arena 288.75 MiB (kernel \
+workspaces 0.02 MiB; inference alone 216.00 MiB), cuBLASLt workspace 32 MiB, \
+caller buffers 120.50 MiB
+dmc-run: timing 50 steps (after 10 warm-up) with CUDA graphs ...
+dmc-run: timing 50 steps with plain launches ...
+dmc-run: summary (median ms)       forward  backward  step   host enqueue us
+dmc-run:   CUDA graphs               0.312     0.655   0.967      11.5
+dmc-run:   plain launches            0.340     0.700   1.040     160.0
+dmc-run:   sum of steps' own times   0.300     0.610   0.910  (13 + 18 steps)
+dmc-run: launch overhead: plain - graphs = 0.073 ms per step; graphs - sum of steps = 0.057 ms
+"""
+
+
+class DmcRun(unittest.TestCase):
+    def test_parse(self):
+        r = dmcrun.parse(BENCH_OUTPUT)
+        self.assertEqual(r["wall_ms"]["median"], 0.967)
+        self.assertEqual(r["gpu_ms"], 0.91)
+        self.assertEqual(r["gpu"], {"forward_ms": 0.3, "backward_ms": 0.61})
+        self.assertAlmostEqual(r["peak_mib"], 288.75 + 32 + 120.5)
+        self.assertEqual(r["device"], "NVIDIA H100 80GB HBM3 (sm_90)")
+        self.assertTrue(r["source"].startswith("dmc-run --bench"))
+
+    def test_missing_lines(self):
+        text = "\n".join(l for l in BENCH_OUTPUT.splitlines() if "CUDA graphs  " not in l)
+        with self.assertRaisesRegex(ValueError, "printed no CUDA graphs line"):
+            dmcrun.parse(text)
+        with self.assertRaisesRegex(ValueError, "memory, CUDA graphs.*ends: nothing"):
+            dmcrun.parse("")
+
+    def test_find(self):
+        with self.assertRaisesRegex(FileNotFoundError, "no dmc-run executable at /nowhere"):
+            dmcrun.find("/repo", "/nowhere")
+
+
+if __name__ == "__main__":
+    unittest.main()
