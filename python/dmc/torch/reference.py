@@ -97,6 +97,12 @@ class ReferenceLayer(nn.Module):
             return out.view(b, length, c.heads, c.head_dim).transpose(1, 2)
 
         q, k, v = heads(xq, "q", j), heads(xkv, "k", n), heads(xkv, "v", n)
+        p = p if self.training else 0.0
+        if lengths is None and _SDPA is not None and (not causal or j == n):
+            # No mask tensor: SDPA may pick its fused (flash / memory-efficient)
+            # kernels, as a PyTorch user's layer would; no row is fully masked.
+            o = _SDPA(q, k, v, dropout_p=p, is_causal=causal)
+            return self._project_out(pre, o, b, j, bias)
         masked = torch.zeros(b, 1, j, n, dtype=torch.bool, device=xq.device)
         keys = torch.arange(n, device=xq.device)
         if causal:
@@ -104,8 +110,13 @@ class ReferenceLayer(nn.Module):
         if lengths is not None:
             masked |= (keys[None, :] >= lengths.to(xq.device).long()[:, None])[:, None, None, :]
         empty = masked.all(dim=-1, keepdim=True)  # [b,1,j,1]: all keys masked
-        o = _sdpa(q, k, v, ~masked | empty, p if self.training else 0.0)
+        o = _sdpa(q, k, v, ~masked | empty, p)
         o = o.masked_fill(empty, 0.0)  # zero weights: zero output, no gradient
+        return self._project_out(pre, o, b, j, bias)
+
+    def _project_out(self, pre, o, b, j, bias):
+        """o [b, h, j, p] -> the attention block's output [b, j, i]."""
+        c = self.config
         o = o.transpose(1, 2).reshape(b, j, c.heads * c.head_dim)
         wo = self.p(f"{pre}.wo")
         return F.linear(o, wo.reshape(c.hidden, -1), bias("o"))
