@@ -188,6 +188,10 @@ class Handle:
               self.lib.dmrt_bind(self.ptr, desc.name.encode(), ptr, nbytes,
                                  DTYPE_CODES[desc.dtype], len(desc.shape), shape))
 
+    def unbind(self, name):
+        check(f"dmrt_unbind({name})", self.lib.dmrt_unbind(self.ptr, name.encode()))
+        self.bound.pop(name, None)
+
     def set_arena(self, ptr, nbytes):
         check("dmrt_set_arena", self.lib.dmrt_set_arena(self.ptr, ptr, nbytes))
 

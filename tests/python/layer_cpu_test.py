@@ -209,6 +209,73 @@ class Errors(unittest.TestCase):
         self.assertIn("nowhere/libdmrt.so (DMC_LIBDMRT)", r.stderr)
 
 
+class FakeHandle:
+    """The runtime's binding rule for stacked buffers (runtime/LayerBindings.cpp): a
+    slice may only be bound where the bound slices of its buffer put it."""
+
+    def __init__(self, descs):
+        self.descs = {d.name: d for d in descs}
+        self.ptr, self.bound, self.calls = {}, {}, []
+
+    def bind(self, desc, ptr, nbytes):
+        for other, p in self.ptr.items():
+            o = self.descs[other]
+            if o.buffer == desc.buffer and other != desc.name and \
+                    p - o.buffer_offset != ptr - desc.buffer_offset:
+                raise dt.DmrtError("dmrt_bind", "DMRT_ERROR_BINDING", desc.name)
+        self.ptr[desc.name] = ptr
+        self.calls.append(("bind", desc.name))
+
+    def unbind(self, name):
+        self.ptr.pop(name, None)
+        self.bound.pop(name, None)
+        self.calls.append(("unbind", name))
+
+
+class StackedRebind(unittest.TestCase):
+    """A stacked buffer (QKV slices of one allocation) moved between steps: new gradient
+    buffers each backward, parameters re-placed. Binding slice by slice is refused; the
+    module unbinds the buffer as a whole first (found on the GPU: train.py's 2nd step)."""
+
+    def setUp(self):
+        layer = dt.Layer(MODELS["stack"][1])
+        self.grads = [d for d in layer.grad_descs]
+        self.params = layer.param_descs
+        self.pool = layer._pool
+        self.stacked = [g for g in T.group_by_buffer(self.grads) if len(g) > 1]
+        self.assertTrue(self.stacked, "the stack bundle has no stacked gradient buffer")
+
+    def test_moved_gradient_buffer(self):
+        h = FakeHandle(self.grads)
+        for group in T.group_by_buffer(self.grads):
+            T.bind_group(h, group, T.allocate_group(group, "cpu"))
+        group = self.stacked[0]
+        moved = T.allocate_group(group, "cpu")
+        with self.assertRaises(dt.DmrtError):  # slice by slice: what the rule refuses
+            for d in group:
+                T.bind(h, d, moved[d.name])
+        T.bind_group(h, group, moved)  # as a whole
+        for d in group:
+            self.assertEqual(h.ptr[d.name], moved[d.name].data_ptr())
+
+    def test_parameters_rebound_only_when_moved(self):
+        h = FakeHandle(self.params)
+        params = {}
+        for group in T.group_by_buffer(self.params):
+            params.update(T.allocate_group(group, "cpu"))
+        ordered = [params[d.name] for d in self.params]
+        self.pool.bind_parameters(h, self.params, ordered)
+        self.assertEqual(len([c for c in h.calls if c[0] == "bind"]), len(self.params))
+        h.calls.clear()
+        self.pool.bind_parameters(h, self.params, ordered)
+        self.assertEqual(h.calls, [])  # nothing moved: nothing bound again
+        group = [g for g in T.group_by_buffer(self.params) if len(g) > 1][0]
+        params.update(T.allocate_group(group, "cpu"))
+        self.pool.bind_parameters(h, self.params, [params[d.name] for d in self.params])
+        self.assertEqual(sorted(n for c, n in h.calls if c == "bind"),
+                         sorted(d.name for d in group))
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 3 or sys.argv[1] != "--dmc":
         sys.exit("usage: layer_cpu_test.py --dmc PATH/TO/dmc [unittest args]")

@@ -90,8 +90,7 @@ class LayerFunction(torch.autograd.Function):
             grads = {}
             for group in T.group_by_buffer(run.grad_descs):
                 views = T.allocate_group(group, run.device)
-                for d in group:
-                    T.bind(handle, d, views[d.name])
+                T.bind_group(handle, group, views)
                 grads.update(views)
             handle.backward(stream)
             ctx.arena.record_stream(torch.cuda.current_stream(run.device))

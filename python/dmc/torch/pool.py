@@ -58,12 +58,16 @@ class Pool:
         self._free.append(handle)
 
     def bind_parameters(self, handle, descs, params):
+        """Binds the parameters whose buffer moved since this instance last bound them
+        (a stacked buffer as a whole: tensors.bind_group)."""
         bound = handle.bound  # name -> pointer last bound on this instance
-        for desc, p in zip(descs, params):
-            ptr = p.data_ptr()
-            if bound.get(desc.name) != ptr:
-                T.bind(handle, desc, p)
-                bound[desc.name] = ptr
+        by_name = {d.name: p for d, p in zip(descs, params)}
+        for group in T.group_by_buffer(descs):
+            if all(bound.get(d.name) == by_name[d.name].data_ptr() for d in group):
+                continue
+            T.bind_group(handle, group, by_name)
+            for d in group:
+                bound[d.name] = by_name[d.name].data_ptr()
 
     def close(self):
         for handle in self._free:

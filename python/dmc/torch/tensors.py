@@ -99,3 +99,16 @@ def address(tensor):
 def bind(handle, desc, tensor):
     handle.bind(desc, address(tensor), tensor.numel() * tensor.element_size())
 
+
+def bind_group(handle, group, tensors):
+    """Binds every slice of one caller buffer (`tensors`: name -> tensor). The runtime
+    keeps a stacked buffer's slices at their offsets from each other, so a buffer that
+    moved (a new allocation each backward, parameters re-placed) is unbound as a whole
+    first; binding one slice at the new place while the others sit at the old one would
+    be refused (DMRT_ERROR_BINDING)."""
+    if len(group) > 1:
+        for d in group:
+            handle.unbind(d.name)
+    for d in group:
+        bind(handle, d, tensors[d.name])
+
