@@ -198,7 +198,7 @@ bool append(const std::string &path, const Record &r, bool sync, std::string &er
             std::vector<std::string> &warnings) {
   Fd f;
   bool missing;
-  if (!openLocked(path, O_WRONLY | O_APPEND | O_CREAT, LOCK_EX, f, missing, error) ||
+  if (!openLocked(path, O_RDWR | O_APPEND | O_CREAT, LOCK_EX, f, missing, error) ||
       !repairTail(f.fd, path, error, warnings))
     return false;
   struct stat st;
