@@ -1,0 +1,86 @@
+//===- Record.h - One measurement of the tuning database ---------*- C++ -*-===//
+//
+// A record is one candidate measured on one device with one software stack:
+// a fused kernel with its layouts and knobs, a contraction with its cuBLASLt
+// algorithm and epilogue, or a transpose. Records are independent: adding
+// candidates never invalidates old ones. docs/tuning-db-format.md describes
+// every field; tuning-db/Codec.h reads and writes them, one JSON line each.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMC_TUNINGDB_RECORD_H
+#define DMC_TUNINGDB_RECORD_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace dmc::tuningdb {
+
+/// dmc's codegen version, recorded with every measurement. Bump it whenever
+/// the generated code of any kernel changes (templates, NVRTC options, launch
+/// geometry): records of another codegen version are then never matched.
+inline constexpr int64_t kCodegenVersion = 1;
+
+struct Device {
+  std::string name; ///< as the driver reports it, e.g. "NVIDIA H100 80GB HBM3"
+  std::string cc;   ///< compute capability "MAJOR.MINOR", e.g. "9.0"
+  int64_t sms = 0, memClockKhz = 0, l2Bytes = 0;
+};
+
+struct Software {
+  int64_t cuda = 0;     ///< CUDA runtime version, e.g. 13000
+  int64_t cublaslt = 0; ///< cublasLtGetVersion(), e.g. 130000
+  std::string nvrtc;    ///< "MAJOR.MINOR", e.g. "13.0"
+  int64_t codegen = kCodegenVersion;
+};
+
+enum class Kind { Kernel, Contraction, Transpose };
+const char *kindName(Kind);
+bool parseKind(const std::string &, Kind &out);
+
+/// A kernel knob: an integer (tile width, vector width) or a string (lane_dim).
+using Knob = std::variant<int64_t, std::string>;
+
+struct Record {
+  Device device;
+  Software software;
+  Kind kind = Kind::Kernel;
+  std::string signature;              ///< structural key, opaque here
+  std::map<std::string, int64_t> sizes; ///< dimension letter -> extent
+  std::string dtype;                  ///< a runtime/format/DType.h spelling
+  std::vector<std::string> layouts;   ///< inputs then outputs, dimension letters
+  std::map<std::string, Knob> knobs;
+  std::string algorithm; ///< contractions: serialized cuBLASLt algorithm or "heuristic"
+  std::string epilogue;  ///< contractions only
+  double medianUs = 0, minUs = 0;
+  int64_t samples = 0;
+  std::string date; ///< "YYYY-MM-DDTHH:MM:SSZ"
+  /// A candidate whose output was wrong or that failed to run: kept so that a
+  /// resumed tuner skips it, never selected.
+  bool rejected = false;
+  std::string reason; ///< why it was rejected; empty otherwise
+};
+
+/// The candidate's identity (device name and cc, software, kind, signature,
+/// sizes, dtype, layouts, knobs, algorithm, epilogue): equal keys measure the
+/// same thing, so merge keeps one and a resumed tuner skips it.
+std::string key(const Record &);
+/// The problem a record solves (key() without layouts, knobs, algorithm and
+/// epilogue): records with one problem key are alternatives to each other.
+std::string problemKey(const Record &);
+/// Of two records with one key, whether `a` is the one to keep: an ok record
+/// before a rejected one, then more samples, then the lower median.
+bool better(const Record &a, const Record &b);
+
+/// "layouts [bjk, kn] knobs {tx=32, lane_dim=j}" or "algorithm ...": for tables.
+std::string describeCandidate(const Record &);
+/// The current time as "YYYY-MM-DDTHH:MM:SSZ".
+std::string utcNow();
+/// Whether `s` is "YYYY-MM-DDTHH:MM:SSZ" with fields in range.
+bool validDate(const std::string &s);
+
+} // namespace dmc::tuningdb
+
+#endif // DMC_TUNINGDB_RECORD_H

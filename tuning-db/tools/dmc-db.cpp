@@ -1,0 +1,335 @@
+//===- dmc-db.cpp - Inspect and maintain tuning databases -----------------===//
+//
+//   dmc-db show DB [--signature S] [--device NAME]
+//   dmc-db merge OUT IN...
+//   dmc-db prune DB [--keep-best N] [--device NAME] [--older-than DATE] [--rejected]
+//   dmc-db export DB [-o FILE]
+//
+// Exit: 0 ok; 1 a data or file error (naming FILE:LINE); 2 a usage error.
+// docs/tuning-db-format.md describes the format and the commands.
+//
+//===----------------------------------------------------------------------===//
+#include "tuning-db/Codec.h"
+#include "tuning-db/Database.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+using namespace dmc::tuningdb;
+
+namespace {
+
+const char *kUsage =
+    "usage: dmc-db show DB [--signature S] [--device NAME]\n"
+    "       dmc-db merge OUT IN...\n"
+    "       dmc-db prune DB [--keep-best N] [--device NAME] [--older-than DATE] [--rejected]\n"
+    "       dmc-db export DB [-o FILE]\n"
+    "Tuning databases (JSON Lines, docs/tuning-db-format.md). `dmc-db COMMAND --help`\n"
+    "describes a command. Exit: 0 ok, 1 data or file error, 2 usage error.\n";
+
+const std::map<std::string, const char *> kHelp = {
+    {"show", "usage: dmc-db show DB [--signature S] [--device NAME]\n"
+             "One row per problem (device, software, kind, signature, sizes, dtype): the\n"
+             "number of records, the best median and its candidate; then the totals.\n"},
+    {"merge", "usage: dmc-db merge OUT IN...\n"
+              "Adds the records of every IN to OUT (created if missing), one per key: of two\n"
+              "records with one key, the one with more samples, then the lower median.\n"},
+    {"prune", "usage: dmc-db prune DB [--keep-best N] [--device NAME] [--older-than DATE]\n"
+              "                       [--rejected]\n"
+              "Removes the records of device NAME, those measured before DATE (YYYY-MM-DD or\n"
+              "YYYY-MM-DDTHH:MM:SSZ), those the tuner rejected, and all but the N fastest of\n"
+              "each problem (rejected ones are left to --rejected). Rewrites DB atomically.\n"},
+    {"export", "usage: dmc-db export DB [-o FILE]\n"
+               "Writes {\"format\":\"dmc-tuning-export\",\"version\":1,\"records\":[...]} to FILE\n"
+               "or standard output, for review.\n"}};
+
+int usage(const std::string &cmd, const std::string &msg) {
+  auto it = kHelp.find(cmd);
+  std::fprintf(stderr, "dmc-db: %s\n%s", msg.c_str(), it == kHelp.end() ? kUsage : it->second);
+  return 2;
+}
+
+int dataError(const std::string &msg) {
+  std::fprintf(stderr, "dmc-db: %s\n", msg.c_str());
+  return 1;
+}
+
+void warn(const std::vector<std::string> &warnings) {
+  for (const std::string &w : warnings)
+    std::fprintf(stderr, "dmc-db: warning: %s\n", w.c_str());
+}
+
+/// The command's arguments: positionals, and options taking a value or not.
+struct Args {
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> options;
+};
+
+/// 0 when parsed (or -1 after --help), else 2 with the usage printed.
+int parseArgs(const std::string &cmd, int argc, char **argv, const std::vector<std::string> &valued,
+              const std::vector<std::string> &flags, Args &a) {
+  for (int i = 2; i < argc; ++i) {
+    std::string s = argv[i];
+    bool hasValue = std::find(valued.begin(), valued.end(), s) != valued.end();
+    if (s == "-h" || s == "--help") {
+      std::printf("%s", kHelp.at(cmd));
+      return -1;
+    } else if (hasValue) {
+      if (i + 1 >= argc)
+        return usage(cmd, s + " needs a value");
+      a.options[s] = argv[++i];
+    } else if (std::find(flags.begin(), flags.end(), s) != flags.end()) {
+      a.options[s] = "";
+    } else if (s.size() > 1 && s[0] == '-') {
+      return usage(cmd, "unknown option " + s + " for " + cmd);
+    } else {
+      a.positional.push_back(s);
+    }
+  }
+  return 0;
+}
+
+std::string deviceName(const Record &r) { return r.device.name + " " + r.device.cc; }
+
+std::string sizesText(const Record &r) {
+  std::string s;
+  for (const auto &[dim, extent] : r.sizes)
+    s += (s.empty() ? "" : " ") + dim + "=" + std::to_string(extent);
+  return s;
+}
+
+void printTable(const std::vector<std::vector<std::string>> &rows) {
+  std::vector<size_t> width;
+  for (const auto &row : rows)
+    for (size_t c = 0; c < row.size(); ++c) {
+      width.resize(std::max(width.size(), c + 1));
+      width[c] = std::max(width[c], row[c].size());
+    }
+  for (const auto &row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c)
+      line += c + 1 == row.size() ? row[c] : row[c] + std::string(width[c] - row[c].size() + 2, ' ');
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+int show(const Args &a) {
+  if (a.positional.size() != 1)
+    return usage("show", "show takes one database");
+  Database db;
+  std::string error;
+  std::vector<std::string> warnings;
+  bool ok = db.load(a.positional[0], false, error, warnings);
+  warn(warnings);
+  if (!ok)
+    return dataError(error);
+  auto sig = a.options.find("--signature"), dev = a.options.find("--device");
+  struct Group { size_t records = 0, rejected = 0; const Record *first = nullptr, *best = nullptr; };
+  std::vector<Group> groups;
+  std::unordered_map<std::string, size_t> index;
+  std::map<std::string, size_t> devices;
+  size_t total = 0, rejected = 0;
+  for (const Record &r : db.records()) {
+    if ((sig != a.options.end() && r.signature != sig->second) ||
+        (dev != a.options.end() && r.device.name != dev->second))
+      continue;
+    auto [it, added] = index.emplace(problemKey(r), groups.size());
+    if (added)
+      groups.push_back({0, 0, &r, nullptr});
+    Group &g = groups[it->second];
+    ++g.records, ++total, ++devices[deviceName(r)];
+    if (r.rejected)
+      ++g.rejected, ++rejected;
+    else if (!g.best || r.medianUs < g.best->medianUs)
+      g.best = &r;
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"KIND", "RECORDS", "BEST_US", "DEVICE", "SIGNATURE", "SIZES", "DTYPE", "BEST CANDIDATE"}};
+  for (const Group &g : groups) {
+    const Record &r = *g.first;
+    char best[32] = "-";
+    if (g.best)
+      std::snprintf(best, sizeof best, "%.2f", g.best->medianUs);
+    rows.push_back({kindName(r.kind),
+                    std::to_string(g.records) +
+                        (g.rejected ? " (" + std::to_string(g.rejected) + " rejected)" : ""),
+                    best, deviceName(r), r.signature, sizesText(r), r.dtype,
+                    g.best ? describeCandidate(*g.best) : "(every record rejected)"});
+  }
+  printTable(rows);
+  std::string devs;
+  for (const auto &[name, n] : devices)
+    devs += (devs.empty() ? "" : ", ") + name + " (" + std::to_string(n) + ")";
+  std::printf("%zu records (%zu rejected by the tuner) in %zu problems; devices: %s\n", total,
+              rejected, groups.size(), devs.empty() ? "none" : devs.c_str());
+  return 0;
+}
+
+int merge(const Args &a) {
+  if (a.positional.size() < 2)
+    return usage("merge", "merge takes OUT and at least one IN");
+  std::vector<Database> inputs(a.positional.size() - 1);
+  std::string error;
+  std::vector<std::string> warnings;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].load(a.positional[i + 1], false, error, warnings))
+      return warn(warnings), dataError(error);
+  size_t added = 0, duplicate = 0, replaced = 0, total = 0;
+  Edit edit = [&](std::vector<Record> &records, std::string &) {
+    std::vector<Record> out;
+    std::unordered_map<std::string, size_t> index;
+    auto take = [&](const Record &r, bool counted) {
+      auto [it, isNew] = index.emplace(key(r), out.size());
+      if (isNew)
+        out.push_back(r);
+      else if (better(r, out[it->second]))
+        out[it->second] = r, replaced += counted;
+      (isNew ? added : duplicate) += counted;
+    };
+    for (const Record &r : records)
+      take(r, false);
+    for (const Database &db : inputs)
+      for (const Record &r : db.records())
+        take(r, true);
+    records = std::move(out);
+    total = records.size();
+    return true;
+  };
+  bool ok = rewrite(a.positional[0], true, edit, error, warnings);
+  warn(warnings);
+  if (!ok)
+    return dataError(error);
+  std::printf("dmc-db: merged %zu records from %zu files into %s: %zu new, %zu duplicate (%zu of "
+              "them replaced a record with fewer samples or a higher median); %zu records\n",
+              added + duplicate, inputs.size(), a.positional[0].c_str(), added, duplicate,
+              replaced, total);
+  return 0;
+}
+
+int prune(const Args &a) {
+  if (a.positional.size() != 1)
+    return usage("prune", "prune takes one database");
+  auto opt = [&](const char *name) {
+    auto it = a.options.find(name);
+    return it == a.options.end() ? nullptr : &it->second;
+  };
+  const std::string *keep = opt("--keep-best"), *device = opt("--device"),
+                    *older = opt("--older-than");
+  bool dropRejected = opt("--rejected");
+  long long keepBest = 0;
+  if (keep) {
+    char *end = nullptr;
+    keepBest = std::strtoll(keep->c_str(), &end, 10);
+    if (keep->empty() || *end || keepBest < 1 || keepBest > 1000000)
+      return usage("prune", "--keep-best needs an integer in [1, 1000000], got \"" + *keep + "\"");
+  }
+  if (older && !validDate(*older) && !validDate(*older + "T00:00:00Z"))
+    return usage("prune", "--older-than needs YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, got \"" +
+                              *older + "\"");
+  if (!keep && !device && !older && !dropRejected)
+    return usage("prune", "nothing to prune: give --keep-best, --device, --older-than or --rejected");
+  size_t byDevice = 0, byDate = 0, byStatus = 0, byRank = 0, left = 0;
+  Edit edit = [&](std::vector<Record> &records, std::string &) {
+    std::vector<Record> kept;
+    for (Record &r : records) {
+      // Dates of one shape compare as strings; "2024-05-01" sorts before that day's times.
+      bool drop = (device && r.device.name == *device && ++byDevice) ||
+                  (older && r.date < *older && ++byDate) || (dropRejected && r.rejected && ++byStatus);
+      if (!drop)
+        kept.push_back(std::move(r));
+    }
+    if (keep) { // the N fastest ok records of each problem, ties in file order
+      std::unordered_map<std::string, std::vector<size_t>> byProblem;
+      for (size_t i = 0; i < kept.size(); ++i)
+        if (!kept[i].rejected)
+          byProblem[problemKey(kept[i])].push_back(i);
+      std::vector<bool> beyond(kept.size());
+      for (auto &[k, idx] : byProblem) {
+        std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
+          return kept[x].medianUs < kept[y].medianUs;
+        });
+        for (size_t j = (size_t)keepBest; j < idx.size(); ++j)
+          beyond[idx[j]] = true, ++byRank;
+      }
+      std::vector<Record> best;
+      for (size_t i = 0; i < kept.size(); ++i)
+        if (!beyond[i])
+          best.push_back(std::move(kept[i]));
+      kept = std::move(best);
+    }
+    records = std::move(kept);
+    left = records.size();
+    return true;
+  };
+  std::string error;
+  std::vector<std::string> warnings;
+  bool ok = rewrite(a.positional[0], false, edit, error, warnings);
+  warn(warnings);
+  if (!ok)
+    return dataError(error);
+  std::string why;
+  auto part = [&](bool on, size_t n, const std::string &what) {
+    if (on)
+      why += (why.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+  };
+  part(device, byDevice, "of device " + (device ? *device : ""));
+  part(older, byDate, "older than " + (older ? *older : ""));
+  part(dropRejected, byStatus, "rejected by the tuner");
+  part(keep, byRank, "beyond the best " + std::to_string(keepBest) + " of their problem");
+  std::printf("dmc-db: pruned %s: removed %zu records (%s); %zu left\n", a.positional[0].c_str(),
+              byDevice + byDate + byStatus + byRank, why.c_str(), left);
+  return 0;
+}
+
+int exportDb(const Args &a) {
+  if (a.positional.size() != 1)
+    return usage("export", "export takes one database");
+  Database db;
+  std::string error;
+  std::vector<std::string> warnings;
+  bool ok = db.load(a.positional[0], false, error, warnings);
+  warn(warnings);
+  if (!ok)
+    return dataError(error);
+  std::string text = encodeExport(db.records());
+  auto out = a.options.find("-o");
+  if (out == a.options.end())
+    return std::fwrite(text.data(), 1, text.size(), stdout) == text.size() ? 0 : 1;
+  FILE *f = std::fopen(out->second.c_str(), "wb");
+  bool written = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (f && std::fclose(f) != 0)
+    written = false;
+  if (!written)
+    return dataError(out->second + ": cannot write: " + std::strerror(errno));
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2)
+    return usage("", "no command given");
+  std::string cmd = argv[1];
+  if (cmd == "-h" || cmd == "--help")
+    return std::printf("%s", kUsage), 0;
+  Args a;
+  int rc;
+  if (cmd == "show")
+    rc = parseArgs(cmd, argc, argv, {"--signature", "--device"}, {}, a);
+  else if (cmd == "merge")
+    rc = parseArgs(cmd, argc, argv, {}, {}, a);
+  else if (cmd == "prune")
+    rc = parseArgs(cmd, argc, argv, {"--keep-best", "--device", "--older-than"}, {"--rejected"}, a);
+  else if (cmd == "export")
+    rc = parseArgs(cmd, argc, argv, {"-o"}, {}, a);
+  else
+    return usage("", "unknown command \"" + cmd + "\"");
+  if (rc)
+    return rc < 0 ? 0 : rc;
+  return cmd == "show" ? show(a) : cmd == "merge" ? merge(a) : cmd == "prune" ? prune(a) : exportDb(a);
+}
