@@ -5,11 +5,13 @@
 //               [--seed N] [--precision f32|f64|storage]
 //   dmc report  MODEL.json [--format text|json|html] [--stage NAME]
 //   dmc compile MODEL.json -o OUT.dmlib [--config FILE] [--print-config]
+//               [--db DB [--db-device NAME]]
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/KernelEmitter.h"
 #include "compiler/Driver.h"
 #include "compiler/bundle/BundleWriter.h"
+#include "compiler/bundle/DatabaseKnobs.h"
 #include "compiler/bundle/Configuration.h"
 #include "compiler/GraphSummary.h"
 #include "compiler/TensorIO.h"
@@ -103,6 +105,15 @@ cl::opt<int> configIndex("config-index",
                                    "instead of the default (for sweeps)"),
                           cl::init(-1), cl::value_desc("N"), cl::sub(compileCmd),
                           cl::cat(dmcCategory));
+
+cl::opt<std::string> dbFile("db",
+                            cl::desc("Give each kernel its fastest knobs measured in this tuning "
+                                     "database (docs/tuning-db-format.md)"),
+                            cl::value_desc("DB.jsonl"), cl::sub(compileCmd), cl::cat(dmcCategory));
+cl::opt<std::string> dbDevice("db-device",
+                              cl::desc("With --db: the device whose records to use (default: "
+                                       "the database's only device)"),
+                              cl::value_desc("NAME"), cl::sub(compileCmd), cl::cat(dmcCategory));
 
 enum class Emit { Mlir, Summary, Cuda };
 cl::opt<Emit> emit("emit", cl::desc("What to print"), cl::init(Emit::Summary),
@@ -233,6 +244,18 @@ int runReport(mlir::MLIRContext &ctx) {
   return 0;
 }
 
+/// The fused training graph with `config` applied (`origin` names it in errors).
+Expected<mlir::OwningOpRef<mlir::ModuleOp>> graphWithConfig(mlir::MLIRContext &ctx,
+                                                            const dmrt::Configuration &config,
+                                                            const std::string &origin) {
+  auto module = dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Fuse);
+  if (!module)
+    return module.takeError();
+  if (Error e = dmc::bundle::applyConfiguration(dmc::layerFunction(**module), config, origin))
+    return e;
+  return module;
+}
+
 /// The fused training graph configured by `--config FILE`, else by the default pass.
 Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(mlir::MLIRContext &ctx) {
   if (configFile.empty())
@@ -241,9 +264,6 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(mlir::MLIRContext &c
     return createStringError(inconvertibleErrorCode(),
                              "--no-epilogues and --config: the configuration file says which "
                              "contractions run an epilogue (set their \"epilogue\" to \"none\")");
-  auto module = dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Fuse);
-  if (!module)
-    return module.takeError();
   auto text = MemoryBuffer::getFile(configFile);
   if (!text)
     return createStringError(text.getError(),
@@ -252,9 +272,7 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(mlir::MLIRContext &c
   std::string error;
   if (!dmrt::parseConfig((*text)->getBuffer().str(), configFile, config, error))
     return createStringError(inconvertibleErrorCode(), error);
-  if (Error e = dmc::bundle::applyConfiguration(dmc::layerFunction(**module), config, configFile))
-    return e;
-  return module;
+  return graphWithConfig(ctx, config, configFile);
 }
 
 int runCompile(mlir::MLIRContext &ctx) {
@@ -273,6 +291,15 @@ int runCompile(mlir::MLIRContext &ctx) {
     outs() << dmrt::writeConfig(*config);
     return 0;
   }
+  if (!dbFile.empty() && (!configFile.empty() || configIndex >= 0 || bundleOut.empty())) {
+    errs() << "dmc compile: --db needs -o OUT.dmlib and chooses the knobs itself (not with "
+              "--config or --config-index)\n";
+    return 1;
+  }
+  if (dbFile.empty() && !dbDevice.empty()) {
+    errs() << "dmc compile: --db-device without --db\n";
+    return 1;
+  }
   dmc::bundle::BundleOptions options;
   options.arch = arch;
   options.reference = withReference;
@@ -286,6 +313,21 @@ int runCompile(mlir::MLIRContext &ctx) {
   options.modelName = sys::path::stem(modelPath).str();
   if (Error e = dmc::bundle::writeBundle(dmc::layerFunction(**module), bundleOut, options, errs()))
     return report(std::move(e));
+  if (!dbFile.empty()) { // measured knobs: the default bundle's kernels looked up, then again
+    dmrt::Configuration tuned;
+    bool changed = false;
+    if (Error e = dmc::bundle::knobsFromDatabase(bundleOut, dbFile, dbDevice, tuned, changed,
+                                                 errs()))
+      return report(std::move(e));
+    if (changed) {
+      auto retuned = graphWithConfig(ctx, tuned, dbFile);
+      if (!retuned)
+        return report(retuned.takeError());
+      if (Error e = dmc::bundle::writeBundle(dmc::layerFunction(**retuned), bundleOut, options,
+                                             errs()))
+        return report(std::move(e));
+    }
+  }
   if (printConfig) { // what the bundle got (with --config-index: the swept knobs)
     auto written = MemoryBuffer::getFile(bundleOut + "/config.json");
     if (!written)

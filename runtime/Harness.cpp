@@ -119,6 +119,10 @@ bool Harness::open(int ordinal, std::string &error) {
   info_.memoryBytes = static_cast<int64_t>(p.totalGlobalMem);
   cudaDriverGetVersion(&info_.driverVersion);
   cudaRuntimeGetVersion(&info_.runtimeVersion);
+  int memClock = 0; // cudaDeviceProp::memoryClockRate is gone in CUDA 13
+  if (cudaDeviceGetAttribute(&memClock, cudaDevAttrMemoryClockRate, ordinal) == cudaSuccess)
+    info_.memClockKhz = memClock;
+  info_.cublasLtVersion = static_cast<int64_t>(cublasLtGetVersion());
   impl_ = std::make_unique<Impl>();
   if ((e = cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking)) !=
       cudaSuccess) {

@@ -205,6 +205,8 @@ struct DeviceInfo {
   int ordinal = 0, smCount = 0, ccMajor = 0, ccMinor = 0;
   int64_t l2Bytes = 0, memoryBytes = 0;
   int driverVersion = 0, runtimeVersion = 0;
+  int64_t memClockKhz = 0;     ///< cudaDevAttrMemoryClockRate (0: unknown)
+  int64_t cublasLtVersion = 0; ///< cublasLtGetVersion() of the loaded library
   /// Device-to-device cudaMemcpyAsync, median of 10, counting read + write
   /// (2 x size / time), in GB/s; 0 until measured.
   double copyGBs = 0;

@@ -5,7 +5,7 @@
 
 namespace dmc::tuningdb {
 
-std::string mismatch(const Record &r, const Device &d, const Software &s) {
+std::string mismatch(const Record &r, const Device &d, const Software &s, bool libraries) {
   const Device &rd = r.device;
   const Software &rs = r.software;
   if (rd.name != d.name || rd.cc != d.cc)
@@ -14,9 +14,9 @@ std::string mismatch(const Record &r, const Device &d, const Software &s) {
     return "other configuration of " + rd.name + " (" + std::to_string(rd.sms) + " SMs, " +
            std::to_string(rd.memClockKhz) + " kHz memory clock, " +
            std::to_string(rd.l2Bytes) + " bytes L2)";
-  if (rs.cuda != s.cuda)
+  if (libraries && rs.cuda != s.cuda)
     return "other CUDA (" + std::to_string(rs.cuda) + ")";
-  if (rs.cublaslt != s.cublaslt)
+  if (libraries && rs.cublaslt != s.cublaslt)
     return "other cuBLASLt (" + std::to_string(rs.cublaslt) + ")";
   if (rs.nvrtc != s.nvrtc)
     return "other NVRTC (" + rs.nvrtc + ")";
@@ -25,10 +25,11 @@ std::string mismatch(const Record &r, const Device &d, const Software &s) {
   return r.rejected ? "rejected by the tuner" : "";
 }
 
-MatchResult match(const std::vector<Record> &records, const Device &d, const Software &s) {
+MatchResult match(const std::vector<Record> &records, const Device &d, const Software &s,
+                  bool libraries) {
   MatchResult m;
   for (const Record &r : records) {
-    std::string why = mismatch(r, d, s);
+    std::string why = mismatch(r, d, s, libraries);
     if (why.empty()) {
       m.matched.push_back(&r);
     } else {

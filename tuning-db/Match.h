@@ -28,9 +28,13 @@ struct MatchResult {
 /// Why `r` does not apply here ("other device (NAME CC)", "other cuBLASLt
 /// (130000)", "rejected by the tuner"), or "" when it does. Every device field
 /// must be equal, and every software version: a record's time depends on them.
-std::string mismatch(const Record &r, const Device &, const Software &);
+/// `libraries` false leaves out the CUDA runtime and cuBLASLt versions: what
+/// a compiler machine checks for kernel records, whose code is the cubin
+/// NVRTC and codegen made (the GPU node's libraries are not known there).
+std::string mismatch(const Record &r, const Device &, const Software &, bool libraries = true);
 
-MatchResult match(const std::vector<Record> &, const Device &, const Software &);
+MatchResult match(const std::vector<Record> &, const Device &, const Software &,
+                  bool libraries = true);
 
 } // namespace dmc::tuningdb
 

@@ -225,6 +225,8 @@ int main(int argc, char **argv) {
                  {"memory_bytes", dev.memoryBytes},
                  {"driver_version", dev.driverVersion},
                  {"runtime_version", dev.runtimeVersion},
+                 {"mem_clock_khz", dev.memClockKhz},
+                 {"cublaslt_version", dev.cublasLtVersion},
                  {"copy_bytes", dev.copyBytes},
                  {"copy_gbs", dev.copyGBs}};
   j["options"] = {{"reps", opt.reps},       {"warmup", opt.warmup},

@@ -4,11 +4,15 @@
 //   dmc-db merge OUT IN...
 //   dmc-db prune DB [--keep-best N] [--device NAME] [--older-than DATE] [--rejected]
 //   dmc-db export DB [-o FILE]
+//   dmc-db import DB BENCH.json --bundle DIR
 //
 // Exit: 0 ok; 1 a data or file error (naming FILE:LINE); 2 a usage error.
 // docs/tuning-db-format.md describes the format and the commands.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/format/Config.h"
+#include "runtime/format/Manifest.h"
+#include "tuning-db/BenchImport.h"
 #include "tuning-db/Codec.h"
 #include "tuning-db/Database.h"
 
@@ -29,6 +33,7 @@ const char *kUsage =
     "       dmc-db merge OUT IN...\n"
     "       dmc-db prune DB [--keep-best N] [--device NAME] [--older-than DATE] [--rejected]\n"
     "       dmc-db export DB [-o FILE]\n"
+    "       dmc-db import DB BENCH.json --bundle DIR\n"
     "Tuning databases (JSON Lines, docs/tuning-db-format.md). `dmc-db COMMAND --help`\n"
     "describes a command. Exit: 0 ok, 1 data or file error, 2 usage error.\n";
 
@@ -46,7 +51,12 @@ const std::map<std::string, const char *> kHelp = {
               "each problem (rejected ones are left to --rejected). Rewrites DB atomically.\n"},
     {"export", "usage: dmc-db export DB [-o FILE]\n"
                "Writes {\"format\":\"dmc-tuning-export\",\"version\":1,\"records\":[...]} to FILE\n"
-               "or standard output, for review.\n"}};
+               "or standard output, for review.\n"},
+    {"import", "usage: dmc-db import DB BENCH.json --bundle DIR\n"
+               "Appends the measurements of a `dmrt-bench DIR --reference --json BENCH.json`\n"
+               "run to DB (created if missing): a record per checked kernel (its knobs from\n"
+               "DIR/config.json) and contraction; steps whose check failed are recorded as\n"
+               "rejected, unchecked steps not at all; records already in DB are skipped.\n"}};
 
 int usage(const std::string &cmd, const std::string &msg) {
   auto it = kHelp.find(cmd);
@@ -309,6 +319,63 @@ int exportDb(const Args &a) {
   return 0;
 }
 
+bool readFile(const std::string &path, std::string &text, std::string &error) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    error = path + ": cannot read: " + std::strerror(errno);
+    return false;
+  }
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
+    text.append(buf, n);
+  std::fclose(f);
+  return true;
+}
+
+int import(const Args &a) {
+  auto bundle = a.options.find("--bundle");
+  if (a.positional.size() != 2 || bundle == a.options.end())
+    return usage("import", "import takes a database, a dmrt-bench JSON file and --bundle DIR");
+  const std::string &dbPath = a.positional[0], &benchPath = a.positional[1];
+  std::string manifestPath = bundle->second + "/manifest.json";
+  std::string configPath = bundle->second + "/config.json";
+  std::string error, manifestText, configText, benchText;
+  dmrt::Manifest manifest;
+  dmrt::Configuration config;
+  if (!readFile(manifestPath, manifestText, error) || !readFile(configPath, configText, error) ||
+      !readFile(benchPath, benchText, error) ||
+      !dmrt::parseManifest(manifestText, manifestPath, manifest, error) ||
+      !dmrt::parseConfig(configText, configPath, config, error))
+    return dataError(error);
+  ImportResult result;
+  if (!importBench(benchText, benchPath, manifest, config, utcNow(), result, error))
+    return dataError(error);
+  Database db;
+  std::vector<std::string> warnings;
+  bool ok = db.load(dbPath, /*missingIsEmpty=*/true, error, warnings);
+  warn(warnings);
+  if (!ok)
+    return dataError(error);
+  int added = 0, present = 0;
+  for (const Record &r : result.records) {
+    const Record *old = db.find(key(r));
+    if (old && !old->rejected) {
+      ++present;
+      continue;
+    }
+    warnings.clear();
+    ok = append(dbPath, r, /*sync=*/false, error, warnings);
+    warn(warnings);
+    if (!ok)
+      return dataError(error);
+    ++added;
+  }
+  std::printf("dmc-db: %s: %s; %d appended to %s, %d already there\n", benchPath.c_str(),
+              result.summary().c_str(), added, dbPath.c_str(), present);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -327,9 +394,13 @@ int main(int argc, char **argv) {
     rc = parseArgs(cmd, argc, argv, {"--keep-best", "--device", "--older-than"}, {"--rejected"}, a);
   else if (cmd == "export")
     rc = parseArgs(cmd, argc, argv, {"-o"}, {}, a);
+  else if (cmd == "import")
+    rc = parseArgs(cmd, argc, argv, {"--bundle"}, {}, a);
   else
     return usage("", "unknown command \"" + cmd + "\"");
   if (rc)
     return rc < 0 ? 0 : rc;
+  if (cmd == "import")
+    return import(a);
   return cmd == "show" ? show(a) : cmd == "merge" ? merge(a) : cmd == "prune" ? prune(a) : exportDb(a);
 }

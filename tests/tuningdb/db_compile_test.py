@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+"""`dmc-db import` and `dmc compile --db` end to end, without a GPU.
+
+Compiles the tiny encoder twice (default knobs, --config-index 1), writes for each
+bundle what `dmrt-bench BUNDLE --reference --json` writes on a GPU (times made up
+here: every kernel of bundle b is faster than a's, except one whose check failed),
+imports both, and compiles with --db: every kernel must get b's knobs except the
+one whose b candidate was rejected, which keeps a's. Planted faults: a run without
+--reference, a run of another model, a database of two devices without
+--db-device, and the one-device database asked for another device must fail with
+their messages; a record of another NVRTC version must not be used.
+
+Usage: db_compile_test.py --dmc BUILD/bin/dmc --dmc-db BUILD/bin/dmc-db
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TINY = os.path.join(HERE, "..", "lit", "dmc", "Inputs", "tiny-encoder.json")
+DEVICE = {"ordinal": 0, "name": "NVIDIA H200", "sm_count": 132, "compute_capability": "9.0",
+          "l2_bytes": 52428800, "memory_bytes": 1, "driver_version": 13000,
+          "runtime_version": 13000, "mem_clock_khz": 3201000, "cublaslt_version": 130100,
+          "copy_bytes": 1, "copy_gbs": 1.0}
+
+
+def run(cmd, ok=True):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if ok and r.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(cmd)}: exit {r.returncode}\n{r.stdout}{r.stderr}")
+    return r
+
+
+def bench_json(bundle, path, us, failing=(), device=DEVICE, reference=True, model=None):
+    manifest = json.load(open(os.path.join(bundle, "manifest.json")))
+    steps = []
+    for k in manifest["kernels"]:
+        passed = k["name"] not in failing
+        steps.append({"kind": "kernel", "id": k["id"], "name": k["name"], "median_us": us,
+                      "min_us": us * 0.9, "reps": 50, "checked": True, "pass": passed,
+                      "outputs": [{"output": "out0", "pass": passed, "failing": 0 if passed else 7}]})
+    for c in manifest["contractions"]:
+        steps.append({"kind": "contraction", "id": c["id"], "name": c["equation"],
+                      "skipped": "above the flop limit"})
+    doc = {"bundle": bundle, "model": model or manifest["model"], "arch": manifest["arch"],
+           "device": device, "options": {"reference": reference}, "planted_fault": "none",
+           "steps": steps}
+    json.dump(doc, open(path, "w"))
+    return path
+
+
+def knobs(bundle):
+    return {k["name"]: k["describe"] for k in json.load(open(os.path.join(bundle, "config.json")))["kernels"]}
+
+
+def expect_error(cmd, text, what):
+    r = run(cmd, ok=False)
+    if r.returncode == 0 or text not in r.stderr:
+        sys.exit(f"FAIL: {what}: expected an error with {text!r}, got exit {r.returncode}\n{r.stderr}")
+    print(f"ok: {what}: {text}")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--dmc", required=True)
+    p.add_argument("--dmc-db", required=True)
+    args = p.parse_args()
+    tmp = tempfile.mkdtemp(prefix="dmc-db-test-")
+    a, b = os.path.join(tmp, "a.dmlib"), os.path.join(tmp, "b.dmlib")
+    run([args.dmc, "compile", TINY, "-o", a])
+    run([args.dmc, "compile", TINY, "-o", b, "--config-index", "1"])
+    ka, kb = knobs(a), knobs(b)
+    differ = [n for n in ka if ka[n] != kb[n]]
+    if len(differ) < 3:
+        sys.exit(f"FAIL: --config-index 1 changes only {differ}: the test needs several")
+    manifest = json.load(open(os.path.join(b, "manifest.json")))
+    entry_of = {k["name"]: k["entry"] for k in manifest["kernels"]}
+    rejected = next(k["name"] for k in manifest["kernels"] if entry_of[k["name"]] in differ)
+    db = os.path.join(tmp, "db.jsonl")
+    out = run([args.dmc_db, "import", db, bench_json(a, os.path.join(tmp, "a.json"), 10.0),
+               "--bundle", a]).stdout
+    assert "13 kernel(s), 0 contraction(s): 13 ok, 0 rejected; 18 step(s) not checked" in out, out
+    out = run([args.dmc_db, "import", db, bench_json(b, os.path.join(tmp, "b.json"), 5.0,
+                                                     failing=[rejected]), "--bundle", b]).stdout
+    assert "12 ok, 1 rejected" in out, out
+    again = run([args.dmc_db, "import", db, os.path.join(tmp, "a.json"), "--bundle", a]).stdout
+    assert "0 appended" in again and "13 already there" in again, again
+    # An NVRTC version nobody compiled with: such a record must never be chosen.
+    lines = open(db).read().splitlines()
+    alien = json.loads(lines[0])
+    alien["software"]["nvrtc"] = "99.9"
+    alien["median_us"] = alien["min_us"] = 0.001
+    with open(db, "a") as f:
+        f.write(json.dumps(alien) + "\n")
+    t = os.path.join(tmp, "t.dmlib")
+    r = run([args.dmc, "compile", TINY, "-o", t, "--db", db])
+    kt = knobs(t)
+    rejected_entry = entry_of[rejected]
+    for n in ka:
+        want = ka[n] if n == rejected_entry else kb[n]
+        if kt[n] != want:
+            sys.exit(f"FAIL: {n}: knobs {kt[n]!r}, expected {want!r}\n{r.stderr}")
+    assert "1 other NVRTC (99.9)" in r.stderr and "1 rejected by the tuner" in r.stderr, r.stderr
+    assert f"{len(differ) - 1} changed" in r.stderr, r.stderr
+    print(f"ok: --db chose the faster knobs for {len(differ) - 1} kernels, kept the default "
+          f"where the faster candidate was rejected ({rejected_entry}), ignored another NVRTC")
+    # Planted faults.
+    expect_error([args.dmc_db, "import", db, bench_json(a, os.path.join(tmp, "n.json"), 1.0,
+                  reference=False), "--bundle", a], "did not check outputs", "run without --reference")
+    expect_error([args.dmc_db, "import", db, bench_json(a, os.path.join(tmp, "m.json"), 1.0,
+                  model="other"), "--bundle", a], "the run is of model \"other\"", "another model's run")
+    expect_error([args.dmc, "compile", TINY, "-o", t, "--db", db, "--db-device", "NVIDIA A100"],
+                 "no record of device \"NVIDIA A100\"", "an absent device")
+    other = dict(DEVICE, name="NVIDIA H100 80GB HBM3")
+    run([args.dmc_db, "import", db, bench_json(a, os.path.join(tmp, "o.json"), 1.0, device=other),
+         "--bundle", a])
+    expect_error([args.dmc, "compile", TINY, "-o", t, "--db", db], "records of several devices",
+                 "two devices, no --db-device")
+    expect_error([args.dmc, "compile", TINY, "-o", t, "--db", db, "--config-index", "1"],
+                 "--db needs -o OUT.dmlib and chooses the knobs itself", "--db with --config-index")
+    expect_error([args.dmc, "compile", TINY, "-o", t, "--db", os.path.join(tmp, "none.jsonl")],
+                 "none.jsonl", "a missing database")
+    r = run([args.dmc, "compile", TINY, "-o", t, "--db", db, "--db-device", "NVIDIA H200"])
+    if knobs(t) != kt:
+        sys.exit("FAIL: --db-device NVIDIA H200 chose differently from the one-device database")
+    print("db_compile_test: PASS")
+
+
+if __name__ == "__main__":
+    main()

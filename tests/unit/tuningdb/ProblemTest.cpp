@@ -1,0 +1,64 @@
+//===- ProblemTest.cpp - Tuning keys of bundle steps ----------------------===//
+#include "Fixture.h"
+
+#include "tuning-db/Match.h"
+#include "tuning-db/Problem.h"
+
+namespace dmc::tuningdb::test {
+namespace {
+
+/// A manifest with one softmax kernel reading t0 and writing t1, both in
+/// `layout` over b=2, h=3, j=4.
+dmrt::Manifest softmaxManifest(const std::string &layout, int64_t j = 4) {
+  dmrt::Manifest m;
+  m.model = "m";
+  std::map<char, int64_t> extent = {{'b', 2}, {'h', 3}, {'j', j}};
+  for (int64_t id : {0, 1}) {
+    dmrt::BundleTensor t;
+    t.id = id;
+    t.name = "t" + std::to_string(id);
+    t.dims = layout;
+    for (char c : layout)
+      t.shape.push_back(extent[c]);
+    t.dtype = dmrt::DType::BF16;
+    m.tensors.push_back(t);
+  }
+  dmrt::BundleKernel k;
+  k.name = "softmax";
+  k.entry = "k0_softmax";
+  k.inputs = {0};
+  k.outputs = {1};
+  m.kernels.push_back(k);
+  m.reindex();
+  return m;
+}
+
+TEST(TuningDbProblem, SignatureIsLayoutIndependentAndLayoutsAreKept) {
+  dmrt::Manifest a = softmaxManifest("bhj"), b = softmaxManifest("jbh");
+  Problem pa = kernelProblem(a, a.kernels[0]), pb = kernelProblem(b, b.kernels[0]);
+  EXPECT_EQ(pa.signature, "kernel softmax(bhj->bhj)");
+  EXPECT_EQ(pa.signature, pb.signature);
+  EXPECT_EQ(pa.sizes, pb.sizes);
+  EXPECT_EQ(pa.dtype, "bf16");
+  EXPECT_EQ(pa.layouts, (std::vector<std::string>{"bhj", "bhj"}));
+  EXPECT_EQ(pb.layouts, (std::vector<std::string>{"jbh", "jbh"}));
+  Record r = kernel(0);
+  fillProblem(pa, r);
+  EXPECT_TRUE(sameProblem(pa, r));
+  EXPECT_FALSE(sameProblem(pb, r)); // another layout: another candidate
+  dmrt::Manifest c = softmaxManifest("bhj", 8);
+  EXPECT_FALSE(sameProblem(kernelProblem(c, c.kernels[0]), r)); // another size
+}
+
+TEST(TuningDbProblem, KernelMatchingLeavesOutTheLibraries) {
+  Record r = kernel(0);
+  Software s = software();
+  s.cublaslt += 1;
+  EXPECT_EQ(mismatch(r, h100(), s), "other cuBLASLt (" + std::to_string(r.software.cublaslt) + ")");
+  EXPECT_EQ(mismatch(r, h100(), s, /*libraries=*/false), "");
+  s.nvrtc = "12.8";
+  EXPECT_EQ(mismatch(r, h100(), s, false), "other NVRTC (" + r.software.nvrtc + ")");
+}
+
+} // namespace
+} // namespace dmc::tuningdb::test

@@ -1,0 +1,151 @@
+//===- BenchImport.cpp - Measurements of dmrt-bench as records ------------===//
+#include "tuning-db/BenchImport.h"
+
+#include "runtime/format/JsonReader.h"
+#include "tuning-db/Problem.h"
+
+namespace dmc::tuningdb {
+namespace {
+
+using dmrt::json;
+using dmrt::Reader;
+
+bool readDevice(Reader &r, const json &root, Device &d, int64_t &cuda, int64_t &cublaslt) {
+  const json *dev;
+  if (!r.field(root, "", "device", dev))
+    return false;
+  const char *newer = "a dmrt-bench of this dmc version writes it";
+  if (!r.str(*dev, "device", "name", d.name) ||
+      !r.str(*dev, "device", "compute_capability", d.cc) ||
+      !r.integer(*dev, "device", "sm_count", d.sms, 1) ||
+      !r.integer(*dev, "device", "l2_bytes", d.l2Bytes, 0) ||
+      !r.integer(*dev, "device", "runtime_version", cuda, 1))
+    return false;
+  if (!dev->contains("mem_clock_khz") || !dev->contains("cublaslt_version"))
+    return r.fail("device", std::string("no mem_clock_khz / cublaslt_version (") + newer + ")");
+  return r.integer(*dev, "device", "mem_clock_khz", d.memClockKhz, 0) &&
+         r.integer(*dev, "device", "cublaslt_version", cublaslt, 1);
+}
+
+const dmrt::ConfigKernel *knobsOf(const dmrt::Configuration &c, const std::string &entry) {
+  for (const dmrt::ConfigKernel &k : c.kernels)
+    if (k.name == entry)
+      return &k;
+  return nullptr;
+}
+
+void setKnobs(const dmrt::ConfigKernel &k, Record &rec) {
+  rec.knobs["lane_dim"] = k.laneDim;
+  rec.knobs["tx"] = k.tx;
+  rec.knobs["ty"] = k.ty;
+  rec.knobs["per_thread"] = k.perThread;
+  rec.knobs["vec"] = k.vec;
+  rec.knobs["split"] = k.split;
+}
+
+/// Why a step that ran is rejected ("" when it passed its check).
+std::string rejection(const json &step) {
+  if (step.contains("error") && step["error"].is_string())
+    return "failed to run: " + step["error"].get<std::string>();
+  if (step.value("pass", true))
+    return "";
+  std::string why = "output differs from the reference";
+  if (step.contains("outputs") && step["outputs"].is_array())
+    for (const json &o : step["outputs"])
+      if (o.is_object() && !o.value("pass", true))
+        return why + " (" + o.value("output", std::string("?")) + ": " +
+               std::to_string(o.value("failing", 0)) + " elements out of bound)";
+  return why;
+}
+
+} // namespace
+
+std::string ImportResult::summary() const {
+  int kernels = 0, contractions = 0;
+  for (const Record &r : records)
+    (r.kind == Kind::Kernel ? kernels : contractions)++;
+  return std::to_string(kernels) + " kernel(s), " + std::to_string(contractions) +
+         " contraction(s): " + std::to_string(ok) + " ok, " + std::to_string(rejected) +
+         " rejected; " + std::to_string(unchecked) + " step(s) not checked (not recorded)";
+}
+
+bool importBench(const std::string &benchText, const std::string &benchFile,
+                 const dmrt::Manifest &m, const dmrt::Configuration &config,
+                 const std::string &date, ImportResult &out, std::string &error) {
+  Reader r(benchFile, error);
+  json root = json::parse(benchText, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded() || !root.is_object())
+    return r.fail("", "not a JSON object (expected the --json file of dmrt-bench)");
+  std::string model;
+  if (!r.str(root, "", "model", model))
+    return false;
+  if (model != m.model)
+    return r.fail("model", "the run is of model \"" + model + "\", the bundle's is \"" +
+                               m.model + "\" (give the bundle that was measured)");
+  const json *options, *steps;
+  bool referenced = false;
+  if (!r.field(root, "", "options", options) ||
+      !r.boolean(*options, "options", "reference", referenced))
+    return false;
+  if (!referenced)
+    return r.fail("options.reference", "the run did not check outputs (run dmrt-bench with "
+                                       "--reference: the tuner records checked candidates only)");
+  if (root.value("planted_fault", std::string("none")) != "none")
+    return r.fail("planted_fault", "a run with a planted fault measures nothing");
+  Device device;
+  Software software;
+  if (!readDevice(r, root, device, software.cuda, software.cublaslt))
+    return false;
+  software.nvrtc = m.nvrtc;
+  software.codegen = kCodegenVersion;
+  if (!r.array(root, "", "steps", steps))
+    return false;
+  out = ImportResult{};
+  for (size_t i = 0; i < steps->size(); ++i) {
+    const json &s = (*steps)[i];
+    std::string path = Reader::index("steps", i), kind;
+    int64_t id = 0;
+    if (!r.str(s, path, "kind", kind) || !r.integer(s, path, "id", id, 0))
+      return false;
+    if (s.contains("skipped") || (!s.contains("error") && !s.value("checked", false))) {
+      ++out.unchecked;
+      continue;
+    }
+    Record rec;
+    rec.device = device;
+    rec.software = software;
+    rec.date = date;
+    if (kind == "kernel") {
+      const dmrt::BundleKernel *k = m.kernel(id);
+      const dmrt::ConfigKernel *knobs = k ? knobsOf(config, k->entry) : nullptr;
+      if (!k || !knobs)
+        return r.fail(path, "kernel " + std::to_string(id) +
+                                " is not in the bundle's manifest and config.json");
+      fillProblem(kernelProblem(m, *k), rec);
+      setKnobs(*knobs, rec);
+    } else if (kind == "contraction") {
+      const dmrt::BundleContraction *c = m.contraction(id);
+      if (!c)
+        return r.fail(path, "contraction " + std::to_string(id) + " is not in the manifest");
+      fillProblem(contractionProblem(m, *c), rec);
+      rec.algorithm = "heuristic";
+    } else {
+      return r.fail(Reader::join(path, "kind"), "expected \"kernel\" or \"contraction\", got \"" +
+                                                    kind + "\"");
+    }
+    rec.reason = rejection(s);
+    rec.rejected = !rec.reason.empty();
+    if (!rec.rejected) {
+      int64_t reps = 0;
+      if (!r.number(s, path, "median_us", rec.medianUs) ||
+          !r.number(s, path, "min_us", rec.minUs) || !r.integer(s, path, "reps", reps, 1))
+        return false;
+      rec.samples = reps;
+    }
+    (rec.rejected ? out.rejected : out.ok)++;
+    out.records.push_back(std::move(rec));
+  }
+  return true;
+}
+
+} // namespace dmc::tuningdb

@@ -1,0 +1,50 @@
+//===- BenchImport.h - Measurements of dmrt-bench as records -----*- C++ -*-===//
+//
+// The GPU side of tuning: dmrt-bench runs every step of a candidate bundle,
+// checks its outputs against the bundle's references and times it
+// (`--reference --json`); importBench turns that run into records: one per
+// kernel (its knobs from the bundle's config.json) and one per contraction
+// (the heuristic's algorithm), each keyed by its Problem. A step whose output
+// failed the check, or that failed to run, becomes a rejected record (a
+// resumed tuner skips it; the compiler never selects it); a step that was
+// not checked is not recorded at all, since a fast wrong candidate must
+// never reach the database. Device and software come from the run (name,
+// compute capability, SMs, memory clock, L2; CUDA runtime and cuBLASLt
+// versions) and the bundle (NVRTC version); codegen is this build's
+// kCodegenVersion, so the bundle must come from the same dmc.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMC_TUNINGDB_BENCHIMPORT_H
+#define DMC_TUNINGDB_BENCHIMPORT_H
+
+#include "runtime/format/Config.h"
+#include "runtime/format/Manifest.h"
+#include "tuning-db/Record.h"
+
+#include <string>
+#include <vector>
+
+namespace dmc::tuningdb {
+
+struct ImportResult {
+  std::vector<Record> records;
+  int ok = 0, rejected = 0;
+  /// Steps left out: not checked (no reference: the compiler skipped them),
+  /// or without a cuBLASLt form.
+  int unchecked = 0;
+  /// "12 kernels, 6 contractions: 17 ok, 1 rejected; 13 not checked (not recorded)".
+  std::string summary() const;
+};
+
+/// Records of the dmrt-bench JSON `benchText` (file `benchFile`, for errors)
+/// of the bundle whose manifest and configuration are given, dated `date`.
+/// False with an error naming the file and field when the run cannot be
+/// imported (not a dmrt-bench run, run without --reference, another bundle's
+/// run, a missing device field).
+bool importBench(const std::string &benchText, const std::string &benchFile,
+                 const dmrt::Manifest &, const dmrt::Configuration &, const std::string &date,
+                 ImportResult &out, std::string &error);
+
+} // namespace dmc::tuningdb
+
+#endif // DMC_TUNINGDB_BENCHIMPORT_H

@@ -1,0 +1,145 @@
+//===- KnobSelection.cpp - Measured knobs for a bundle's kernels ----------===//
+#include "tuning-db/KnobSelection.h"
+
+#include "tuning-db/Problem.h"
+
+#include <cstdio>
+#include <set>
+
+namespace dmc::tuningdb {
+namespace {
+
+int64_t intKnob(const Record &r, const char *name, int64_t fallback) {
+  auto it = r.knobs.find(name);
+  if (it == r.knobs.end() || !std::holds_alternative<int64_t>(it->second))
+    return fallback;
+  return std::get<int64_t>(it->second);
+}
+
+std::string strKnob(const Record &r, const char *name) {
+  auto it = r.knobs.find(name);
+  if (it == r.knobs.end() || !std::holds_alternative<std::string>(it->second))
+    return "";
+  return std::get<std::string>(it->second);
+}
+
+bool sameKnobs(const Record &r, const dmrt::ConfigKernel &k) {
+  return strKnob(r, "lane_dim") == k.laneDim && intKnob(r, "tx", 0) == k.tx &&
+         intKnob(r, "ty", 0) == k.ty && intKnob(r, "per_thread", 0) == k.perThread &&
+         intKnob(r, "vec", 0) == k.vec && intKnob(r, "split", 0) == k.split;
+}
+
+/// Every knob field present with the right type: a record written by
+/// importBench (the codec does not know which knobs a kernel has).
+bool hasAllKnobs(const Record &r) {
+  for (const char *n : {"tx", "ty", "per_thread", "vec", "split"})
+    if (intKnob(r, n, 0) < 1)
+      return false;
+  auto it = r.knobs.find("lane_dim");
+  return it != r.knobs.end() && std::holds_alternative<std::string>(it->second);
+}
+
+std::string fmtUs(double us) {
+  if (us < 0)
+    return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", us);
+  return buf;
+}
+
+} // namespace
+
+bool chooseDevice(const std::vector<Record> &records, const std::string &requested, Device &out,
+                  std::string &error) {
+  std::vector<Device> devices;
+  std::set<std::string> names;
+  for (const Record &r : records)
+    if (!r.rejected && names.insert(r.device.name + "\n" + r.device.cc).second)
+      devices.push_back(r.device);
+  std::string list;
+  for (const Device &d : devices)
+    list += (list.empty() ? "" : ", ") + ("\"" + d.name + "\" (" + d.cc + ")");
+  if (devices.empty()) {
+    error = "the database has no usable record (none, or every one rejected by the tuner)";
+    return false;
+  }
+  for (const Device &d : devices)
+    if (requested.empty() ? devices.size() == 1 : d.name == requested) {
+      out = d;
+      return true;
+    }
+  error = requested.empty()
+              ? "the database has records of several devices: " + list +
+                    "; say which with --db-device NAME"
+              : "no record of device \"" + requested + "\"; the database has " + list;
+  return false;
+}
+
+KnobSelection selectKnobs(const dmrt::Manifest &m, dmrt::Configuration &config,
+                          const std::vector<Record> &records, const Device &device,
+                          const Software &software) {
+  KnobSelection sel;
+  sel.match = match(records, device, software, /*libraries=*/false);
+  for (dmrt::ConfigKernel &ck : config.kernels) {
+    const dmrt::BundleKernel *k = m.kernelByName(ck.name);
+    if (!k)
+      continue; // an inserted transpose's kernel is in the manifest too; never absent
+    Problem p = kernelProblem(m, *k);
+    KernelChoice choice;
+    choice.kernel = ck.name;
+    const Record *best = nullptr;
+    for (const Record *r : sel.match.matched) {
+      if (!sameProblem(p, *r) || !hasAllKnobs(*r))
+        continue;
+      ++choice.candidates;
+      if (sameKnobs(*r, ck) && (choice.defaultUs < 0 || r->medianUs < choice.defaultUs))
+        choice.defaultUs = r->medianUs;
+      if (!best || r->medianUs < best->medianUs)
+        best = r;
+    }
+    if (best) {
+      choice.chosenUs = best->medianUs;
+      choice.chosen = describeCandidate(*best);
+      choice.changed = !sameKnobs(*best, ck);
+      ck.laneDim = strKnob(*best, "lane_dim");
+      ck.tx = intKnob(*best, "tx", ck.tx);
+      ck.ty = intKnob(*best, "ty", ck.ty);
+      ck.perThread = intKnob(*best, "per_thread", ck.perThread);
+      ck.vec = intKnob(*best, "vec", ck.vec);
+      ck.split = intKnob(*best, "split", ck.split);
+      if (choice.defaultUs > 0) {
+        sel.defaultSumUs += choice.defaultUs;
+        sel.chosenSumUs += choice.chosenUs;
+        ++sel.comparable;
+      }
+    }
+    sel.kernels.push_back(choice);
+  }
+  return sel;
+}
+
+std::string KnobSelection::describe() const {
+  std::string s = "database: " + match.summary() + "\n";
+  int measured = 0, changed = 0;
+  for (const KernelChoice &c : kernels) {
+    measured += c.chosenUs >= 0;
+    changed += c.changed;
+    s += "  " + c.kernel + ": ";
+    if (c.chosenUs < 0) {
+      s += "no records (default knobs)\n";
+      continue;
+    }
+    s += std::to_string(c.candidates) + " candidate(s); default " + fmtUs(c.defaultUs) +
+         " us, chosen " + fmtUs(c.chosenUs) + " us" + (c.changed ? " <- " + c.chosen : "") +
+         "\n";
+  }
+  s += std::to_string(measured) + " of " + std::to_string(kernels.size()) +
+       " kernel(s) measured, " + std::to_string(changed) + " changed";
+  if (comparable)
+    s += "; predicted kernel time " + fmtUs(chosenSumUs) + " us against the default's " +
+         fmtUs(defaultSumUs) + " us over the " + std::to_string(comparable) +
+         " kernel(s) measured both ways";
+  return s + "\n";
+}
+
+} // namespace dmc::tuningdb
