@@ -23,6 +23,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/WithColor.h"
 
 using namespace llvm;
@@ -340,7 +341,25 @@ int runCompile(mlir::MLIRContext &ctx) {
 
 } // namespace
 
+/// `dmc db ...` is the dmc-db tool next to this binary (tuning-db/tools/dmc-db.cpp),
+/// which the MLIR-free GPU build has too.
+int runDb(int argc, char **argv) {
+  std::string self = sys::fs::getMainExecutable(argv[0], reinterpret_cast<void *>(&runDb));
+  SmallString<256> tool(sys::path::parent_path(self));
+  sys::path::append(tool, "dmc-db");
+  std::vector<StringRef> args = {tool};
+  for (int i = 2; i < argc; ++i)
+    args.push_back(argv[i]);
+  std::string error;
+  int rc = sys::ExecuteAndWait(tool, args, std::nullopt, {}, 0, 0, &error);
+  if (rc < 0)
+    errs() << "dmc db: cannot run " << tool << ": " << error << "\n";
+  return rc < 0 ? 1 : rc;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && StringRef(argv[1]) == "db")
+    return runDb(argc, argv);
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(dmcCategory);
   cl::HideUnrelatedOptions(dmcCategory, graphCmd);

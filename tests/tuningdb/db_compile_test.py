@@ -89,6 +89,8 @@ def main():
     assert "12 ok, 1 rejected" in out, out
     again = run([args.dmc_db, "import", db, os.path.join(tmp, "a.json"), "--bundle", a]).stdout
     assert "0 appended" in again and "13 already there" in again, again
+    shown = run([args.dmc, "db", "show", db]).stdout  # `dmc db` is dmc-db
+    assert "22 records (1 rejected by the tuner)" in shown, shown  # 13 + 13 - 4 equal knobs
     # An NVRTC version nobody compiled with: such a record must never be chosen.
     lines = open(db).read().splitlines()
     alien = json.loads(lines[0])
