@@ -74,6 +74,18 @@ void warn(const std::vector<std::string> &warnings) {
     std::fprintf(stderr, "dmc-db: warning: %s\n", w.c_str());
 }
 
+/// Loads a database, printing its warnings; false (the error printed) when it
+/// cannot be read.
+bool loadDb(const std::string &path, bool missingIsEmpty, Database &db) {
+  std::string error;
+  std::vector<std::string> warnings;
+  bool ok = db.load(path, missingIsEmpty, error, warnings);
+  warn(warnings);
+  if (!ok)
+    dataError(error);
+  return ok;
+}
+
 /// The command's arguments: positionals, and options taking a value or not.
 struct Args {
   std::vector<std::string> positional;
@@ -132,12 +144,8 @@ int show(const Args &a) {
   if (a.positional.size() != 1)
     return usage("show", "show takes one database");
   Database db;
-  std::string error;
-  std::vector<std::string> warnings;
-  bool ok = db.load(a.positional[0], false, error, warnings);
-  warn(warnings);
-  if (!ok)
-    return dataError(error);
+  if (!loadDb(a.positional[0], /*missingIsEmpty=*/false, db))
+    return 1;
   auto sig = a.options.find("--signature"), dev = a.options.find("--device");
   struct Group { size_t records = 0, rejected = 0; const Record *first = nullptr, *best = nullptr; };
   std::vector<Group> groups;
@@ -300,12 +308,8 @@ int exportDb(const Args &a) {
   if (a.positional.size() != 1)
     return usage("export", "export takes one database");
   Database db;
-  std::string error;
-  std::vector<std::string> warnings;
-  bool ok = db.load(a.positional[0], false, error, warnings);
-  warn(warnings);
-  if (!ok)
-    return dataError(error);
+  if (!loadDb(a.positional[0], /*missingIsEmpty=*/false, db))
+    return 1;
   std::string text = encodeExport(db.records());
   auto out = a.options.find("-o");
   if (out == a.options.end())
@@ -352,11 +356,10 @@ int import(const Args &a) {
   if (!importBench(benchText, benchPath, manifest, config, utcNow(), result, error))
     return dataError(error);
   Database db;
+  if (!loadDb(dbPath, /*missingIsEmpty=*/true, db))
+    return 1;
   std::vector<std::string> warnings;
-  bool ok = db.load(dbPath, /*missingIsEmpty=*/true, error, warnings);
-  warn(warnings);
-  if (!ok)
-    return dataError(error);
+  bool ok = true;
   int added = 0, present = 0;
   for (const Record &r : result.records) {
     const Record *old = db.find(key(r));
