@@ -15,6 +15,7 @@
 #include "compiler/bundle/Configuration.h"
 #include "compiler/GraphSummary.h"
 #include "compiler/TensorIO.h"
+#include "compiler/TuneCommand.h"
 #include "compiler/report/Report.h"
 
 #include "ir/Signature.h"
@@ -366,6 +367,7 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(dmcCategory, evalCmd);
   cl::HideUnrelatedOptions(dmcCategory, reportCmd);
   cl::HideUnrelatedOptions(dmcCategory, compileCmd);
+  cl::HideUnrelatedOptions(dmc::tuneCategory(), dmc::tuneSubCommand());
   cl::ParseCommandLineOptions(argc, argv,
                               "dmc: dataflow-graph compiler and autotuner for transformer "
                               "layers\n\n  dmc graph MODEL.json [--train] [--emit=...]\n"
@@ -380,6 +382,8 @@ int main(int argc, char **argv) {
     return runReport(ctx);
   if (compileCmd)
     return runCompile(ctx);
-  errs() << "dmc: no command given; expected 'graph', 'eval', 'report' or 'compile' (see dmc --help)\n";
+  if (dmc::tuneSubCommand())
+    return dmc::runTune(ctx, argv[0]);
+  errs() << "dmc: no command given; expected 'graph', 'eval', 'report', 'compile', 'tune' or 'db' (see dmc --help)\n";
   return 1;
 }

@@ -2,7 +2,12 @@
 #include "tuning-db/BenchImport.h"
 
 #include "runtime/format/JsonReader.h"
+#include "tuning-db/Database.h"
 #include "tuning-db/Problem.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 namespace dmc::tuningdb {
 namespace {
@@ -56,6 +61,20 @@ std::string rejection(const json &step) {
         return why + " (" + o.value("output", std::string("?")) + ": " +
                std::to_string(o.value("failing", 0)) + " elements out of bound)";
   return why;
+}
+
+bool readFile(const std::string &path, std::string &text, std::string &error) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    error = path + ": cannot read: " + std::strerror(errno);
+    return false;
+  }
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
+    text.append(buf, n);
+  std::fclose(f);
+  return true;
 }
 
 } // namespace
@@ -145,6 +164,42 @@ bool importBench(const std::string &benchText, const std::string &benchFile,
     (rec.rejected ? out.rejected : out.ok)++;
     out.records.push_back(std::move(rec));
   }
+  return true;
+}
+
+bool importRun(const std::string &dbPath, const std::string &benchPath,
+               const std::string &bundleDir, std::string &line, std::string &error,
+               std::vector<std::string> &warnings) {
+  std::string manifestPath = bundleDir + "/manifest.json";
+  std::string configPath = bundleDir + "/config.json";
+  std::string manifestText, configText, benchText;
+  dmrt::Manifest manifest;
+  dmrt::Configuration config;
+  if (!readFile(manifestPath, manifestText, error) || !readFile(configPath, configText, error) ||
+      !readFile(benchPath, benchText, error) ||
+      !dmrt::parseManifest(manifestText, manifestPath, manifest, error) ||
+      !dmrt::parseConfig(configText, configPath, config, error))
+    return false;
+  ImportResult result;
+  if (!importBench(benchText, benchPath, manifest, config, utcNow(), result, error))
+    return false;
+  Database db;
+  if (!db.load(dbPath, /*missingIsEmpty=*/true, error, warnings))
+    return false;
+  int added = 0, present = 0;
+  for (const Record &r : result.records) {
+    const Record *old = db.find(key(r));
+    if (old && !old->rejected) {
+      ++present;
+      continue;
+    }
+    if (!append(dbPath, r, /*sync=*/false, error, warnings))
+      return false;
+    db.add(r);
+    ++added;
+  }
+  line = benchPath + ": " + result.summary() + "; " + std::to_string(added) + " appended to " +
+         dbPath + ", " + std::to_string(present) + " already there";
   return true;
 }
 

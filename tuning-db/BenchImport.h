@@ -45,6 +45,15 @@ bool importBench(const std::string &benchText, const std::string &benchFile,
                  const dmrt::Manifest &, const dmrt::Configuration &, const std::string &date,
                  ImportResult &out, std::string &error);
 
+/// importBench of the run file `benchPath` of the bundle directory `bundleDir`
+/// (its manifest.json and config.json), appended to the database `dbPath`
+/// (created if missing) record by record, skipping candidates the database
+/// already holds as ok. `line`: "RUN: 13 kernel(s), ...; 12 appended to DB, 1
+/// already there". Warnings (a torn line repaired) go to `warnings`.
+bool importRun(const std::string &dbPath, const std::string &benchPath,
+               const std::string &bundleDir, std::string &line, std::string &error,
+               std::vector<std::string> &warnings);
+
 } // namespace dmc::tuningdb
 
 #endif // DMC_TUNINGDB_BENCHIMPORT_H

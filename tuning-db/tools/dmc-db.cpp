@@ -10,8 +10,6 @@
 // docs/tuning-db-format.md describes the format and the commands.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/format/Config.h"
-#include "runtime/format/Manifest.h"
 #include "tuning-db/BenchImport.h"
 #include "tuning-db/Codec.h"
 #include "tuning-db/Database.h"
@@ -323,59 +321,17 @@ int exportDb(const Args &a) {
   return 0;
 }
 
-bool readFile(const std::string &path, std::string &text, std::string &error) {
-  FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    error = path + ": cannot read: " + std::strerror(errno);
-    return false;
-  }
-  char buf[65536];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
-    text.append(buf, n);
-  std::fclose(f);
-  return true;
-}
-
 int import(const Args &a) {
   auto bundle = a.options.find("--bundle");
   if (a.positional.size() != 2 || bundle == a.options.end())
     return usage("import", "import takes a database, a dmrt-bench JSON file and --bundle DIR");
-  const std::string &dbPath = a.positional[0], &benchPath = a.positional[1];
-  std::string manifestPath = bundle->second + "/manifest.json";
-  std::string configPath = bundle->second + "/config.json";
-  std::string error, manifestText, configText, benchText;
-  dmrt::Manifest manifest;
-  dmrt::Configuration config;
-  if (!readFile(manifestPath, manifestText, error) || !readFile(configPath, configText, error) ||
-      !readFile(benchPath, benchText, error) ||
-      !dmrt::parseManifest(manifestText, manifestPath, manifest, error) ||
-      !dmrt::parseConfig(configText, configPath, config, error))
-    return dataError(error);
-  ImportResult result;
-  if (!importBench(benchText, benchPath, manifest, config, utcNow(), result, error))
-    return dataError(error);
-  Database db;
-  if (!loadDb(dbPath, /*missingIsEmpty=*/true, db))
-    return 1;
+  std::string line, error;
   std::vector<std::string> warnings;
-  bool ok = true;
-  int added = 0, present = 0;
-  for (const Record &r : result.records) {
-    const Record *old = db.find(key(r));
-    if (old && !old->rejected) {
-      ++present;
-      continue;
-    }
-    warnings.clear();
-    ok = append(dbPath, r, /*sync=*/false, error, warnings);
-    warn(warnings);
-    if (!ok)
-      return dataError(error);
-    ++added;
-  }
-  std::printf("dmc-db: %s: %s; %d appended to %s, %d already there\n", benchPath.c_str(),
-              result.summary().c_str(), added, dbPath.c_str(), present);
+  bool ok = importRun(a.positional[0], a.positional[1], bundle->second, line, error, warnings);
+  warn(warnings);
+  if (!ok)
+    return dataError(error);
+  std::printf("dmc-db: %s\n", line.c_str());
   return 0;
 }
 

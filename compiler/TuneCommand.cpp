@@ -1,0 +1,190 @@
+//===- TuneCommand.cpp - dmc tune: candidates, dry run, measurement -------===//
+#include "compiler/TuneCommand.h"
+
+#include "codegen/KernelSpace.h"
+#include "compiler/Driver.h"
+#include "compiler/bundle/BundleWriter.h"
+#include "compiler/bundle/Configuration.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/WithColor.h"
+
+#include <algorithm>
+#include <numeric>
+
+using namespace llvm;
+using mlir::MLIRContext;
+using mlir::func::FuncOp;
+
+namespace dmc {
+namespace {
+
+cl::SubCommand tuneCmd("tune", "The kernel-knob tuner: candidate bundles, their measurement on "
+                               "the GPU into a tuning database (then dmc compile --db)");
+cl::OptionCategory category("dmc tune options");
+cl::opt<std::string> model(cl::Positional, cl::desc("MODEL.json"), cl::Required, cl::sub(tuneCmd),
+                           cl::cat(category));
+cl::opt<bool> dryRun("dry-run", cl::desc("Print each kernel's candidates and the measurements "
+                                         "a run would make; compile nothing"),
+                     cl::sub(tuneCmd), cl::cat(category));
+cl::opt<std::string> emitDir("emit-candidates",
+                             cl::desc("Write the candidate bundles into DIR (for "
+                                      "tuning-db/tune-device.sh on a GPU machine)"),
+                             cl::value_desc("DIR"), cl::sub(tuneCmd), cl::cat(category));
+cl::opt<std::string> dbPath("db", cl::desc("Measure the candidates on this machine's GPU into "
+                                           "this tuning database"),
+                            cl::value_desc("DB.jsonl"), cl::sub(tuneCmd), cl::cat(category));
+cl::opt<int> count("candidates",
+                   cl::desc("Candidate bundles (default: enough for every feasible knob "
+                            "configuration of every kernel)"),
+                   cl::init(0), cl::value_desc("N"), cl::sub(tuneCmd), cl::cat(category));
+cl::opt<unsigned> timeBudget("time-budget",
+                             cl::desc("With --db: start no bundle after S seconds"),
+                             cl::init(0), cl::value_desc("S"), cl::sub(tuneCmd),
+                             cl::cat(category));
+cl::opt<int64_t> samples("reference-samples",
+                         cl::desc("Reference elements stored per output (default 16384)"),
+                         cl::init(16384), cl::value_desc("N"), cl::sub(tuneCmd),
+                         cl::cat(category));
+
+Error fail(const Twine &message) {
+  return createStringError(inconvertibleErrorCode(), message);
+}
+
+/// Feasible knob configurations per kernel, printed with --dry-run.
+Expected<std::vector<size_t>> feasibleCounts(MLIRContext &ctx, bool print) {
+  auto module = buildGraph(ctx, model, /*train=*/true, Stage::Config);
+  if (!module)
+    return module.takeError();
+  std::vector<size_t> counts;
+  size_t n = 0, contractions = 0;
+  FuncOp f = layerFunction(**module);
+  f.walk([&](dm::ContractOp) { ++contractions; });
+  for (auto kernel : f.getOps<dm::KernelOp>()) {
+    std::vector<std::string> rejected;
+    auto all = codegen::enumerateConfigs(codegen::spaceOf(kernel), &rejected);
+    counts.push_back(all.size());
+    if (print)
+      outs() << formatv("  {0,-36} {1,3} feasible, {2,3} rejected{3}\n",
+                        bundle::kernelName(n, kernel), all.size(), rejected.size(),
+                        rejected.empty() ? "" : " (e.g. " + rejected.front() + ")");
+    ++n;
+  }
+  if (print)
+    outs() << "  " << contractions << " contraction(s): the heuristic's algorithm, measured "
+           << "and checked where the references cover them\n";
+  return counts;
+}
+
+Error writeOne(MLIRContext &ctx, const std::string &dir, bundle::BundleOptions options) {
+  auto module = buildGraph(ctx, model, /*train=*/true, Stage::Config);
+  if (!module)
+    return module.takeError();
+  std::string log;
+  raw_string_ostream os(log);
+  if (Error e = bundle::writeBundle(layerFunction(**module), dir, options, os))
+    return e;
+  return Error::success();
+}
+
+/// The default bundle's reference/ copied into `to` (the candidates compute
+/// the same steps on the same inputs).
+Error copyReferences(const std::string &from, const std::string &to) {
+  sys::fs::remove_directories(to);
+  if (std::error_code ec = sys::fs::create_directories(to))
+    return fail(to + ": " + ec.message());
+  std::error_code ec;
+  for (sys::fs::directory_iterator it(from, ec), end; it != end && !ec; it.increment(ec)) {
+    SmallString<256> dest(to);
+    sys::path::append(dest, sys::path::filename(it->path()));
+    if (std::error_code c = sys::fs::copy_file(it->path(), dest))
+      return fail(dest + ": " + c.message());
+  }
+  return ec ? fail(from + ": " + ec.message()) : Error::success();
+}
+
+Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n) {
+  if (std::error_code ec = sys::fs::create_directories(dir))
+    return fail(dir + ": " + ec.message());
+  bundle::BundleOptions options;
+  options.modelName = sys::path::stem(model).str();
+  options.reference = true;
+  options.referenceSamples = samples;
+  errs() << "dmc tune: " << dir << "/default.dmlib (with references)\n";
+  if (Error e = writeOne(ctx, dir + "/default.dmlib", options))
+    return e;
+  options.reference = false;
+  for (int i = 0; i < n; ++i) {
+    options.configIndex = i;
+    std::string b = dir + "/c" + std::to_string(i) + ".dmlib";
+    if (Error e = writeOne(ctx, b, options))
+      return e;
+    if (Error e = copyReferences(dir + "/default.dmlib/reference", b + "/reference"))
+      return e;
+    errs() << "dmc tune: " << b << " (" << i + 1 << "/" << n << ")\n";
+  }
+  return Error::success();
+}
+
+} // namespace
+
+cl::SubCommand &tuneSubCommand() { return tuneCmd; }
+cl::OptionCategory &tuneCategory() { return category; }
+
+int runTune(MLIRContext &ctx, const char *argv0) {
+  auto report = [](Error e) {
+    WithColor::error(errs(), "dmc tune") << toString(std::move(e)) << "\n";
+    return 1;
+  };
+  if (!dryRun && emitDir.empty() && dbPath.empty())
+    return report(fail("give --dry-run, --emit-candidates DIR or --db DB"));
+  if (count < 0 || samples < 1)
+    return report(fail("--candidates must be >= 0 and --reference-samples >= 1"));
+  auto counts = feasibleCounts(ctx, dryRun);
+  if (!counts)
+    return report(counts.takeError());
+  size_t most = counts->empty() ? 0 : *std::max_element(counts->begin(), counts->end());
+  int n = count > 0 ? count.getValue() : int(most);
+  size_t measured = 0;
+  for (size_t c : *counts)
+    measured += std::min<size_t>(c, size_t(n));
+  if (dryRun) {
+    outs() << formatv("dmc tune: {0} candidate bundle(s) and the default: {1} kernel "
+                      "measurements ({2} of the {3} feasible configurations)\n",
+                      n, measured, measured,
+                      std::accumulate(counts->begin(), counts->end(), size_t(0)));
+    return 0;
+  }
+  std::string dir = emitDir;
+  if (dir.empty()) {
+    SmallString<128> tmp;
+    if (std::error_code ec = sys::fs::createUniqueDirectory("dmc-tune", tmp))
+      return report(fail("cannot make a temporary folder: " + ec.message()));
+    dir = tmp.str().str();
+  }
+  if (Error e = emitCandidates(ctx, dir, n))
+    return report(std::move(e));
+  if (dbPath.empty())
+    return 0;
+  std::string self = sys::fs::getMainExecutable(argv0, reinterpret_cast<void *>(&runTune));
+  SmallString<256> tool(sys::path::parent_path(self));
+  sys::path::append(tool, "dmrt-tune");
+  std::vector<std::string> args = {tool.str().str(), dir, dbPath};
+  if (timeBudget)
+    args.insert(args.end(), {"--time-budget", std::to_string(timeBudget)});
+  std::vector<StringRef> refs(args.begin(), args.end());
+  std::string error;
+  int rc = sys::ExecuteAndWait(tool, refs, std::nullopt, {}, 0, 0, &error);
+  if (rc < 0)
+    return report(fail("cannot run " + tool + ": " + error));
+  if (rc == 77)
+    errs() << "dmc tune: no GPU on this machine: the candidates are in " << dir
+           << "; on a GPU machine run tuning-db/tune-device.sh " << dir << " " << dbPath
+           << ", then dmc compile " << model << " --db " << dbPath << "\n";
+  return rc;
+}
+
+} // namespace dmc

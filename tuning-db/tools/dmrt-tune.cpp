@@ -1,0 +1,204 @@
+//===- dmrt-tune.cpp - Measure candidate bundles into a tuning database ---===//
+//
+//   dmrt-tune CANDIDATES DB [--time-budget S] [--reps N] [--bench PATH]
+//
+// The GPU side of `dmc tune`: every bundle of CANDIDATES (`dmc tune
+// --emit-candidates`: default.dmlib first, then c0.dmlib, c1.dmlib, ...) is
+// run by dmrt-bench (`--kernel all --contraction all --reference --json`, a
+// child process, so a kernel that faults cannot take the tuner down), and its
+// checked measurements are appended to DB (importRun: failed checks as
+// rejected records). One line per bundle: what was recorded, elapsed time and
+// the estimate of what is left; at the end the best time of every kernel
+// problem in DB. With
+// --time-budget no bundle starts after S seconds (what was measured stays in
+// DB). Re-running appends only what DB lacks. MLIR-free.
+//
+// Exit: 0 every bundle measured and imported; 1 a bundle failed (the others
+// are imported); 2 usage; 77 no GPU (the first dmrt-bench said so).
+//
+//===----------------------------------------------------------------------===//
+#include "tuning-db/BenchImport.h"
+#include "tuning-db/Database.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <dirent.h>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace dmc::tuningdb;
+
+namespace {
+
+const char *kUsage =
+    "usage: dmrt-tune CANDIDATES DB [--time-budget S] [--reps N] [--bench PATH]\n"
+    "Measures every bundle of CANDIDATES (dmc tune --emit-candidates) with dmrt-bench\n"
+    "(checked against its references) and appends the checked measurements to DB.\n"
+    "--bench: the dmrt-bench to run (default: ../runtime/tools/dmrt-bench from this\n"
+    "binary's folder, then dmrt-bench beside it). Exit: 0 ok, 1 a bundle failed,\n"
+    "2 usage, 77 no GPU.\n";
+
+int usage(const std::string &msg) {
+  std::fprintf(stderr, "dmrt-tune: %s\n%s", msg.c_str(), kUsage);
+  return 2;
+}
+
+std::string folderOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+std::string selfFolder(const char *argv0) {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return folderOf(n > 0 ? std::string(buf, size_t(n)) : std::string(argv0));
+}
+
+bool isFile(const std::string &p) { return access(p.c_str(), X_OK) == 0; }
+
+/// default.dmlib first, then cN.dmlib by N, then any other bundle by name.
+std::vector<std::string> bundlesOf(const std::string &dir) {
+  std::vector<std::string> names;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.size() > 6 && n.compare(n.size() - 6, 6, ".dmlib") == 0)
+        names.push_back(n);
+    }
+    closedir(d);
+  }
+  auto rank = [](const std::string &n) {
+    if (n == "default.dmlib")
+      return std::make_pair(-1L, n);
+    if (n[0] == 'c' && std::isdigit(static_cast<unsigned char>(n[1])))
+      return std::make_pair(std::strtol(n.c_str() + 1, nullptr, 10), n);
+    return std::make_pair(1L << 40, n);
+  };
+  std::sort(names.begin(), names.end(),
+            [&](const std::string &a, const std::string &b) { return rank(a) < rank(b); });
+  return names;
+}
+
+/// Runs `args` with stdout and stderr to `log`; the exit status (-1: not run).
+int runChild(const std::vector<std::string> &args, const std::string &log) {
+  pid_t pid = fork();
+  if (pid < 0)
+    return -1;
+  if (pid == 0) {
+    if (!std::freopen(log.c_str(), "w", stdout) || dup2(fileno(stdout), 2) < 0)
+      _exit(126);
+    std::vector<char *> argv;
+    for (const std::string &a : args)
+      argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0)
+    return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> pos;
+  double budget = 0;
+  std::string reps = "30", bench;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help")
+      return std::printf("%s", kUsage), 0;
+    if (a == "--time-budget" || a == "--reps" || a == "--bench") {
+      if (i + 1 >= argc)
+        return usage(a + " needs a value");
+      std::string v = argv[++i];
+      char *end = nullptr;
+      double x = std::strtod(v.c_str(), &end);
+      if (a != "--bench" && (end == v.c_str() || *end || x < 1))
+        return usage(a + " needs a number >= 1, got \"" + v + "\"");
+      (a == "--time-budget" ? (void)(budget = x) : a == "--reps" ? (void)(reps = v) : (void)(bench = v));
+    } else if (!a.empty() && a[0] == '-') {
+      return usage("unknown option " + a);
+    } else {
+      pos.push_back(a);
+    }
+  }
+  if (pos.size() != 2)
+    return usage("give the candidates folder and the database");
+  const std::string &dir = pos[0], &db = pos[1];
+  std::vector<std::string> bundles = bundlesOf(dir);
+  if (bundles.empty())
+    return usage("no *.dmlib in " + dir + " (make them with dmc tune MODEL --emit-candidates " +
+                 dir + ")");
+  if (bench.empty()) {
+    std::string self = selfFolder(argv[0]);
+    bench = isFile(self + "/../runtime/tools/dmrt-bench") ? self + "/../runtime/tools/dmrt-bench"
+                                                           : self + "/dmrt-bench";
+  }
+  if (!isFile(bench))
+    return usage("no dmrt-bench at " + bench + " (give --bench PATH)");
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  int status = 0;
+  size_t done = 0;
+  std::map<std::string, double> best; // kernel signature -> best median so far
+  for (const std::string &name : bundles) {
+    if (budget > 0 && elapsed() >= budget) {
+      std::printf("dmrt-tune: time budget %.0f s reached: %zu of %zu bundle(s) measured\n",
+                  budget, done, bundles.size());
+      break;
+    }
+    std::string bundle = dir + "/" + name, run = bundle + ".run.json", log = bundle + ".run.log";
+    int rc = runChild({bench, bundle, "--kernel", "all", "--contraction", "all", "--reference",
+                       "--reps", reps, "--json", run},
+                      log);
+    ++done;
+    if (rc == 77) {
+      std::fprintf(stderr, "dmrt-tune: no GPU here (dmrt-bench exit 77, see %s): run this on a "
+                           "GPU machine\n", log.c_str());
+      return 77;
+    }
+    std::string line, error;
+    std::vector<std::string> warnings;
+    if (rc > 1 || rc < 0) { // 1: a check failed; its verdicts are in the run file
+      std::printf("dmrt-tune: %s: dmrt-bench exit %d (see %s)\n", name.c_str(), rc, log.c_str());
+      status = 1;
+    } else if (!importRun(db, run, bundle, line, error, warnings)) {
+      std::printf("dmrt-tune: %s: %s\n", name.c_str(), error.c_str());
+      status = 1;
+    } else {
+      std::printf("  %s\n", line.c_str());
+    }
+    for (const std::string &w : warnings)
+      std::fprintf(stderr, "dmrt-tune: warning: %s\n", w.c_str());
+    double t = elapsed();
+    std::printf("dmrt-tune: %zu/%zu %s, %.0f s elapsed, ~%.0f s left\n", done, bundles.size(),
+                name.c_str(), t, t / double(done) * double(bundles.size() - done));
+    std::fflush(stdout);
+  }
+  Database all;
+  std::string error;
+  std::vector<std::string> warnings;
+  if (all.load(db, /*missingIsEmpty=*/true, error, warnings)) {
+    for (const Record &r : all.records())
+      if (!r.rejected && r.kind == Kind::Kernel &&
+          (!best.count(r.signature) || r.medianUs < best[r.signature]))
+        best[r.signature] = r.medianUs;
+    std::printf("dmrt-tune: %s: %zu record(s); best per kernel problem:\n", db.c_str(),
+                all.records().size());
+    for (const auto &[sig, us] : best)
+      std::printf("  %9.2f us  %s\n", us, sig.c_str());
+  }
+  return status;
+}
