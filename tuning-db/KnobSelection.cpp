@@ -23,14 +23,14 @@ std::string strKnob(const Record &r, const char *name) {
   return std::get<std::string>(it->second);
 }
 
-bool sameKnobs(const Record &r, const dmrt::ConfigKernel &k) {
+} // namespace
+
+bool knobsEqual(const Record &r, const dmrt::ConfigKernel &k) {
   return strKnob(r, "lane_dim") == k.laneDim && intKnob(r, "tx", 0) == k.tx &&
          intKnob(r, "ty", 0) == k.ty && intKnob(r, "per_thread", 0) == k.perThread &&
          intKnob(r, "vec", 0) == k.vec && intKnob(r, "split", 0) == k.split;
 }
 
-/// Every knob field present with the right type: a record written by
-/// importBench (the codec does not know which knobs a kernel has).
 bool hasAllKnobs(const Record &r) {
   for (const char *n : {"tx", "ty", "per_thread", "vec", "split"})
     if (intKnob(r, n, 0) < 1)
@@ -38,6 +38,17 @@ bool hasAllKnobs(const Record &r) {
   auto it = r.knobs.find("lane_dim");
   return it != r.knobs.end() && std::holds_alternative<std::string>(it->second);
 }
+
+void applyKnobs(const Record &r, dmrt::ConfigKernel &k) {
+  k.laneDim = strKnob(r, "lane_dim");
+  k.tx = intKnob(r, "tx", k.tx);
+  k.ty = intKnob(r, "ty", k.ty);
+  k.perThread = intKnob(r, "per_thread", k.perThread);
+  k.vec = intKnob(r, "vec", k.vec);
+  k.split = intKnob(r, "split", k.split);
+}
+
+namespace {
 
 std::string fmtUs(double us) {
   if (us < 0)
@@ -92,7 +103,7 @@ KnobSelection selectKnobs(const dmrt::Manifest &m, dmrt::Configuration &config,
       if (!sameProblem(p, *r) || !hasAllKnobs(*r))
         continue;
       ++choice.candidates;
-      if (sameKnobs(*r, ck) && (choice.defaultUs < 0 || r->medianUs < choice.defaultUs))
+      if (knobsEqual(*r, ck) && (choice.defaultUs < 0 || r->medianUs < choice.defaultUs))
         choice.defaultUs = r->medianUs;
       if (!best || r->medianUs < best->medianUs)
         best = r;
@@ -100,13 +111,8 @@ KnobSelection selectKnobs(const dmrt::Manifest &m, dmrt::Configuration &config,
     if (best) {
       choice.chosenUs = best->medianUs;
       choice.chosen = describeCandidate(*best);
-      choice.changed = !sameKnobs(*best, ck);
-      ck.laneDim = strKnob(*best, "lane_dim");
-      ck.tx = intKnob(*best, "tx", ck.tx);
-      ck.ty = intKnob(*best, "ty", ck.ty);
-      ck.perThread = intKnob(*best, "per_thread", ck.perThread);
-      ck.vec = intKnob(*best, "vec", ck.vec);
-      ck.split = intKnob(*best, "split", ck.split);
+      choice.changed = !knobsEqual(*best, ck);
+      applyKnobs(*best, ck);
       if (choice.defaultUs > 0) {
         sel.defaultSumUs += choice.defaultUs;
         sel.chosenSumUs += choice.chosenUs;

@@ -47,6 +47,14 @@ struct KnobSelection {
   std::string describe() const;
 };
 
+/// Whether the record's knobs are `k`'s.
+bool knobsEqual(const Record &r, const dmrt::ConfigKernel &k);
+/// Whether the record has every knob of a fused kernel (lane_dim, tx, ty,
+/// per_thread, vec, split), as importBench writes them.
+bool hasAllKnobs(const Record &r);
+/// The record's knobs written into `k`.
+void applyKnobs(const Record &r, dmrt::ConfigKernel &k);
+
 /// Chooses knobs for every kernel of `config` (the default configuration of
 /// the bundle with manifest `m`) from `records`, matched against `device`
 /// and `software` (libraries not compared: see Match.h), and writes them

@@ -66,9 +66,13 @@ void fillProblem(const Problem &p, Record &r) {
   r.epilogue = p.epilogue;
 }
 
-bool sameProblem(const Problem &p, const Record &r) {
+bool sameComputation(const Problem &p, const Record &r) {
   return r.kind == p.kind && r.signature == p.signature && r.sizes == p.sizes &&
-         r.dtype == p.dtype && r.layouts == p.layouts && r.epilogue == p.epilogue;
+         r.dtype == p.dtype && r.layouts.size() == p.layouts.size() && r.epilogue == p.epilogue;
+}
+
+bool sameProblem(const Problem &p, const Record &r) {
+  return sameComputation(p, r) && r.layouts == p.layouts;
 }
 
 } // namespace dmc::tuningdb

@@ -45,6 +45,9 @@ void fillProblem(const Problem &p, Record &r);
 /// Whether record `r` is a measurement of problem `p` (every field of
 /// fillProblem equal, layouts included).
 bool sameProblem(const Problem &p, const Record &r);
+/// The same computation in any layouts: every field but the layouts equal,
+/// and as many layouts (the global selection's candidates of a step).
+bool sameComputation(const Problem &p, const Record &r);
 
 } // namespace dmc::tuningdb
 

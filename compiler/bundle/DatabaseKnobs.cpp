@@ -1,6 +1,8 @@
 //===- DatabaseKnobs.cpp - dmc compile --db: knobs from measurements ------===//
 #include "compiler/bundle/DatabaseKnobs.h"
 
+#include "compiler/bundle/DatabaseSelection.h"
+
 #include "runtime/format/Manifest.h"
 #include "tuning-db/Database.h"
 #include "tuning-db/KnobSelection.h"
@@ -51,14 +53,15 @@ llvm::Error knobsFromDatabase(const std::string &defaultBundle, const std::strin
   tuningdb::Software software;
   software.nvrtc = manifest.nvrtc;
   software.codegen = tuningdb::kCodegenVersion;
+  // Per kernel in its default layouts (the table), then the global choice.
+  dmrt::Configuration perKernel = config;
   tuningdb::KnobSelection sel =
-      tuningdb::selectKnobs(manifest, config, db.records(), chosen, software);
+      tuningdb::selectKnobs(manifest, perKernel, db.records(), chosen, software);
+  GlobalSelection global = selectGlobally(manifest, config, sel.match.matched);
   log << "dmc compile: " << dbPath << " for " << chosen.name << " (" << chosen.cc
       << "), NVRTC " << software.nvrtc << ", codegen " << software.codegen << "\n"
-      << sel.describe();
-  changed = false;
-  for (const tuningdb::KernelChoice &c : sel.kernels)
-    changed |= c.changed;
+      << sel.describe() << global.describe();
+  changed = global.ok && (global.kernelsChanged || global.layoutsChanged);
   return llvm::Error::success();
 }
 

@@ -1,10 +1,11 @@
 //===- DatabaseKnobs.h - dmc compile --db: knobs from measurements -*- C++ -*-===//
 //
 // Reads the bundle just compiled with the default configuration (its
-// manifest.json and config.json), the tuning database, and picks each
-// kernel's fastest measured knobs (tuning-db/KnobSelection.h) for the device
-// the database names; the caller compiles again with the returned
-// configuration when anything changed.
+// manifest.json and config.json) and the tuning database, lists each
+// kernel's measured candidates in its default layouts (tuning-db/
+// KnobSelection.h), and selects one configuration for all kernels by
+// shortest path (DatabaseSelection.h) for the device the database names;
+// the caller compiles again with it when anything changed.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_COMPILER_BUNDLE_DATABASEKNOBS_H

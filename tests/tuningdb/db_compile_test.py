@@ -64,6 +64,46 @@ def expect_error(cmd, text, what):
     print(f"ok: {what}: {text}")
 
 
+def layouts_by_shortest_path(args, tmp, db, bundle):
+    """The global selection keeps layouts consistent: a fast record of a kernel writing
+    the one free tensor of the tiny encoder (t69, k8 -> k9) in another layout is not
+    taken while its reader has no record in that layout, and is once it has."""
+    manifest = json.load(open(os.path.join(bundle, "manifest.json")))
+    by_entry = {k["entry"]: k for k in manifest["kernels"]}
+    tensor = {t["id"]: t for t in manifest["tensors"]}
+    free = next(t for t in manifest["tensors"] if t["name"] == "t69")
+    assert free["dims"] == "bji", free
+
+    def variant(entry):
+        k = by_entry[entry]
+        ids = k["inputs"] + k["outputs"]
+        dims = [tensor[i]["dims"] for i in ids]
+        for line in open(db):
+            r = json.loads(line)
+            if r["layouts"] == dims and r["signature"].startswith("kernel " + k["name"] + "(") \
+                    and r["status"] == "ok" and r["device"]["name"] == DEVICE["name"]:
+                r["layouts"][ids.index(free["id"])] = "jbi"
+                r["median_us"] = r["min_us"] = 0.5
+                return json.dumps(r)
+        sys.exit(f"FAIL: no record of {entry} to vary")
+
+    t = os.path.join(tmp, "layout.dmlib")
+    with open(db, "a") as f:
+        f.write(variant("k8_add_layernorm_dx") + "\n")
+    r = run([args.dmc, "compile", TINY, "-o", t, "--db", db, "--db-device", DEVICE["name"]])
+    dims = {x["name"]: x["dims"] for x in json.load(open(os.path.join(t, "config.json")))["tensors"]}
+    assert dims["t69"] == "bji" and "0 layout(s) changed" in r.stderr, r.stderr
+    print("ok: a faster writer of t69 in jbi is not taken while its reader cannot read jbi")
+    with open(db, "a") as f:
+        f.write(variant("k9_layernorm_dparams") + "\n")
+    r = run([args.dmc, "compile", TINY, "-o", t, "--db", db, "--db-device", DEVICE["name"]])
+    dims = {x["name"]: x["dims"] for x in json.load(open(os.path.join(t, "config.json")))["tensors"]}
+    assert dims["t69"] == "jbi" and "1 layout(s) changed" in r.stderr, r.stderr
+    assert "global selection (shortest path, exact)" in r.stderr, r.stderr
+    print("ok: with both kernels measured in jbi the shortest path moves t69 to jbi, "
+          "and the bundle compiles in it")
+
+
 def tune_command(args, tmp):
     """dmc tune: the dry run's counts, a missing mode, and the candidates (references
     shared) with the measurement handed to dmrt-tune, which needs a GPU."""
@@ -154,6 +194,7 @@ def main():
     r = run([args.dmc, "compile", TINY, "-o", t, "--db", db, "--db-device", "NVIDIA H200"])
     if knobs(t) != kt:
         sys.exit("FAIL: --db-device NVIDIA H200 chose differently from the one-device database")
+    layouts_by_shortest_path(args, tmp, db, a)
     tune_command(args, tmp)
     print("db_compile_test: PASS")
 
