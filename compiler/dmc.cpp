@@ -371,7 +371,10 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "dmc: dataflow-graph compiler and autotuner for transformer "
                               "layers\n\n  dmc graph MODEL.json [--train] [--emit=...]\n"
-                              "  dmc eval MODEL.json [--train] --out OUT.safetensors ...\n\n"
+                              "  dmc eval MODEL.json [--train] --out OUT.safetensors ...\n"
+                              "  dmc tune MODEL.json --dry-run | --emit-candidates DIR | --db DB\n"
+                              "  dmc db show|merge|prune|export|import ... (the tuning database; "
+                              "dmc db --help)\n\n"
                               "Run 'dmc <command> --help' for a command's options.\n");
   mlir::MLIRContext ctx;
   if (graphCmd)
