@@ -313,22 +313,28 @@ int runCompile(mlir::MLIRContext &ctx) {
   options.referenceSamples = referenceSamples;
   options.configIndex = configIndex;
   options.modelName = sys::path::stem(modelPath).str();
-  if (Error e = dmc::bundle::writeBundle(dmc::layerFunction(**module), bundleOut, options, errs()))
+  // With --db: the default bundle (without references: they are written once, with
+  // the bundle that stays), its kernels looked up in the database, then the chosen one.
+  dmc::bundle::BundleOptions first = options;
+  first.reference = options.reference && dbFile.empty();
+  dmc::bundle::WrittenBundle written;
+  if (Error e = dmc::bundle::writeBundle(dmc::layerFunction(**module), bundleOut, first, errs(),
+                                         &written))
     return report(std::move(e));
-  if (!dbFile.empty()) { // measured knobs: the default bundle's kernels looked up, then again
+  if (!dbFile.empty()) {
     dmrt::Configuration tuned;
     bool changed = false;
-    if (Error e = dmc::bundle::knobsFromDatabase(bundleOut, dbFile, dbDevice, tuned, changed,
+    if (Error e = dmc::bundle::knobsFromDatabase(written, dbFile, dbDevice, tuned, changed,
                                                  errs()))
       return report(std::move(e));
-    if (changed) {
-      auto retuned = graphWithConfig(ctx, tuned, dbFile);
-      if (!retuned)
-        return report(retuned.takeError());
-      if (Error e = dmc::bundle::writeBundle(dmc::layerFunction(**retuned), bundleOut, options,
+    if (changed)
+      module = graphWithConfig(ctx, tuned, dbFile);
+    if (!module)
+      return report(module.takeError());
+    if (changed || options.reference)
+      if (Error e = dmc::bundle::writeBundle(dmc::layerFunction(**module), bundleOut, options,
                                              errs()))
         return report(std::move(e));
-    }
   }
   if (printConfig) { // what the bundle got (with --config-index: the swept knobs)
     auto written = MemoryBuffer::getFile(bundleOut + "/config.json");

@@ -39,15 +39,6 @@ const dmrt::ConfigKernel *knobsOf(const dmrt::Configuration &c, const std::strin
   return nullptr;
 }
 
-void setKnobs(const dmrt::ConfigKernel &k, Record &rec) {
-  rec.knobs["lane_dim"] = k.laneDim;
-  rec.knobs["tx"] = k.tx;
-  rec.knobs["ty"] = k.ty;
-  rec.knobs["per_thread"] = k.perThread;
-  rec.knobs["vec"] = k.vec;
-  rec.knobs["split"] = k.split;
-}
-
 /// Why a step that ran is rejected ("" when it passed its check).
 std::string rejection(const json &step) {
   if (step.contains("error") && step["error"].is_string())
@@ -141,7 +132,7 @@ bool importBench(const std::string &benchText, const std::string &benchFile,
         return r.fail(path, "kernel " + std::to_string(id) +
                                 " is not in the bundle's manifest and config.json");
       fillProblem(kernelProblem(m, *k), rec);
-      setKnobs(*knobs, rec);
+      rec.knobs = recordKnobs(*knobs);
     } else if (kind == "contraction") {
       const dmrt::BundleContraction *c = m.contraction(id);
       if (!c)

@@ -7,45 +7,8 @@
 #include <set>
 
 namespace dmc::tuningdb {
-namespace {
-
-int64_t intKnob(const Record &r, const char *name, int64_t fallback) {
-  auto it = r.knobs.find(name);
-  if (it == r.knobs.end() || !std::holds_alternative<int64_t>(it->second))
-    return fallback;
-  return std::get<int64_t>(it->second);
-}
-
-std::string strKnob(const Record &r, const char *name) {
-  auto it = r.knobs.find(name);
-  if (it == r.knobs.end() || !std::holds_alternative<std::string>(it->second))
-    return "";
-  return std::get<std::string>(it->second);
-}
-
-} // namespace
-
 bool knobsEqual(const Record &r, const dmrt::ConfigKernel &k) {
-  return strKnob(r, "lane_dim") == k.laneDim && intKnob(r, "tx", 0) == k.tx &&
-         intKnob(r, "ty", 0) == k.ty && intKnob(r, "per_thread", 0) == k.perThread &&
-         intKnob(r, "vec", 0) == k.vec && intKnob(r, "split", 0) == k.split;
-}
-
-bool hasAllKnobs(const Record &r) {
-  for (const char *n : {"tx", "ty", "per_thread", "vec", "split"})
-    if (intKnob(r, n, 0) < 1)
-      return false;
-  auto it = r.knobs.find("lane_dim");
-  return it != r.knobs.end() && std::holds_alternative<std::string>(it->second);
-}
-
-void applyKnobs(const Record &r, dmrt::ConfigKernel &k) {
-  k.laneDim = strKnob(r, "lane_dim");
-  k.tx = intKnob(r, "tx", k.tx);
-  k.ty = intKnob(r, "ty", k.ty);
-  k.perThread = intKnob(r, "per_thread", k.perThread);
-  k.vec = intKnob(r, "vec", k.vec);
-  k.split = intKnob(r, "split", k.split);
+  return r.knobs == recordKnobs(k);
 }
 
 namespace {
@@ -86,12 +49,12 @@ bool chooseDevice(const std::vector<Record> &records, const std::string &request
   return false;
 }
 
-KnobSelection selectKnobs(const dmrt::Manifest &m, dmrt::Configuration &config,
+KnobSelection selectKnobs(const dmrt::Manifest &m, const dmrt::Configuration &config,
                           const std::vector<Record> &records, const Device &device,
                           const Software &software) {
   KnobSelection sel;
   sel.match = match(records, device, software, /*libraries=*/false);
-  for (dmrt::ConfigKernel &ck : config.kernels) {
+  for (const dmrt::ConfigKernel &ck : config.kernels) {
     const dmrt::BundleKernel *k = m.kernelByName(ck.name);
     if (!k)
       continue; // an inserted transpose's kernel is in the manifest too; never absent
@@ -100,7 +63,8 @@ KnobSelection selectKnobs(const dmrt::Manifest &m, dmrt::Configuration &config,
     choice.kernel = ck.name;
     const Record *best = nullptr;
     for (const Record *r : sel.match.matched) {
-      if (!sameProblem(p, *r) || !hasAllKnobs(*r))
+      dmrt::ConfigKernel knobs;
+      if (!sameProblem(p, *r) || !configKnobs(*r, knobs))
         continue;
       ++choice.candidates;
       if (knobsEqual(*r, ck) && (choice.defaultUs < 0 || r->medianUs < choice.defaultUs))
@@ -112,7 +76,6 @@ KnobSelection selectKnobs(const dmrt::Manifest &m, dmrt::Configuration &config,
       choice.chosenUs = best->medianUs;
       choice.chosen = describeCandidate(*best);
       choice.changed = !knobsEqual(*best, ck);
-      applyKnobs(*best, ck);
       if (choice.defaultUs > 0) {
         sel.defaultSumUs += choice.defaultUs;
         sel.chosenSumUs += choice.chosenUs;

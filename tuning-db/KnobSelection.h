@@ -1,12 +1,11 @@
 //===- KnobSelection.h - Measured knobs for a bundle's kernels ---*- C++ -*-===//
 //
-// `dmc compile --db DB`: each fused kernel of the default configuration gets
-// the knobs of its fastest measured candidate (records of its Problem, same
-// layouts, on the chosen device, with this NVRTC and codegen version, not
-// rejected); a kernel without records keeps codegen's default knobs. Layouts
-// and contraction algorithms are not chosen here yet (the shortest-path
-// selection over layouts, passes/select/, needs layout candidates measured).
-// MLIR-free: the compiler calls it on the manifest of the default bundle.
+// `dmc compile --db DB`'s table: each fused kernel of the default
+// configuration against its measured candidates in its default layouts
+// (records of its Problem on the chosen device, with this NVRTC and codegen
+// version, not rejected): its default knobs' time and the fastest. The
+// choice itself is the shortest-path selection's (compiler/bundle/
+// DatabaseSelection.h), which also sees other layouts. MLIR-free.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_TUNINGDB_KNOBSELECTION_H
@@ -49,17 +48,12 @@ struct KnobSelection {
 
 /// Whether the record's knobs are `k`'s.
 bool knobsEqual(const Record &r, const dmrt::ConfigKernel &k);
-/// Whether the record has every knob of a fused kernel (lane_dim, tx, ty,
-/// per_thread, vec, split), as importBench writes them.
-bool hasAllKnobs(const Record &r);
-/// The record's knobs written into `k`.
-void applyKnobs(const Record &r, dmrt::ConfigKernel &k);
 
-/// Chooses knobs for every kernel of `config` (the default configuration of
-/// the bundle with manifest `m`) from `records`, matched against `device`
-/// and `software` (libraries not compared: see Match.h), and writes them
-/// into `config`.
-KnobSelection selectKnobs(const dmrt::Manifest &m, dmrt::Configuration &config,
+/// Each kernel of `config` (the default configuration of the bundle with
+/// manifest `m`) against its measured candidates in its default layouts:
+/// `records` matched against `device` and `software` (libraries not
+/// compared: see Match.h). A report; the choice is the global selection's.
+KnobSelection selectKnobs(const dmrt::Manifest &m, const dmrt::Configuration &config,
                           const std::vector<Record> &records, const Device &device,
                           const Software &software);
 

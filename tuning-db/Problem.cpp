@@ -75,4 +75,29 @@ bool sameProblem(const Problem &p, const Record &r) {
   return sameComputation(p, r) && r.layouts == p.layouts;
 }
 
+std::map<std::string, Knob> recordKnobs(const dmrt::ConfigKernel &k) {
+  return {{"lane_dim", k.laneDim}, {"tx", k.tx},   {"ty", k.ty},
+          {"per_thread", k.perThread}, {"vec", k.vec}, {"split", k.split}};
+}
+
+bool configKnobs(const Record &r, dmrt::ConfigKernel &k) {
+  dmrt::ConfigKernel out = k;
+  std::pair<const char *, int64_t *> ints[] = {{"tx", &out.tx}, {"ty", &out.ty},
+                                               {"per_thread", &out.perThread},
+                                               {"vec", &out.vec}, {"split", &out.split}};
+  for (auto &[name, field] : ints) {
+    auto it = r.knobs.find(name);
+    if (it == r.knobs.end() || !std::holds_alternative<int64_t>(it->second) ||
+        std::get<int64_t>(it->second) < 1)
+      return false;
+    *field = std::get<int64_t>(it->second);
+  }
+  auto lane = r.knobs.find("lane_dim");
+  if (lane == r.knobs.end() || !std::holds_alternative<std::string>(lane->second))
+    return false;
+  out.laneDim = std::get<std::string>(lane->second);
+  k = out;
+  return true;
+}
+
 } // namespace dmc::tuningdb

@@ -15,6 +15,7 @@
 #ifndef DMC_TUNINGDB_PROBLEM_H
 #define DMC_TUNINGDB_PROBLEM_H
 
+#include "runtime/format/Config.h"
 #include "runtime/format/Manifest.h"
 #include "tuning-db/Record.h"
 
@@ -48,6 +49,13 @@ bool sameProblem(const Problem &p, const Record &r);
 /// The same computation in any layouts: every field but the layouts equal,
 /// and as many layouts (the global selection's candidates of a step).
 bool sameComputation(const Problem &p, const Record &r);
+
+/// A fused kernel's knobs as a record holds them (lane_dim, tx, ty,
+/// per_thread, vec, split): the one conversion both ways.
+std::map<std::string, Knob> recordKnobs(const dmrt::ConfigKernel &k);
+/// The record's knobs written into `k`; false (and `k` untouched) when the
+/// record lacks one of them or has one of the wrong type.
+bool configKnobs(const Record &r, dmrt::ConfigKernel &k);
 
 } // namespace dmc::tuningdb
 

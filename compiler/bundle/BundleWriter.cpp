@@ -41,7 +41,7 @@ llvm::Error writeFile(llvm::StringRef path, llvm::StringRef data) {
 } // namespace
 
 llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions &options,
-                        llvm::raw_ostream &log) {
+                        llvm::raw_ostream &log, WrittenBundle *written) {
   auto table = TensorTable::build(f);
   if (!table)
     return table.takeError();
@@ -89,6 +89,8 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
   log << "dmc compile: wrote " << dir << " (" << built->size() << " kernels, "
       << manifest->contractions.size() << " contractions, " << table->tensors().size()
       << " tensors)\n";
+  if (written)
+    *written = {std::move(*manifest), std::move(*configuration)};
   return llvm::Error::success();
 }
 

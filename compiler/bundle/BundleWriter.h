@@ -2,6 +2,9 @@
 #ifndef DMC_COMPILER_BUNDLE_BUNDLEWRITER_H
 #define DMC_COMPILER_BUNDLE_BUNDLEWRITER_H
 
+#include "runtime/format/Config.h"
+#include "runtime/format/Manifest.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
@@ -25,11 +28,18 @@ struct BundleOptions {
   int configIndex = -1;
 };
 
+/// What writeBundle wrote, for a caller that goes on with it (dmc compile --db).
+struct WrittenBundle {
+  dmrt::Manifest manifest;
+  dmrt::Configuration configuration;
+};
+
 /// Writes the bundle directory `dir` (docs/bundle-format.md) for the fused
 /// training graph `f`, compiling every kernel in one configuration.
-/// Progress goes to `log`.
+/// Progress goes to `log`; `written`, when given, gets the manifest and the
+/// configuration as written.
 llvm::Error writeBundle(mlir::func::FuncOp f, llvm::StringRef dir, const BundleOptions &options,
-                        llvm::raw_ostream &log);
+                        llvm::raw_ostream &log, WrittenBundle *written = nullptr);
 
 } // namespace dmc::bundle
 

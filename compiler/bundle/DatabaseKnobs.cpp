@@ -3,11 +3,8 @@
 
 #include "compiler/bundle/DatabaseSelection.h"
 
-#include "runtime/format/Manifest.h"
 #include "tuning-db/Database.h"
 #include "tuning-db/KnobSelection.h"
-
-#include "llvm/Support/MemoryBuffer.h"
 
 namespace dmc::bundle {
 namespace {
@@ -16,30 +13,14 @@ llvm::Error fail(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-llvm::Error readText(const std::string &path, std::string &text) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
-    return fail(path + ": cannot read: " + buffer.getError().message());
-  text = (*buffer)->getBuffer().str();
-  return llvm::Error::success();
-}
-
 } // namespace
 
-llvm::Error knobsFromDatabase(const std::string &defaultBundle, const std::string &dbPath,
+llvm::Error knobsFromDatabase(const WrittenBundle &defaultBundle, const std::string &dbPath,
                               const std::string &device, dmrt::Configuration &config,
                               bool &changed, llvm::raw_ostream &log) {
-  std::string manifestPath = defaultBundle + "/manifest.json";
-  std::string configPath = defaultBundle + "/config.json";
-  std::string manifestText, configText, error;
-  if (llvm::Error e = readText(manifestPath, manifestText))
-    return e;
-  if (llvm::Error e = readText(configPath, configText))
-    return e;
-  dmrt::Manifest manifest;
-  if (!dmrt::parseManifest(manifestText, manifestPath, manifest, error) ||
-      !dmrt::parseConfig(configText, configPath, config, error))
-    return fail(error);
+  const dmrt::Manifest &manifest = defaultBundle.manifest;
+  config = defaultBundle.configuration;
+  std::string error;
   tuningdb::Database db;
   std::vector<std::string> warnings;
   bool loaded = db.load(dbPath, /*missingIsEmpty=*/false, error, warnings);
@@ -54,9 +35,8 @@ llvm::Error knobsFromDatabase(const std::string &defaultBundle, const std::strin
   software.nvrtc = manifest.nvrtc;
   software.codegen = tuningdb::kCodegenVersion;
   // Per kernel in its default layouts (the table), then the global choice.
-  dmrt::Configuration perKernel = config;
   tuningdb::KnobSelection sel =
-      tuningdb::selectKnobs(manifest, perKernel, db.records(), chosen, software);
+      tuningdb::selectKnobs(manifest, config, db.records(), chosen, software);
   GlobalSelection global = selectGlobally(manifest, config, sel.match.matched);
   log << "dmc compile: " << dbPath << " for " << chosen.name << " (" << chosen.cc
       << "), NVRTC " << software.nvrtc << ", codegen " << software.codegen << "\n"

@@ -1,7 +1,7 @@
 //===- DatabaseKnobs.h - dmc compile --db: knobs from measurements -*- C++ -*-===//
 //
-// Reads the bundle just compiled with the default configuration (its
-// manifest.json and config.json) and the tuning database, lists each
+// Takes the bundle just compiled with the default configuration (its
+// manifest and configuration as written) and the tuning database, lists each
 // kernel's measured candidates in its default layouts (tuning-db/
 // KnobSelection.h), and selects one configuration for all kernels by
 // shortest path (DatabaseSelection.h) for the device the database names;
@@ -11,6 +11,7 @@
 #ifndef DMC_COMPILER_BUNDLE_DATABASEKNOBS_H
 #define DMC_COMPILER_BUNDLE_DATABASEKNOBS_H
 
+#include "compiler/bundle/BundleWriter.h"
 #include "runtime/format/Config.h"
 
 #include "llvm/Support/Error.h"
@@ -20,11 +21,11 @@
 
 namespace dmc::bundle {
 
-/// `config`: the default bundle's configuration with the chosen knobs;
-/// `changed`: whether any kernel's knobs differ from the default's. Writes
-/// what matched, what was rejected and why, and the choice per kernel to
-/// `log`. Errors name the file (database, bundle) and what is wrong.
-llvm::Error knobsFromDatabase(const std::string &defaultBundle, const std::string &dbPath,
+/// `config`: the default bundle's configuration with the chosen knobs and
+/// layouts; `changed`: whether anything differs from the default. Writes
+/// what matched, what was rejected and why, and the choice to `log`. Errors
+/// name the database and what is wrong.
+llvm::Error knobsFromDatabase(const WrittenBundle &defaultBundle, const std::string &dbPath,
                               const std::string &device, dmrt::Configuration &config,
                               bool &changed, llvm::raw_ostream &log);
 

@@ -88,7 +88,8 @@ struct Builder {
     std::vector<const Record *> from;
     for (const Record *r : matched) {
       std::map<int, std::string> layouts;
-      if (!tuningdb::sameComputation(p, *r) || !tuningdb::hasAllKnobs(*r) ||
+      dmrt::ConfigKernel knobs;
+      if (!tuningdb::sameComputation(p, *r) || !tuningdb::configKnobs(*r, knobs) ||
           !layoutsOf(k, *r, layouts))
         continue;
       select::Config c;
@@ -178,11 +179,11 @@ GlobalSelection selectGlobally(const dmrt::Manifest &m, dmrt::Configuration &con
   select::Assignment def; // each kernel's default knobs in the default layouts
   for (size_t i = 0; i < b.problem.ops.size(); ++i) {
     const dmrt::ConfigKernel *ck = knobs[b.kernels[i]->entry];
+    std::vector<std::string> layouts = tuningdb::kernelProblem(m, *b.kernels[i]).layouts;
     int found = -1;
     for (size_t c = 0; c < b.chosenFrom[i].size() && found < 0; ++c) {
       const Record *r = b.chosenFrom[i][c];
-      if (r && ck && tuningdb::knobsEqual(*r, *ck) &&
-          r->layouts == tuningdb::kernelProblem(m, *b.kernels[i]).layouts)
+      if (r && ck && tuningdb::knobsEqual(*r, *ck) && r->layouts == layouts)
         found = int(c);
     }
     def.configs.push_back(found);
@@ -200,7 +201,7 @@ GlobalSelection selectGlobally(const dmrt::Manifest &m, dmrt::Configuration &con
     if (!r || !ck)
       continue;
     if (!tuningdb::knobsEqual(*r, *ck)) {
-      tuningdb::applyKnobs(*r, *ck);
+      tuningdb::configKnobs(*r, *ck); // complete: addKernel only took such records
       ++g.kernelsChanged;
     }
     for (const select::TensorLayout &tl : b.problem.ops[i].configs[size_t(c)].layouts) {

@@ -8,8 +8,8 @@
 // child process, so a kernel that faults cannot take the tuner down), and its
 // checked measurements are appended to DB (importRun: failed checks as
 // rejected records). One line per bundle: what was recorded, elapsed time and
-// the estimate of what is left; at the end the best time of every kernel
-// problem in DB. With
+// the estimate of what is left (`dmc-db show DB` then lists the fastest
+// candidate of every problem). With
 // --time-budget no bundle starts after S seconds (what was measured stays in
 // DB). Re-running appends only what DB lacks. MLIR-free.
 //
@@ -18,7 +18,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tuning-db/BenchImport.h"
-#include "tuning-db/Database.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,7 +28,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <dirent.h>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -125,7 +123,12 @@ int main(int argc, char **argv) {
       double x = std::strtod(v.c_str(), &end);
       if (a != "--bench" && (end == v.c_str() || *end || x < 1))
         return usage(a + " needs a number >= 1, got \"" + v + "\"");
-      (a == "--time-budget" ? (void)(budget = x) : a == "--reps" ? (void)(reps = v) : (void)(bench = v));
+      if (a == "--time-budget")
+        budget = x;
+      else if (a == "--reps")
+        reps = v;
+      else
+        bench = v;
     } else if (!a.empty() && a[0] == '-') {
       return usage("unknown option " + a);
     } else {
@@ -152,7 +155,6 @@ int main(int argc, char **argv) {
   };
   int status = 0;
   size_t done = 0;
-  std::map<std::string, double> best; // kernel signature -> best median so far
   for (const std::string &name : bundles) {
     if (budget > 0 && elapsed() >= budget) {
       std::printf("dmrt-tune: time budget %.0f s reached: %zu of %zu bundle(s) measured\n",
@@ -187,18 +189,7 @@ int main(int argc, char **argv) {
                 name.c_str(), t, t / double(done) * double(bundles.size() - done));
     std::fflush(stdout);
   }
-  Database all;
-  std::string error;
-  std::vector<std::string> warnings;
-  if (all.load(db, /*missingIsEmpty=*/true, error, warnings)) {
-    for (const Record &r : all.records())
-      if (!r.rejected && r.kind == Kind::Kernel &&
-          (!best.count(r.signature) || r.medianUs < best[r.signature]))
-        best[r.signature] = r.medianUs;
-    std::printf("dmrt-tune: %s: %zu record(s); best per kernel problem:\n", db.c_str(),
-                all.records().size());
-    for (const auto &[sig, us] : best)
-      std::printf("  %9.2f us  %s\n", us, sig.c_str());
-  }
+  std::printf("dmrt-tune: `dmc-db show %s` lists the fastest candidate of every problem\n",
+              db.c_str());
   return status;
 }

@@ -88,7 +88,7 @@ class LayerFunction(torch.autograd.Function):
             dy = dy.clone() if dy.data_ptr() % 256 else dy
             handle.bind(run.pool.dy_desc, dy.data_ptr(), dy.numel() * dy.element_size())
             grads = {}
-            for group in T.group_by_buffer(run.grad_descs):
+            for group in run.pool.groups(run.grad_descs):
                 views = T.allocate_group(group, run.device)
                 T.bind_group(handle, group, views)
                 grads.update(views)

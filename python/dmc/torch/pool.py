@@ -37,6 +37,7 @@ class Pool:
         self.dropout_kernels = forward_dropout_kernels(bundle_path)
         self.dy_desc = next((d for d in self.tensors if d.role == "grad_output"), None)
         self._free = [first]
+        self._groups = {}  # tuple of names -> tensors.group_by_buffer of those descs
 
     @property
     def validate_only(self):
@@ -57,12 +58,20 @@ class Pool:
     def release(self, handle):
         self._free.append(handle)
 
+    def groups(self, descs):
+        """tensors.group_by_buffer(descs), computed once per set of tensors (every run
+        binds the same parameters and gradients)."""
+        key = tuple(d.name for d in descs)
+        if key not in self._groups:
+            self._groups[key] = T.group_by_buffer(descs)
+        return self._groups[key]
+
     def bind_parameters(self, handle, descs, params):
         """Binds the parameters whose buffer moved since this instance last bound them
         (a stacked buffer as a whole: tensors.bind_group)."""
         bound = handle.bound  # name -> pointer last bound on this instance
         by_name = {d.name: p for d, p in zip(descs, params)}
-        for group in T.group_by_buffer(descs):
+        for group in self.groups(descs):
             if all(bound.get(d.name) == by_name[d.name].data_ptr() for d in group):
                 continue
             T.bind_group(handle, group, by_name)
