@@ -44,6 +44,9 @@ public:
     for (Operation &op : block.without_terminator()) {
       index[&op] = ops.size();
       ops.push_back(&op);
+      members.push_back({int(parent.size())});
+      firstMember.push_back(int(parent.size()));
+      lastMember.push_back(int(parent.size()));
       parent.push_back(parent.size());
       auto space = dyn_cast<dm::IterationSpaceOpInterface>(op);
       bool ok = space && !space.isView() && op.getNumRegions() == 0 &&
@@ -114,6 +117,14 @@ private:
     if (createsCycle(ra, rb))
       return;
     parent[rb] = ra;
+    members[ra].append(members[rb].begin(), members[rb].end());
+    members[rb].clear();
+    firstMember[ra] = std::min(firstMember[ra], firstMember[rb]);
+    lastMember[ra] = std::max(lastMember[ra], lastMember[rb]);
+    // Only multi-member groups can straddle a position.
+    if (!llvm::is_contained(roots, ra))
+      roots.push_back(ra);
+    llvm::erase(roots, rb);
     if (outers[ra].empty())
       outers[ra] = outers[rb];
   }
@@ -121,32 +132,48 @@ private:
   /// Whether some path leaves groups `ra` u `rb` and comes back into them.
   /// Other groups count as single nodes (a kernel waits for all its inputs
   /// and delivers all its outputs at once).
+  ///
+  /// Users come after their producers in the block, so a path that leaves
+  /// the group and returns must either stay at or before the group's last
+  /// member (position `last`), or pass through another group with members on
+  /// both sides of `last` (it enters late and leaves early). Without such a
+  /// group the search stops at `last`; with one it searches everything.
   bool createsCycle(int ra, int rb) {
-    std::map<int, SmallVector<Operation *>> members;
-    for (Operation *op : ops)
-      members[find(index[op])].push_back(op);
+    int last = std::max(lastMember[ra], lastMember[rb]);
+    bool straddled = false;
+    for (int r : roots)
+      if (r != ra && r != rb && firstMember[r] <= last && lastMember[r] > last) {
+        straddled = true;
+        break;
+      }
     auto groupOf = [&](Operation *op) {
       auto it = index.find(op);
       return it == index.end() ? -1 : find(it->second);
+    };
+    SmallVector<Operation *> work;
+    llvm::DenseSet<Operation *> seenOps;
+    llvm::DenseSet<int> seenGroups;
+    auto visit = [&](Operation *op) {
+      // Entering a group reaches every member's results.
+      int r = groupOf(op);
+      if (r < 0) {
+        if (seenOps.insert(op).second)
+          work.push_back(op);
+        return;
+      }
+      if (!straddled && firstMember[r] > last)
+        return; // entirely after the group: cannot lead back
+      if (seenGroups.insert(r).second)
+        for (int m : members[r])
+          work.push_back(ops[m]);
     };
     auto inside = [&](Operation *op) {
       int r = groupOf(op);
       return r == ra || r == rb;
     };
-    SmallVector<Operation *> work;
-    llvm::DenseSet<Operation *> seen;
-    auto visit = [&](Operation *op) {
-      // Entering a group reaches every member's results.
-      int r = groupOf(op);
-      if (r < 0)
-        return void(seen.insert(op).second && (work.push_back(op), true));
-      for (Operation *m : members[r])
-        if (seen.insert(m).second)
-          work.push_back(m);
-    };
-    for (Operation *op : ops)
-      if (inside(op))
-        for (Operation *u : op->getUsers())
+    for (int g : {ra, rb})
+      for (int m : members[g])
+        for (Operation *u : ops[m]->getUsers())
           if (!inside(u))
             visit(u);
     while (!work.empty()) {
@@ -164,6 +191,9 @@ private:
   std::vector<Operation *> ops;
   llvm::DenseMap<Operation *, int> index;
   std::vector<int> parent;
+  std::vector<SmallVector<int, 2>> members; ///< by root: the group's op indices
+  std::vector<int> firstMember, lastMember;  ///< by root: its first and last op index
+  std::vector<int> roots; ///< roots of the groups with more than one member
   std::vector<bool> fusible;
   std::vector<std::string> spaces, outers;
 };
