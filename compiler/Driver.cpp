@@ -24,8 +24,14 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildGraph(MLIRContext &ctx, llvm::StringR
   llvm::Expected<ModelConfig> config = loadModelConfig(modelPath);
   if (!config)
     return config.takeError();
+  return buildGraph(ctx, *config, modelPath, train, last, epilogues);
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>> buildGraph(MLIRContext &ctx, const ModelConfig &config,
+                                                 llvm::StringRef modelPath, bool train,
+                                                 Stage last, bool epilogues) {
   loadDmcDialects(ctx);
-  OwningOpRef<ModuleOp> module = buildForwardGraph(ctx, *config);
+  OwningOpRef<ModuleOp> module = buildForwardGraph(ctx, config);
 
   // Collect diagnostics into the error instead of printing them.
   std::string diagnostics;

@@ -2,6 +2,7 @@
 #ifndef DMC_COMPILER_DRIVER_H
 #define DMC_COMPILER_DRIVER_H
 
+#include "compiler/ModelConfig.h"
 #include "passes/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -20,6 +21,10 @@ void loadDmcDialects(mlir::MLIRContext &ctx);
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildGraph(mlir::MLIRContext &ctx, llvm::StringRef modelPath, bool train,
            Stage last = Stage::Autodiff, bool epilogues = true);
+/// The same for a description already parsed (`modelPath` names it in errors).
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+buildGraph(mlir::MLIRContext &ctx, const ModelConfig &config, llvm::StringRef modelPath,
+           bool train, Stage last = Stage::Autodiff, bool epilogues = true);
 
 /// The one layer function of a module built by buildGraph.
 mlir::func::FuncOp layerFunction(mlir::ModuleOp module);

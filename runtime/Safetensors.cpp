@@ -111,30 +111,24 @@ bool parseEntry(const std::string &name, const Json &value, uint64_t bufSize,
   return true;
 }
 
-} // namespace
-
-bool readSafetensors(const std::string &path, TensorFile &out,
-                     std::string &error) {
+/// The container after its size is known: `read(offset, dst, n)` copies n
+/// bytes at `offset` (false on a read error). One parser for files and memory.
+template <class Read>
+bool parseContainer(uint64_t fileSize, Read read, const std::string &path, TensorFile &out,
+                    std::string &error) {
   out = TensorFile();
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return fail(error, path, "cannot open file");
-  in.seekg(0, std::ios::end);
-  std::streamoff fileSize = in.tellg();
-  in.seekg(0, std::ios::beg);
-  if (fileSize < 0)
-    return fail(error, path, "cannot determine the file size");
   if (fileSize < 8)
     return fail(error, path,
                 "file is too short (" + std::to_string(fileSize) +
                     " bytes) to hold the 8-byte header length");
 
   uint8_t lenBytes[8];
-  in.read(reinterpret_cast<char *>(lenBytes), 8);
+  if (!read(0, lenBytes, 8))
+    return fail(error, path, "read error in the header length");
   uint64_t headerLen = 0;
   for (int i = 7; i >= 0; --i)
     headerLen = (headerLen << 8) | lenBytes[i];
-  uint64_t rest = static_cast<uint64_t>(fileSize) - 8;
+  uint64_t rest = fileSize - 8;
   if (headerLen > rest)
     return fail(error, path,
                 "header length " + std::to_string(headerLen) +
@@ -145,7 +139,7 @@ bool readSafetensors(const std::string &path, TensorFile &out,
                 "header length " + std::to_string(headerLen) + " is too large");
 
   std::string text(headerLen, '\0');
-  if (!in.read(&text[0], static_cast<std::streamsize>(headerLen)))
+  if (headerLen && !read(8, &text[0], headerLen))
     return fail(error, path, "read error in the header");
 
   // Duplicate top-level keys are silently merged by the parser, so count them
@@ -206,16 +200,44 @@ bool readSafetensors(const std::string &path, TensorFile &out,
   uint64_t dataStart = 8 + headerLen;
   for (Entry &e : entries) {
     e.tensor.bytes.resize(e.end - e.begin);
-    if (!e.tensor.bytes.empty()) {
-      in.seekg(static_cast<std::streamoff>(dataStart + e.begin));
-      if (!in.read(reinterpret_cast<char *>(e.tensor.bytes.data()),
-                   static_cast<std::streamsize>(e.tensor.bytes.size())))
-        return fail(error, path,
-                    "read error in the data of tensor '" + e.tensor.name + "'");
-    }
+    if (!e.tensor.bytes.empty() &&
+        !read(dataStart + e.begin, e.tensor.bytes.data(), e.tensor.bytes.size()))
+      return fail(error, path,
+                  "read error in the data of tensor '" + e.tensor.name + "'");
     out.tensors.push_back(std::move(e.tensor));
   }
   return true;
+}
+
+} // namespace
+
+bool readSafetensors(const std::string &path, TensorFile &out,
+                     std::string &error) {
+  out = TensorFile();
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return fail(error, path, "cannot open file");
+  in.seekg(0, std::ios::end);
+  std::streamoff fileSize = in.tellg();
+  in.seekg(0, std::ios::beg);
+  if (fileSize < 0)
+    return fail(error, path, "cannot determine the file size");
+  auto read = [&](uint64_t offset, void *dst, uint64_t n) {
+    in.seekg(static_cast<std::streamoff>(offset));
+    return bool(in.read(static_cast<char *>(dst), static_cast<std::streamsize>(n)));
+  };
+  return parseContainer(static_cast<uint64_t>(fileSize), read, path, out, error);
+}
+
+bool parseSafetensors(const uint8_t *data, size_t size, const std::string &name,
+                      TensorFile &out, std::string &error) {
+  auto read = [&](uint64_t offset, void *dst, uint64_t n) {
+    if (offset > size || n > size - offset)
+      return false;
+    std::copy(data + offset, data + offset + n, static_cast<uint8_t *>(dst));
+    return true;
+  };
+  return parseContainer(size, read, name, out, error);
 }
 
 bool writeSafetensors(const std::string &path, const TensorFile &in,

@@ -58,6 +58,9 @@ struct TensorFile {
 /// tensor X, ...). Tensors are returned in the order of their data offsets.
 bool readSafetensors(const std::string &path, TensorFile &out,
                      std::string &error);
+/// The same checks on a file already in memory (`name` starts the messages).
+bool parseSafetensors(const uint8_t *data, size_t size, const std::string &name,
+                      TensorFile &out, std::string &error);
 
 /// Writes `in` keeping the tensor order (data laid out back to back in that
 /// order) and "__metadata__" first when non-empty. The header is padded with

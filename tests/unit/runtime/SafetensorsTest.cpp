@@ -298,4 +298,31 @@ TEST(Safetensors, EveryTruncationFailsCleanly) {
   EXPECT_EQ(toDoubles(*out.find("b")), (std::vector<double>{4, 5}));
 }
 
+/// parseSafetensors (a file in memory; the fuzz target's entry) reads what
+/// readSafetensors reads, and fails where it fails, naming the given name.
+TEST(Safetensors, MemoryAndFileReadersAgree) {
+  TensorFile in;
+  in.tensors.push_back(fromDoubles("a", DType::BF16, {2, 2}, {1, -2, 3, 0.5}));
+  in.tensors.push_back(fromDoubles("s", DType::I32, {}, {7}));
+  in.metadata["dims.a"] = "bj";
+  std::string path = tempPath("memory"), error;
+  ASSERT_TRUE(writeSafetensors(path, in, error)) << error;
+  std::ifstream is(path, std::ios::binary);
+  std::string whole((std::istreambuf_iterator<char>(is)), std::istreambuf_iterator<char>());
+  const auto *bytes = reinterpret_cast<const uint8_t *>(whole.data());
+  TensorFile fromFile, fromMemory;
+  ASSERT_TRUE(readSafetensors(path, fromFile, error)) << error;
+  ASSERT_TRUE(parseSafetensors(bytes, whole.size(), "mem", fromMemory, error)) << error;
+  ASSERT_EQ(fromMemory.tensors.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(fromMemory.tensors[i].name, fromFile.tensors[i].name);
+    EXPECT_EQ(fromMemory.tensors[i].shape, fromFile.tensors[i].shape);
+    EXPECT_EQ(fromMemory.tensors[i].bytes, fromFile.tensors[i].bytes);
+  }
+  EXPECT_EQ(fromMemory.metadata, fromFile.metadata);
+  // A planted fault: one byte short fails, naming "mem".
+  EXPECT_FALSE(parseSafetensors(bytes, whole.size() - 1, "mem", fromMemory, error));
+  EXPECT_EQ(error.rfind("mem: ", 0), 0u) << error;
+}
+
 } // namespace
