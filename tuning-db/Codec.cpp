@@ -42,7 +42,11 @@ ojson toJson(const Record &r) {
 }
 
 bool isLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-std::string jsonText(const std::string &s) { return json(s).dump(); }
+/// Quoted for a message; the text may be any bytes (a corrupt line), so
+/// invalid UTF-8 is replaced, not thrown on.
+std::string jsonText(const std::string &s) {
+  return json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 /// Reader::object, with the allowed fields named in the message.
 bool fields(Reader &r, std::string &error, const json &o, const std::string &p,
@@ -236,7 +240,9 @@ bool decodeRecord(Reader &r, std::string &e, const json &o, const std::string &p
 
 } // namespace
 
-std::string encodeLine(const Record &r) { return toJson(r).dump(); }
+std::string encodeLine(const Record &r) {
+  return toJson(r).dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 bool decodeLine(const std::string &line, const std::string &where, Record &out,
                 std::string &error) {

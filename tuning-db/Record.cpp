@@ -54,10 +54,12 @@ std::string key(const Record &r) {
   k.push_back(knobsJson(r));
   k.push_back(r.algorithm);
   k.push_back(r.epilogue);
-  return k.dump();
+  return k.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-std::string problemKey(const Record &r) { return problem(r).dump(); }
+std::string problemKey(const Record &r) {
+  return problem(r).dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 bool better(const Record &a, const Record &b) {
   if (a.rejected != b.rejected)

@@ -219,7 +219,7 @@ std::string writeConfig(const Configuration &c) {
                 {"transposes", std::move(transposes)},
                 {"kernels", std::move(kernels)},
                 {"contractions", std::move(contractions)}};
-  return root.dump(2) + "\n";
+  return root.dump(2, ' ', false, decltype(root)::error_handler_t::replace) + "\n";
 }
 
 } // namespace dmrt

@@ -20,7 +20,7 @@ namespace dmrt {
 using json = nlohmann::json;
 
 inline std::string describeValue(const json &v) {
-  std::string s = v.dump();
+  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
   if (s.size() > 40)
     s = s.substr(0, 37) + "...";
   return std::string(v.type_name()) + " " + s;

@@ -137,7 +137,7 @@ std::string writeManifest(const Manifest &m) {
     root.erase("arena_bytes");
   if (m.version < 5)
     root.erase("inference_arena_bytes");
-  return root.dump(2) + "\n";
+  return root.dump(2, ' ', false, decltype(root)::error_handler_t::replace) + "\n";
 }
 
 } // namespace dmrt
