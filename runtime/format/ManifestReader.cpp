@@ -71,6 +71,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
   const json *arr;
   if (!r.array(root, "", "tensors", arr))
     return false;
+  std::set<std::string> names;
   for (size_t i = 0; i < arr->size(); ++i) {
     const json &o = (*arr)[i];
     std::string p = Reader::index("tensors", i);
@@ -119,6 +120,9 @@ bool parseManifest(const std::string &text, const std::string &fileName,
     }
     if (b.tensorIndex_.count(t.id))
       return r.fail(p + ".id", "duplicate tensor id " + std::to_string(t.id));
+    // Callers bind tensors by name: a second tensor of one name could never be bound.
+    if (!names.insert(t.name).second)
+      return r.fail(p + ".name", "duplicate tensor name \"" + t.name + "\"");
     b.tensorIndex_[t.id] = b.tensors.size();
     b.tensors.push_back(std::move(t));
   }

@@ -226,6 +226,12 @@ TEST(Bundle, BadTensorReference) {
   j = validManifest();
   j["tensors"][1]["id"] = 0;
   EXPECT_HAS(parseError(j), "tensors[1].id: duplicate tensor id 0");
+  // Found by the bundle fuzz target: callers bind by name, so a second tensor
+  // of one name could never be bound.
+  j = validManifest();
+  j["tensors"][1]["name"] = j["tensors"][0]["name"];
+  EXPECT_EQ(parseError(j), "m.json: tensors[1].name: duplicate tensor name \"" +
+                               j["tensors"][0]["name"].get<std::string>() + "\"");
 }
 
 TEST(Bundle, AliasErrors) {
