@@ -41,6 +41,10 @@ const std::vector<Target> &targets();
 /// Aborts with "dmc fuzz target TARGET: property violated: WHAT" unless `ok`.
 void require(bool ok, const char *target, const std::string &what);
 
+/// This process's scratch directory ($TMPDIR or /tmp), made on first use and
+/// removed with its contents at exit.
+const std::string &scratchDir();
+
 /// Checks that a rejection message starts with the name the input was given.
 void requireNamed(const std::string &error, const std::string &name, const char *target);
 

@@ -16,36 +16,16 @@
 #include "runtime/Bundle.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <unistd.h>
+#include <system_error>
 
 namespace dmc::fuzz {
 
 namespace {
 
 constexpr char kTarget[] = "bundle";
-
-/// The process's bundle directory, removed at exit.
-const std::string &bundleDir() {
-  static const std::string dir = [] {
-    const char *tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/dmc-fuzz-bundle-XXXXXX";
-    std::vector<char> buf(pattern.begin(), pattern.end());
-    buf.push_back('\0');
-    require(mkdtemp(buf.data()) != nullptr, kTarget, "cannot create " + pattern);
-    std::string made = buf.data();
-    static std::string forCleanup = made;
-    std::atexit([] {
-      std::remove((forCleanup + "/manifest.json").c_str());
-      std::remove((forCleanup + "/k0.cubin").c_str());
-      rmdir(forCleanup.c_str());
-    });
-    return made;
-  }();
-  return dir;
-}
 
 void writeFile(const std::string &path, const uint8_t *data, size_t size) {
   std::ofstream os(path, std::ios::binary | std::ios::trunc);
@@ -56,7 +36,13 @@ void writeFile(const std::string &path, const uint8_t *data, size_t size) {
 } // namespace
 
 int runBundle(const uint8_t *data, size_t size) {
-  const std::string &dir = bundleDir();
+  static const std::string dir = [] {
+    std::string d = scratchDir() + "/bundle";
+    std::error_code ec;
+    std::filesystem::create_directory(d, ec);
+    require(!ec, kTarget, "cannot create " + d + ": " + ec.message());
+    return d;
+  }();
   const uint8_t *nul = static_cast<const uint8_t *>(std::memchr(data, 0, size));
   size_t manifestBytes = nul ? size_t(nul - data) : size;
   writeFile(dir + "/manifest.json", data, manifestBytes);

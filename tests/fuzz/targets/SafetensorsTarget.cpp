@@ -8,28 +8,12 @@
 
 #include "runtime/Safetensors.h"
 
-#include <cstdio>
-#include <cstdlib>
-#include <unistd.h>
 
 namespace dmc::fuzz {
 
 namespace {
 
 constexpr char kTarget[] = "safetensors";
-
-/// The process's scratch file for the write-back, removed at exit.
-const std::string &scratchFile() {
-  static const std::string path = [] {
-    const char *tmp = std::getenv("TMPDIR");
-    std::string p = std::string(tmp && *tmp ? tmp : "/tmp") + "/dmc-fuzz-safetensors-" +
-                    std::to_string(getpid()) + ".safetensors";
-    static std::string forCleanup = p;
-    std::atexit([] { std::remove(forCleanup.c_str()); });
-    return p;
-  }();
-  return path;
-}
 
 } // namespace
 
@@ -48,7 +32,7 @@ int runSafetensors(const uint8_t *data, size_t size) {
       require(int64_t(dmrt::toDoubles(t).size()) == t.numElements(), kTarget,
               "toDoubles of tensor '" + t.name + "' has another element count");
   }
-  const std::string &path = scratchFile();
+  const std::string path = scratchDir() + "/written.safetensors";
   if (!dmrt::writeSafetensors(path, file, error)) {
     requireNamed(error, path, kTarget); // e.g. a name writeSafetensors reserves
     return 0;
