@@ -127,6 +127,37 @@ def tune_command(args, tmp):
         print("ok: dmc tune: candidates measured on this machine's GPU")
     else:
         sys.exit(f"FAIL: dmc tune --db: exit {r.returncode}\n{r.stdout}{r.stderr}")
+    resume(args, tmp, cands)
+
+
+def resume(args, tmp, cands):
+    """dmrt-tune --resume imports the run files an interrupted run left instead of
+    measuring again (its dmrt-bench here is /bin/false: any measurement fails); a
+    truncated run file is measured again; without --resume everything is."""
+    tune = os.path.join(os.path.dirname(args.dmc_db), "dmrt-tune")
+    names = ["default", "c0", "c1"]
+    for i, n in enumerate(names):
+        bundle = os.path.join(cands, n + ".dmlib")
+        bench_json(bundle, bundle + ".run.json", 10.0 + i)
+    db = os.path.join(tmp, "resume.jsonl")
+    r = run([tune, cands, db, "--resume", "--bench", "/bin/false"])
+    assert r.stdout.count("not measured again") == 3 and "dmrt-bench exit" not in r.stdout, r.stdout
+    shown = run([args.dmc_db, "show", db]).stdout
+    assert "records" in shown, shown
+    again = run([tune, cands, db, "--resume", "--bench", "/bin/false"]).stdout
+    assert again.count("0 appended") == 3, again
+    print("ok: dmrt-tune --resume: 3 run files imported, nothing measured, nothing added twice")
+    c1 = os.path.join(cands, "c1.dmlib.run.json")
+    text = open(c1).read()
+    open(c1, "w").write(text[: len(text) // 2])  # planted: a run file cut mid-write
+    r = run([tune, cands, db, "--resume", "--bench", "/bin/false"], ok=False)
+    assert r.returncode == 1 and "measuring it again" in r.stdout, r.stdout
+    assert r.stdout.count("not measured again") == 2 and "3/3 c1.dmlib" in r.stdout, r.stdout
+    assert not os.path.exists(c1), "the cut run file must not outlive its measurement"
+    r = run([tune, cands, db, "--bench", "/bin/false"], ok=False)
+    assert r.returncode == 1 and "not measured again" not in r.stdout, r.stdout
+    assert "1/3 default.dmlib" in r.stdout and "3/3 c1.dmlib" in r.stdout, r.stdout
+    print("ok: dmrt-tune: a truncated run file, and every bundle without --resume, measured again")
 
 
 def main():

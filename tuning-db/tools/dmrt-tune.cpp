@@ -1,6 +1,6 @@
 //===- dmrt-tune.cpp - Measure candidate bundles into a tuning database ---===//
 //
-//   dmrt-tune CANDIDATES DB [--time-budget S] [--reps N] [--bench PATH]
+//   dmrt-tune CANDIDATES DB [--time-budget S] [--reps N] [--bench PATH] [--resume]
 //
 // The GPU side of `dmc tune`: every bundle of CANDIDATES (`dmc tune
 // --emit-candidates`: default.dmlib first, then c0.dmlib, c1.dmlib, ...) is
@@ -11,7 +11,9 @@
 // the estimate of what is left (`dmc-db show DB` then lists the fastest
 // candidate of every problem). With
 // --time-budget no bundle starts after S seconds (what was measured stays in
-// DB). Re-running appends only what DB lacks. MLIR-free.
+// DB). Re-running appends only what DB lacks; with --resume a bundle whose
+// run file (BUNDLE.run.json) an earlier run left complete is imported from it
+// instead of being measured again. MLIR-free.
 //
 // Exit: 0 every bundle measured and imported; 1 a bundle failed (the others
 // are imported); 2 usage; 77 no GPU (the first dmrt-bench said so).
@@ -36,11 +38,13 @@ using namespace dmc::tuningdb;
 namespace {
 
 const char *kUsage =
-    "usage: dmrt-tune CANDIDATES DB [--time-budget S] [--reps N] [--bench PATH]\n"
+    "usage: dmrt-tune CANDIDATES DB [--time-budget S] [--reps N] [--bench PATH] [--resume]\n"
     "Measures every bundle of CANDIDATES (dmc tune --emit-candidates) with dmrt-bench\n"
     "(checked against its references) and appends the checked measurements to DB.\n"
     "--bench: the dmrt-bench to run (default: ../runtime/tools/dmrt-bench from this\n"
-    "binary's folder, then dmrt-bench beside it). Exit: 0 ok, 1 a bundle failed,\n"
+    "binary's folder, then dmrt-bench beside it). --resume: a bundle whose run file\n"
+    "(BUNDLE.run.json) an interrupted run left complete is imported from it, not\n"
+    "measured again. Exit: 0 ok, 1 a bundle failed,\n"
     "2 usage, 77 no GPU.\n";
 
 int usage(const std::string &msg) {
@@ -86,6 +90,9 @@ std::vector<std::string> bundlesOf(const std::string &dir) {
 
 /// Runs `args` with stdout and stderr to `log`; the exit status (-1: not run).
 int runChild(const std::vector<std::string> &args, const std::string &log) {
+  // The child inherits unflushed stdio buffers; freopen would write ours again.
+  std::fflush(stdout);
+  std::fflush(stderr);
   pid_t pid = fork();
   if (pid < 0)
     return -1;
@@ -111,10 +118,15 @@ int main(int argc, char **argv) {
   std::vector<std::string> pos;
   double budget = 0;
   std::string reps = "30", bench;
+  bool resume = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help")
       return std::printf("%s", kUsage), 0;
+    if (a == "--resume") {
+      resume = true;
+      continue;
+    }
     if (a == "--time-budget" || a == "--reps" || a == "--bench") {
       if (i + 1 >= argc)
         return usage(a + " needs a value");
@@ -154,7 +166,7 @@ int main(int argc, char **argv) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   int status = 0;
-  size_t done = 0;
+  size_t done = 0, measured = 0;
   for (const std::string &name : bundles) {
     if (budget > 0 && elapsed() >= budget) {
       std::printf("dmrt-tune: time budget %.0f s reached: %zu of %zu bundle(s) measured\n",
@@ -162,10 +174,24 @@ int main(int argc, char **argv) {
       break;
     }
     std::string bundle = dir + "/" + name, run = bundle + ".run.json", log = bundle + ".run.log";
+    if (resume && access(run.c_str(), R_OK) == 0) {
+      std::string line, error;
+      std::vector<std::string> warnings;
+      if (importRun(db, run, bundle, line, error, warnings)) {
+        ++done;
+        std::printf("  %s (from %s: not measured again)\n", line.c_str(), run.c_str());
+        for (const std::string &w : warnings)
+          std::fprintf(stderr, "dmrt-tune: warning: %s\n", w.c_str());
+        continue;
+      }
+      std::printf("dmrt-tune: %s: %s; measuring it again\n", name.c_str(), error.c_str());
+    }
+    std::remove(run.c_str()); // never import an earlier run's file for this one
     int rc = runChild({bench, bundle, "--kernel", "all", "--contraction", "all", "--reference",
                        "--reps", reps, "--json", run},
                       log);
     ++done;
+    ++measured;
     if (rc == 77) {
       std::fprintf(stderr, "dmrt-tune: no GPU here (dmrt-bench exit 77, see %s): run this on a "
                            "GPU machine\n", log.c_str());
@@ -186,7 +212,7 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "dmrt-tune: warning: %s\n", w.c_str());
     double t = elapsed();
     std::printf("dmrt-tune: %zu/%zu %s, %.0f s elapsed, ~%.0f s left\n", done, bundles.size(),
-                name.c_str(), t, t / double(done) * double(bundles.size() - done));
+                name.c_str(), t, t / double(measured) * double(bundles.size() - done));
     std::fflush(stdout);
   }
   std::printf("dmrt-tune: `dmc-db show %s` lists the fastest candidate of every problem\n",
