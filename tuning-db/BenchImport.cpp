@@ -160,7 +160,7 @@ bool importBench(const std::string &benchText, const std::string &benchFile,
 
 bool importRun(const std::string &dbPath, const std::string &benchPath,
                const std::string &bundleDir, std::string &line, std::string &error,
-               std::vector<std::string> &warnings) {
+               std::vector<std::string> &warnings, std::vector<Record> *imported) {
   std::string manifestPath = bundleDir + "/manifest.json";
   std::string configPath = bundleDir + "/config.json";
   std::string manifestText, configText, benchText;
@@ -191,6 +191,8 @@ bool importRun(const std::string &dbPath, const std::string &benchPath,
   }
   line = benchPath + ": " + result.summary() + "; " + std::to_string(added) + " appended to " +
          dbPath + ", " + std::to_string(present) + " already there";
+  if (imported)
+    *imported = std::move(result.records);
   return true;
 }
 

@@ -49,10 +49,11 @@ bool importBench(const std::string &benchText, const std::string &benchFile,
 /// (its manifest.json and config.json), appended to the database `dbPath`
 /// (created if missing) record by record, skipping candidates the database
 /// already holds as ok. `line`: "RUN: 13 kernel(s), ...; 12 appended to DB, 1
-/// already there". Warnings (a torn line repaired) go to `warnings`.
+/// already there". Warnings (a torn line repaired) go to `warnings`. With
+/// `imported`, every record of the run (appended or already there) is put there.
 bool importRun(const std::string &dbPath, const std::string &benchPath,
                const std::string &bundleDir, std::string &line, std::string &error,
-               std::vector<std::string> &warnings);
+               std::vector<std::string> &warnings, std::vector<Record> *imported = nullptr);
 
 } // namespace dmc::tuningdb
 

@@ -136,12 +136,16 @@ def resume(args, tmp, cands):
     truncated run file is measured again; without --resume everything is."""
     tune = os.path.join(os.path.dirname(args.dmc_db), "dmrt-tune")
     names = ["default", "c0", "c1"]
-    for i, n in enumerate(names):
+    for n, us in zip(names, [10.0, 9.0, 12.0]):  # c0 faster, c1 slower than the default
         bundle = os.path.join(cands, n + ".dmlib")
-        bench_json(bundle, bundle + ".run.json", 10.0 + i)
+        bench_json(bundle, bundle + ".run.json", us)
     db = os.path.join(tmp, "resume.jsonl")
     r = run([tune, cands, db, "--resume", "--bench", "/bin/false"])
     assert r.stdout.count("not measured again") == 3 and "dmrt-bench exit" not in r.stdout, r.stdout
+    # Best so far: only c0 improves (every kernel whose knobs differ from the default's).
+    faster = [l for l in r.stdout.splitlines() if l.strip().startswith("faster: ")]
+    assert len(faster) == 1 and faster[0].endswith("(c0.dmlib)"), r.stdout
+    assert "10.0 -> 9.0 us" in faster[0] and "problem(s) measured" in r.stdout, r.stdout
     shown = run([args.dmc_db, "show", db]).stdout
     assert "records" in shown, shown
     again = run([tune, cands, db, "--resume", "--bench", "/bin/false"]).stdout

@@ -7,9 +7,10 @@
 // run by dmrt-bench (`--kernel all --contraction all --reference --json`, a
 // child process, so a kernel that faults cannot take the tuner down), and its
 // checked measurements are appended to DB (importRun: failed checks as
-// rejected records). One line per bundle: what was recorded, elapsed time and
-// the estimate of what is left (`dmc-db show DB` then lists the fastest
-// candidate of every problem). With
+// rejected records). One line per bundle: what was recorded, the problems it
+// made faster than every bundle before it, elapsed time and the estimate of
+// what is left (`dmc-db show DB` then lists the fastest candidate of every
+// problem). With
 // --time-budget no bundle starts after S seconds (what was measured stays in
 // DB). Re-running appends only what DB lacks; with --resume a bundle whose
 // run file (BUNDLE.run.json) an earlier run left complete is imported from it
@@ -20,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tuning-db/BenchImport.h"
+#include "tuning-db/Record.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <dirent.h>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -87,6 +90,37 @@ std::vector<std::string> bundlesOf(const std::string &dir) {
             [&](const std::string &a, const std::string &b) { return rank(a) < rank(b); });
   return names;
 }
+
+/// The fastest checked candidate of each problem seen in this run, and the
+/// problems a bundle made faster ("faster: NAME 252.6 -> 233.3 us (c12.dmlib)").
+class BestSoFar {
+public:
+  std::string update(const std::vector<Record> &records, const std::string &bundle) {
+    std::string faster;
+    for (const Record &r : records) {
+      if (r.rejected)
+        continue;
+      auto [it, added] = best_.try_emplace(problemKey(r), r.medianUs);
+      if (added || r.medianUs >= it->second)
+        continue;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, " %.1f -> %.1f us", it->second, r.medianUs);
+      faster += (faster.empty() ? "" : ", ") + opName(r) + buf;
+      it->second = r.medianUs;
+    }
+    return faster.empty() ? "" : "faster: " + faster + " (" + bundle + ")";
+  }
+  size_t problems() const { return best_.size(); }
+
+private:
+  /// "kernel causal_mask_softmax_dropout(bhjk->...)" -> "causal_mask_softmax_dropout".
+  static std::string opName(const Record &r) {
+    std::string s = r.signature.substr(0, r.signature.find('('));
+    size_t space = s.find(' ');
+    return space == std::string::npos ? s : s.substr(space + 1);
+  }
+  std::map<std::string, double> best_;
+};
 
 /// Runs `args` with stdout and stderr to `log`; the exit status (-1: not run).
 int runChild(const std::vector<std::string> &args, const std::string &log) {
@@ -167,6 +201,12 @@ int main(int argc, char **argv) {
   };
   int status = 0;
   size_t done = 0, measured = 0;
+  BestSoFar best;
+  auto reportFaster = [&](const std::vector<Record> &records, const std::string &name) {
+    std::string faster = best.update(records, name);
+    if (!faster.empty())
+      std::printf("  %s\n", faster.c_str());
+  };
   for (const std::string &name : bundles) {
     if (budget > 0 && elapsed() >= budget) {
       std::printf("dmrt-tune: time budget %.0f s reached: %zu of %zu bundle(s) measured\n",
@@ -177,9 +217,11 @@ int main(int argc, char **argv) {
     if (resume && access(run.c_str(), R_OK) == 0) {
       std::string line, error;
       std::vector<std::string> warnings;
-      if (importRun(db, run, bundle, line, error, warnings)) {
+      std::vector<Record> records;
+      if (importRun(db, run, bundle, line, error, warnings, &records)) {
         ++done;
         std::printf("  %s (from %s: not measured again)\n", line.c_str(), run.c_str());
+        reportFaster(records, name);
         for (const std::string &w : warnings)
           std::fprintf(stderr, "dmrt-tune: warning: %s\n", w.c_str());
         continue;
@@ -199,14 +241,16 @@ int main(int argc, char **argv) {
     }
     std::string line, error;
     std::vector<std::string> warnings;
+    std::vector<Record> records;
     if (rc > 1 || rc < 0) { // 1: a check failed; its verdicts are in the run file
       std::printf("dmrt-tune: %s: dmrt-bench exit %d (see %s)\n", name.c_str(), rc, log.c_str());
       status = 1;
-    } else if (!importRun(db, run, bundle, line, error, warnings)) {
+    } else if (!importRun(db, run, bundle, line, error, warnings, &records)) {
       std::printf("dmrt-tune: %s: %s\n", name.c_str(), error.c_str());
       status = 1;
     } else {
       std::printf("  %s\n", line.c_str());
+      reportFaster(records, name);
     }
     for (const std::string &w : warnings)
       std::fprintf(stderr, "dmrt-tune: warning: %s\n", w.c_str());
@@ -215,7 +259,7 @@ int main(int argc, char **argv) {
                 name.c_str(), t, t / double(measured) * double(bundles.size() - done));
     std::fflush(stdout);
   }
-  std::printf("dmrt-tune: `dmc-db show %s` lists the fastest candidate of every problem\n",
-              db.c_str());
+  std::printf("dmrt-tune: %zu problem(s) measured; `dmc-db show %s` lists the fastest "
+              "candidate of every problem\n", best.problems(), db.c_str());
   return status;
 }
