@@ -42,6 +42,7 @@ struct Builder {
   select::ConfigProblem problem;
   std::map<int64_t, int> index;                 ///< manifest tensor id -> problem tensor
   std::vector<const dmrt::BundleKernel *> kernels; ///< per op
+  std::vector<tuningdb::Problem> problems;         ///< per op: its default layouts' problem
   std::vector<std::vector<const Record *>> chosenFrom; ///< per op, per config (null: default)
 
   int tensor(int64_t id) {
@@ -84,7 +85,7 @@ struct Builder {
         op.reads.push_back(tensor(id));
     for (int64_t id : k.outputs)
       op.writes.push_back(tensor(id));
-    tuningdb::Problem p = tuningdb::kernelProblem(m, k);
+    const tuningdb::Problem &p = problems.emplace_back(tuningdb::kernelProblem(m, k));
     std::vector<const Record *> from;
     for (const Record *r : matched) {
       std::map<int, std::string> layouts;
@@ -151,7 +152,7 @@ std::string GlobalSelection::describe() const {
 GlobalSelection selectGlobally(const dmrt::Manifest &m, dmrt::Configuration &config,
                                const std::vector<const Record *> &matched) {
   GlobalSelection g;
-  Builder b{m, fixedTensors(m), {}, {}, {}, {}};
+  Builder b{m, fixedTensors(m), {}, {}, {}, {}, {}};
   for (const dmrt::BundleStep &s : m.steps)
     if (s.kind == dmrt::BundleStep::Kernel)
       b.addKernel(*m.kernel(s.id), matched);
@@ -179,7 +180,7 @@ GlobalSelection selectGlobally(const dmrt::Manifest &m, dmrt::Configuration &con
   select::Assignment def; // each kernel's default knobs in the default layouts
   for (size_t i = 0; i < b.problem.ops.size(); ++i) {
     const dmrt::ConfigKernel *ck = knobs[b.kernels[i]->entry];
-    std::vector<std::string> layouts = tuningdb::kernelProblem(m, *b.kernels[i]).layouts;
+    const std::vector<std::string> &layouts = b.problems[i].layouts;
     int found = -1;
     for (size_t c = 0; c < b.chosenFrom[i].size() && found < 0; ++c) {
       const Record *r = b.chosenFrom[i][c];

@@ -31,7 +31,7 @@ struct Input {
 /// gtest names a failing input by its file.
 void PrintTo(const Input &in, std::ostream *os) { *os << in.file; }
 
-std::vector<Input> allInputs() {
+std::vector<Input> listInputs() {
   std::vector<Input> inputs;
   for (const Target &t : dmc::fuzz::targets())
     for (const char *kind : {"corpus", "regressions"}) {
@@ -46,6 +46,12 @@ std::vector<Input> allInputs() {
       for (const fs::path &f : files)
         inputs.push_back({&t, f});
     }
+  return inputs;
+}
+
+/// Every kept input, listed once per process.
+const std::vector<Input> &allInputs() {
+  static const std::vector<Input> inputs = listInputs();
   return inputs;
 }
 
@@ -77,8 +83,8 @@ TEST_P(FuzzInputs, RunsCleanly) {
 #define DMC_FUZZ_INPUTS(NAME)                                                                  \
   INSTANTIATE_TEST_SUITE_P(                                                                    \
       NAME, FuzzInputs, testing::ValuesIn([] {                                                 \
-        std::vector<Input> all = allInputs(), mine;                                            \
-        std::copy_if(all.begin(), all.end(), std::back_inserter(mine),                         \
+        std::vector<Input> mine;                                                               \
+        std::copy_if(allInputs().begin(), allInputs().end(), std::back_inserter(mine),         \
                      [](const Input &i) { return std::string(i.target->name) == #NAME; });     \
         return mine;                                                                           \
       }()),                                                                                    \

@@ -202,10 +202,24 @@ int main(int argc, char **argv) {
   int status = 0;
   size_t done = 0, measured = 0;
   BestSoFar best;
-  auto reportFaster = [&](const std::vector<Record> &records, const std::string &name) {
-    std::string faster = best.update(records, name);
-    if (!faster.empty())
-      std::printf("  %s\n", faster.c_str());
+  // Imports bundle `name`'s run file into DB and reports it ("  LINE NOTE", the
+  // problems it made faster, warnings); false with `error` when it cannot.
+  auto import = [&](const std::string &name, const std::string &run, const char *note,
+                    std::string &error) {
+    std::string line;
+    std::vector<std::string> warnings;
+    std::vector<Record> records;
+    bool ok = importRun(db, run, dir + "/" + name, line, error, warnings, &records);
+    if (ok) {
+      std::printf("  %s%s\n", line.c_str(), note);
+      std::string faster = best.update(records, name);
+      if (!faster.empty())
+        std::printf("  %s\n", faster.c_str());
+    }
+    for (const std::string &w : warnings)
+      std::fprintf(stderr, "dmrt-tune: warning: %s\n", w.c_str());
+    std::fflush(stdout);
+    return ok;
   };
   for (const std::string &name : bundles) {
     if (budget > 0 && elapsed() >= budget) {
@@ -215,15 +229,9 @@ int main(int argc, char **argv) {
     }
     std::string bundle = dir + "/" + name, run = bundle + ".run.json", log = bundle + ".run.log";
     if (resume && access(run.c_str(), R_OK) == 0) {
-      std::string line, error;
-      std::vector<std::string> warnings;
-      std::vector<Record> records;
-      if (importRun(db, run, bundle, line, error, warnings, &records)) {
+      std::string error;
+      if (import(name, run, " (resumed: not measured again)", error)) {
         ++done;
-        std::printf("  %s (from %s: not measured again)\n", line.c_str(), run.c_str());
-        reportFaster(records, name);
-        for (const std::string &w : warnings)
-          std::fprintf(stderr, "dmrt-tune: warning: %s\n", w.c_str());
         continue;
       }
       std::printf("dmrt-tune: %s: %s; measuring it again\n", name.c_str(), error.c_str());
@@ -239,21 +247,14 @@ int main(int argc, char **argv) {
                            "GPU machine\n", log.c_str());
       return 77;
     }
-    std::string line, error;
-    std::vector<std::string> warnings;
-    std::vector<Record> records;
+    std::string error;
     if (rc > 1 || rc < 0) { // 1: a check failed; its verdicts are in the run file
       std::printf("dmrt-tune: %s: dmrt-bench exit %d (see %s)\n", name.c_str(), rc, log.c_str());
       status = 1;
-    } else if (!importRun(db, run, bundle, line, error, warnings, &records)) {
+    } else if (!import(name, run, "", error)) {
       std::printf("dmrt-tune: %s: %s\n", name.c_str(), error.c_str());
       status = 1;
-    } else {
-      std::printf("  %s\n", line.c_str());
-      reportFaster(records, name);
     }
-    for (const std::string &w : warnings)
-      std::fprintf(stderr, "dmrt-tune: warning: %s\n", w.c_str());
     double t = elapsed();
     std::printf("dmrt-tune: %zu/%zu %s, %.0f s elapsed, ~%.0f s left\n", done, bundles.size(),
                 name.c_str(), t, t / double(measured) * double(bundles.size() - done));
