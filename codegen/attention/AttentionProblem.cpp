@@ -1,0 +1,261 @@
+//===- AttentionProblem.cpp - Validation, tiles and launch geometry -------===//
+
+#include "codegen/attention/AttentionProblem.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace dmcgen {
+
+namespace {
+
+constexpr int64_t kMaxGridYZ = 65535;
+constexpr int64_t kMaxPositions = int64_t(1) << 30; // keeps q0 + blockM etc. in int
+constexpr int kMinHeadDim = 16, kMaxHeadDim = 128;
+/// f32 accumulators per thread above which the kernels would spill registers.
+constexpr int kMaxAccumulators = 160;
+
+std::string num(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+std::string checkTensor(const char *name, const AttentionStrides &s, const char *rowDim) {
+  const std::string n = name;
+  if (s.p != 1)
+    return n + ".p stride is " + std::to_string(s.p) +
+           ": the head-dim stride must be 1 (rows are loaded as 16-byte vectors)";
+  const std::pair<const char *, int64_t> dims[] = {{"b", s.b}, {"h", s.h}, {rowDim, s.row}};
+  for (const auto &[dim, stride] : dims) {
+    if (stride < 0)
+      return n + "." + dim + " stride is " + std::to_string(stride) + ": must be >= 0";
+    if (stride % 8 != 0)
+      return n + "." + dim + " stride is " + std::to_string(stride) +
+             ": must be a multiple of 8 elements (rows start on 16-byte boundaries)";
+  }
+  return "";
+}
+
+/// Chunks (16 bytes) per stored row of D elements (device/Tile.h pitchChunks).
+int64_t pitchChunks(int64_t D) { return D / 8 <= 4 ? D / 8 : (D / 8 + 7) / 8 * 8; }
+int64_t tileBytes(int64_t rows, int64_t D) { return rows * pitchChunks(D) * 16; }
+
+bool isTileSize(int v) { return v >= 16 && v <= 256 && v % 16 == 0; }
+
+} // namespace
+
+const char *kernelKindName(AttentionKernelKind kind) {
+  switch (kind) {
+  case AttentionKernelKind::Forward: return "forward";
+  case AttentionKernelKind::GradKV: return "grad-kv";
+  case AttentionKernelKind::GradQ: return "grad-q";
+  }
+  return "?";
+}
+
+std::string rowMajorStrides(const std::string &order, int64_t B, int64_t H, int64_t rows,
+                            int64_t D, AttentionStrides &out) {
+  if (order.size() != 4)
+    return "layout '" + order + "' must name 4 dims: a permutation of b, h, j|k, p";
+  AttentionStrides s;
+  int64_t stride = 1;
+  bool seen[4] = {false, false, false, false};
+  for (size_t i = order.size(); i-- > 0;) {
+    int dim;
+    switch (order[i]) {
+    case 'b': dim = 0; break;
+    case 'h': dim = 1; break;
+    case 'j': case 'k': dim = 2; break;
+    case 'p': dim = 3; break;
+    default:
+      return "layout '" + order + "': unknown dim '" + std::string(1, order[i]) +
+             "' (allowed: b, h, j or k, p)";
+    }
+    if (seen[dim])
+      return "layout '" + order + "' names a dim twice";
+    seen[dim] = true;
+    const int64_t size[4] = {B, H, rows, D};
+    int64_t *field[4] = {&s.b, &s.h, &s.row, &s.p};
+    *field[dim] = stride;
+    stride *= size[dim];
+  }
+  out = s;
+  return "";
+}
+
+AttentionProblem contiguousProblem(dmrt::DType dtype, int64_t B, int64_t H, int64_t Lq,
+                                   int64_t Lk, int64_t D) {
+  AttentionProblem p;
+  p.dtype = dtype;
+  p.B = B, p.H = H, p.Lq = Lq, p.Lk = Lk, p.D = D;
+  rowMajorStrides("bhjp", B, H, Lq, D, p.q);
+  rowMajorStrides("bhkp", B, H, Lk, D, p.k);
+  p.v = p.dK = p.dV = p.k;
+  p.o = p.dO = p.dQ = p.q;
+  p.lse = {H * Lq, Lq, 1};
+  p.scale = D > 0 ? 1.0 / std::sqrt((double)D) : 1.0;
+  p.dropoutStrides = {H * Lq * Lk, Lq * Lk, Lk, 1};
+  return p;
+}
+
+std::string validate(const AttentionProblem &p) {
+  if (p.dtype != dmrt::DType::BF16 && p.dtype != dmrt::DType::F16)
+    return std::string("dtype ") + dmrt::dtypeName(p.dtype) + " is not supported: " +
+           dmrt::dtypeList({dmrt::DType::BF16, dmrt::DType::F16});
+  const std::pair<const char *, int64_t> grid[] = {{"B", p.B}, {"H", p.H}};
+  for (const auto &[name, v] : grid)
+    if (v < 1 || v > kMaxGridYZ)
+      return std::string(name) + " = " + std::to_string(v) + ": must be in [1, " +
+             std::to_string(kMaxGridYZ) + "]";
+  const std::pair<const char *, int64_t> lengths[] = {{"Lq", p.Lq}, {"Lk", p.Lk}};
+  for (const auto &[name, v] : lengths)
+    if (v < 1 || v > kMaxPositions)
+      return std::string(name) + " = " + std::to_string(v) + ": must be in [1, " +
+             std::to_string(kMaxPositions) + "]";
+  if (p.D < kMinHeadDim || p.D > kMaxHeadDim || p.D % 16 != 0)
+    return "head dim D = " + std::to_string(p.D) + " is not supported: a multiple of 16 in [" +
+           std::to_string(kMinHeadDim) + ", " + std::to_string(kMaxHeadDim) + "]";
+  const std::pair<const char *, const AttentionStrides *> queryMajor[] = {
+      {"q", &p.q}, {"o", &p.o}, {"dO", &p.dO}, {"dQ", &p.dQ}};
+  for (const auto &[name, s] : queryMajor)
+    if (std::string e = checkTensor(name, *s, "j"); !e.empty())
+      return e;
+  const std::pair<const char *, const AttentionStrides *> keyMajor[] = {
+      {"k", &p.k}, {"v", &p.v}, {"dK", &p.dK}, {"dV", &p.dV}};
+  for (const auto &[name, s] : keyMajor)
+    if (std::string e = checkTensor(name, *s, "k"); !e.empty())
+      return e;
+  const std::pair<const char *, int64_t> lse[] = {
+      {"lse.b", p.lse.b}, {"lse.h", p.lse.h}, {"lse.j", p.lse.j}};
+  for (const auto &[name, v] : lse)
+    if (v < 0)
+      return std::string(name) + " stride is " + std::to_string(v) + ": must be >= 0";
+  if (!std::isfinite(p.scale) || p.scale == 0)
+    return "scale = " + num(p.scale) + ": must be finite and nonzero";
+  if (!(p.dropout >= 0 && p.dropout < 1))
+    return "dropout p = " + num(p.dropout) + ": must be in [0, 1)";
+  if (p.dropout > 0) {
+    const std::pair<const char *, int64_t> ds[] = {{"dropoutStrides.b", p.dropoutStrides.b},
+                                                   {"dropoutStrides.h", p.dropoutStrides.h},
+                                                   {"dropoutStrides.j", p.dropoutStrides.j},
+                                                   {"dropoutStrides.k", p.dropoutStrides.k}};
+    for (const auto &[name, v] : ds)
+      if (v < 0)
+        return std::string(name) + " = " + std::to_string(v) + ": must be >= 0";
+  }
+  return "";
+}
+
+unsigned sharedBytes(const AttentionProblem &p, const AttentionTiles &t,
+                     AttentionKernelKind kind) {
+  int64_t bytes = 0;
+  switch (kind) {
+  case AttentionKernelKind::Forward:
+    bytes = tileBytes(t.blockM, p.D) + 4 * tileBytes(t.blockN, p.D);
+    break;
+  case AttentionKernelKind::GradQ: // Q, dO, o; 2 stages of K, V; lse, Drow
+    bytes = 3 * tileBytes(t.blockM, p.D) + 4 * tileBytes(t.blockN, p.D) + 2 * 4 * t.blockM;
+    break;
+  case AttentionKernelKind::GradKV: // K, V; 2 stages of Q, dO, o and of lse, Drow
+    bytes = 2 * tileBytes(t.blockN, p.D) + 6 * tileBytes(t.blockM, p.D) + 4 * 4 * t.blockM;
+    break;
+  }
+  return (unsigned)bytes;
+}
+
+std::string checkTiles(const AttentionProblem &p, const AttentionTiles &t,
+                       AttentionKernelKind kind, unsigned maxSharedBytes) {
+  if (std::string e = validate(p); !e.empty())
+    return "invalid problem: " + e;
+  const std::pair<const char *, int> sizes[] = {{"blockM", t.blockM}, {"blockN", t.blockN}};
+  for (const auto &[name, v] : sizes)
+    if (!isTileSize(v))
+      return std::string(name) + " = " + std::to_string(v) +
+             ": must be a multiple of 16 in [16, 256] (mma tiles are 16 wide)";
+  if (t.warps != 1 && t.warps != 2 && t.warps != 4 && t.warps != 8 && t.warps != 16)
+    return "warps = " + std::to_string(t.warps) + ": must be 1, 2, 4, 8 or 16";
+  const bool keyMajor = kind == AttentionKernelKind::GradKV;
+  const int owned = keyMajor ? t.blockN : t.blockM;
+  if (owned != 16 * t.warps)
+    return std::string(keyMajor ? "blockN" : "blockM") + " = " + std::to_string(owned) +
+           " with " + std::to_string(t.warps) + " warps: " + kernelKindName(kind) +
+           " needs " + (keyMajor ? "blockN" : "blockM") + " == 16 * warps = " +
+           std::to_string(16 * t.warps) + " (each warp owns 16 " +
+           (keyMajor ? "keys" : "queries") + ")";
+  const unsigned smem = sharedBytes(p, t, kind);
+  if (smem > maxSharedBytes)
+    return "shared memory " + std::to_string(smem) + " bytes exceeds the " +
+           std::to_string(maxSharedBytes) + "-byte limit";
+  int accumulators = 0;
+  switch (kind) {
+  case AttentionKernelKind::Forward: accumulators = int(p.D / 2) + t.blockN / 2; break;
+  case AttentionKernelKind::GradQ: accumulators = int(p.D / 2) + t.blockN; break;
+  case AttentionKernelKind::GradKV: accumulators = int(p.D) + t.blockM; break;
+  }
+  if (accumulators > kMaxAccumulators)
+    return std::to_string(accumulators) + " f32 accumulators per thread (D = " +
+           std::to_string(p.D) + ") exceed " + std::to_string(kMaxAccumulators) +
+           ": registers would spill";
+  return "";
+}
+
+AttentionTiles defaultTiles(const AttentionProblem &p, AttentionKernelKind kind) {
+  switch (kind) {
+  // D <= 64: the fastest of tileCandidates on an H100 (dmc-attention-kernel-test
+  // --sweep, B8 H16 L512 and L1024 causal, dropout 0.1). D > 64: not timed;
+  // tiles that compile without register spills for sm_90a.
+  case AttentionKernelKind::Forward: return {64, 64, 4};
+  case AttentionKernelKind::GradQ: return p.D <= 64 ? AttentionTiles{64, 32, 4}
+                                                    : AttentionTiles{64, 64, 4};
+  case AttentionKernelKind::GradKV: return p.D <= 64 ? AttentionTiles{64, 64, 4}
+                                                     : AttentionTiles{32, 64, 4};
+  }
+  return {};
+}
+
+std::vector<TileCandidate> tileCandidates(const AttentionProblem &p, AttentionKernelKind kind,
+                                          unsigned maxSharedBytes) {
+  std::vector<TileCandidate> out;
+  for (int m : {16, 32, 64, 128})
+    for (int n : {16, 32, 64, 128})
+      for (int w : {1, 2, 4, 8}) {
+        AttentionTiles t{m, n, w};
+        out.push_back({t, checkTiles(p, t, kind, maxSharedBytes)});
+      }
+  return out;
+}
+
+AttentionLaunch launchGeometry(const AttentionProblem &p, const AttentionTiles &t,
+                               AttentionKernelKind kind) {
+  AttentionLaunch l;
+  const bool keyMajor = kind == AttentionKernelKind::GradKV;
+  const int64_t rows = keyMajor ? p.Lk : p.Lq, tile = keyMajor ? t.blockN : t.blockM;
+  l.grid[0] = (unsigned)((rows + tile - 1) / tile);
+  l.grid[1] = (unsigned)p.H;
+  l.grid[2] = (unsigned)p.B;
+  l.block[0] = (unsigned)(32 * t.warps);
+  l.sharedBytes = sharedBytes(p, t, kind);
+  return l;
+}
+
+std::vector<std::string> kernelInputs(const AttentionProblem &p, AttentionKernelKind kind) {
+  std::vector<std::string> in = {"q", "k", "v"};
+  if (kind != AttentionKernelKind::Forward)
+    in.insert(in.end(), {"o", "dO", "lse"});
+  if (p.keyPadding)
+    in.push_back("lens");
+  return in;
+}
+
+std::vector<std::string> kernelOutputs(AttentionKernelKind kind) {
+  switch (kind) {
+  case AttentionKernelKind::Forward: return {"o", "lse"};
+  case AttentionKernelKind::GradKV: return {"dK", "dV"};
+  case AttentionKernelKind::GradQ: return {"dQ"};
+  }
+  return {};
+}
+
+} // namespace dmcgen

@@ -1,0 +1,145 @@
+//===- AttentionProblem.h - Fused attention kernels: problem, tiles, source -*- C++ -*-===//
+//
+// The MLIR-free description of one fused (flash-style) attention and the
+// NVRTC source of its three kernels:
+//
+//   Forward  o[b,h,j,:] = sum_k dropout(softmax_k(scale q.k, masked))[j,k] v[b,h,k,:]
+//            lse[b,h,j] = log sum_k exp(scale q.k)   (natural log, masked keys left out)
+//   GradKV   dK, dV from q, k, v, o, dO, lse   (key-block-major, deterministic)
+//   GradQ    dQ     from q, k, v, o, dO, lse   (query-block-major, deterministic)
+//
+// Everything a kernel is specialised on lives in AttentionProblem; the
+// emitted source is a config struct of constants plus a one-line entry, the
+// logic lives in the device headers codegen/attention/device/*.h (embedded
+// for NVRTC by codegen/nvrtc). Plain C++17: no MLIR, no CUDA headers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMC_CODEGEN_ATTENTION_ATTENTIONPROBLEM_H
+#define DMC_CODEGEN_ATTENTION_ATTENTIONPROBLEM_H
+
+#include "runtime/format/DType.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dmcgen {
+
+/// Element strides of a 4-d tensor over its logical dims (b, h, row, p):
+/// row is j (query position) for q, o, dO, dQ and k (key position) for k, v,
+/// dK, dV. The head-dim stride `p` must be 1.
+struct AttentionStrides {
+  int64_t b = 0, h = 0, row = 0, p = 1;
+};
+
+/// Strides of lse (f32) over (b, h, j).
+struct LseStrides {
+  int64_t b = 0, h = 0, j = 0;
+};
+
+/// Strides of the dropout's logical element index over (b, h, j, k): the
+/// Philox element index is n = b*sb + h*sh + j*sj + k*sk, the row-major index
+/// over the op's `order` attribute (order "bhjk": sk = 1, sj = Lk,
+/// sh = Lq*Lk, sb = H*Lq*Lk). See runtime/format/device/Philox.h.
+struct DropoutStrides {
+  int64_t b = 0, h = 0, j = 0, k = 0;
+};
+
+struct AttentionProblem {
+  dmrt::DType dtype = dmrt::DType::BF16; ///< of q, k, v, o, dO, dQ, dK, dV: bf16 or f16
+  int64_t B = 1, H = 1; ///< batch, heads
+  int64_t Lq = 1, Lk = 1; ///< query and key positions
+  int64_t D = 64;         ///< head dim
+  AttentionStrides q, k, v, o, dO, dQ, dK, dV;
+  LseStrides lse;
+  double scale = 0.125; ///< applied to q.k before masking
+  bool causal = false;  ///< key index > query index masked (-inf)
+  bool keyPadding = false; ///< an int32 input lens[B]: keys k >= lens[b] masked
+  double dropout = 0;      ///< drop probability p in [0, 1); 0 = no dropout
+  uint32_t dropoutId = 0;  ///< the dropout op's Philox id
+  DropoutStrides dropoutStrides;
+};
+
+/// Row-major strides of a (b, h, row, p) tensor whose physical order is
+/// `order`, a permutation of "bhjp" or "bhkp" (e.g. "bjhp": q laid out as
+/// [B][L][H][D]); `rows` is L. "" on success, else why not.
+std::string rowMajorStrides(const std::string &order, int64_t B, int64_t H, int64_t rows,
+                            int64_t D, AttentionStrides &out);
+
+/// A problem whose eight tensors are laid out "bhjp"/"bhkp", lse "bhj" and the
+/// dropout order "bhjk" (scale 1/sqrt(D), no mask, no dropout).
+AttentionProblem contiguousProblem(dmrt::DType dtype, int64_t B, int64_t H, int64_t Lq,
+                                   int64_t Lk, int64_t D);
+
+/// "" when the kernels support `p`; otherwise one message naming the field,
+/// its value and what is allowed.
+std::string validate(const AttentionProblem &p);
+
+enum class AttentionKernelKind { Forward, GradKV, GradQ };
+const char *kernelKindName(AttentionKernelKind kind); ///< "forward", "grad-kv", "grad-q"
+
+/// Tile knobs. blockM query positions and blockN key positions per tile;
+/// each warp owns 16 rows of the block-major dim: 16 queries (Forward,
+/// GradQ: blockM == 16 * warps) or 16 keys (GradKV: blockN == 16 * warps).
+/// The other tile dim is the inner loop's step.
+struct AttentionTiles {
+  int blockM = 0, blockN = 0, warps = 0;
+  bool operator==(const AttentionTiles &o) const {
+    return blockM == o.blockM && blockN == o.blockN && warps == o.warps;
+  }
+};
+
+/// Dynamic shared memory one block may use on sm_90 (227 KiB).
+inline constexpr unsigned kMaxSharedBytesSm90 = 227 * 1024;
+
+/// "" when `tiles` can run `kind` of `p` within `maxSharedBytes`, else why not.
+std::string checkTiles(const AttentionProblem &p, const AttentionTiles &tiles,
+                       AttentionKernelKind kind,
+                       unsigned maxSharedBytes = kMaxSharedBytesSm90);
+/// The default tiles for `kind` of `p` (by head dim); always pass checkTiles.
+AttentionTiles defaultTiles(const AttentionProblem &p, AttentionKernelKind kind);
+
+struct TileCandidate {
+  AttentionTiles tiles;
+  std::string rejected; ///< "" when feasible, else checkTiles' reason
+};
+/// Every blockM, blockN in {16, 32, 64, 128} and warps in {1, 2, 4, 8}, with
+/// the reason each infeasible one is rejected (the tuner's search space).
+std::vector<TileCandidate> tileCandidates(const AttentionProblem &p, AttentionKernelKind kind,
+                                          unsigned maxSharedBytes = kMaxSharedBytesSm90);
+
+struct AttentionLaunch {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned sharedBytes = 0; ///< dynamic shared memory (above 48 KiB needs the opt-in attribute)
+};
+/// Grid (tiles of the block-major dim, H, B), block (32 * warps) and dynamic
+/// shared memory. `p` and `tiles` must be valid (validate, checkTiles).
+AttentionLaunch launchGeometry(const AttentionProblem &p, const AttentionTiles &tiles,
+                               AttentionKernelKind kind);
+/// Dynamic shared memory of `kind` with `tiles`, in bytes.
+unsigned sharedBytes(const AttentionProblem &p, const AttentionTiles &tiles,
+                     AttentionKernelKind kind);
+
+/// The names of the entry's tensor parameters in order (the kernel ABI of
+/// runtime/format/KernelAbi.h: inputs, outputs, then `seed`):
+///   Forward: q, k, v, [lens], o, lse
+///   GradKV:  q, k, v, o, dO, lse, [lens], dK, dV
+///   GradQ:   q, k, v, o, dO, lse, [lens], dQ
+std::vector<std::string> kernelInputs(const AttentionProblem &p, AttentionKernelKind kind);
+std::vector<std::string> kernelOutputs(AttentionKernelKind kind);
+
+/// A complete CUDA C++ translation unit for NVRTC: the device headers, a
+/// config struct of constants and `extern "C" __global__ void entryName(...)`
+/// with the parameters above (bf16/f16 as uint16_t, lens int32_t, lse float)
+/// and `unsigned long long seed` last. `p` and `tiles` must be valid.
+/// Pointers must be 16-byte aligned.
+std::string emitAttentionSource(const AttentionProblem &p, const AttentionTiles &tiles,
+                                AttentionKernelKind kind, const std::string &entryName);
+
+/// The device headers the emitted source includes (embedded for NVRTC).
+const std::vector<std::string> &attentionDeviceHeaders();
+
+} // namespace dmcgen
+
+#endif // DMC_CODEGEN_ATTENTION_ATTENTIONPROBLEM_H

@@ -1,0 +1,161 @@
+//===- AttentionSource.cpp - The NVRTC translation unit of one kernel -----===//
+//
+// The emitted source is a config struct of constants and a one-line entry;
+// the kernels themselves are templates in codegen/attention/device/.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/attention/AttentionProblem.h"
+
+#include "runtime/format/device/Philox.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace dmcgen {
+
+namespace {
+
+/// A float literal that NVRTC reads back bit for bit (hexadecimal).
+std::string floatLiteral(float v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%af", (double)v);
+  return buf;
+}
+
+class ConfigWriter {
+public:
+  explicit ConfigWriter(std::ostringstream &os) : os_(os) {}
+  void flag(const char *name, bool v) {
+    os_ << "  static constexpr bool " << name << " = " << (v ? "true" : "false") << ";\n";
+  }
+  void integer(const char *name, int64_t v) {
+    os_ << "  static constexpr int " << name << " = " << v << ";\n";
+  }
+  void stride(const char *name, int64_t v) {
+    os_ << "  static constexpr int64_t " << name << " = " << v << "ll;\n";
+  }
+  void word(const char *name, uint32_t v) {
+    os_ << "  static constexpr uint32_t " << name << " = " << v << "u;\n";
+  }
+  void real(const char *name, float v, const std::string &comment) {
+    os_ << "  static constexpr float " << name << " = " << floatLiteral(v) << "; // "
+        << comment << "\n";
+  }
+  void tensor(const char *prefix, const char *rowDim, const AttentionStrides &s) {
+    std::string p = prefix;
+    stride(("k" + p + "b").c_str(), s.b);
+    stride(("k" + p + "h").c_str(), s.h);
+    stride(("k" + p + rowDim).c_str(), s.row);
+  }
+
+private:
+  std::ostringstream &os_;
+};
+
+const char *deviceHeaderFor(AttentionKernelKind kind) {
+  switch (kind) {
+  case AttentionKernelKind::Forward: return "codegen/attention/device/Forward.h";
+  case AttentionKernelKind::GradKV: return "codegen/attention/device/GradKV.h";
+  case AttentionKernelKind::GradQ: return "codegen/attention/device/GradQ.h";
+  }
+  return "";
+}
+
+/// Philox groups of 4 are 4 consecutive keys of one row (device/Masking.h).
+bool dropoutGrouped(const DropoutStrides &s) {
+  return s.k == 1 && s.j % 4 == 0 && s.h % 4 == 0 && s.b % 4 == 0;
+}
+
+} // namespace
+
+const std::vector<std::string> &attentionDeviceHeaders() {
+  static const std::vector<std::string> headers = {
+      "codegen/attention/device/Mma.h",     "codegen/attention/device/Tile.h",
+      "codegen/attention/device/Masking.h", "codegen/attention/device/Store.h",
+      "codegen/attention/device/Forward.h", "codegen/attention/device/GradQ.h",
+      "codegen/attention/device/GradKV.h"};
+  return headers;
+}
+
+std::string emitAttentionSource(const AttentionProblem &p, const AttentionTiles &tiles,
+                                AttentionKernelKind kind, const std::string &entryName) {
+  std::ostringstream os;
+  const bool bf16 = p.dtype == dmrt::DType::BF16;
+  os << "// Fused attention, " << kernelKindName(kind) << " kernel (dmc codegen/attention).\n"
+     << "#include \"runtime/format/device/Types.h\"\n"
+     << "#include \"runtime/format/device/Philox.h\"\n"
+     << "#include \"runtime/format/device/Float16.h\"\n"
+     << "#include \"" << deviceHeaderFor(kind) << "\"\n\n"
+     << "struct AttentionConfig {\n";
+  ConfigWriter w(os);
+  w.flag("kBf16", bf16);
+  w.integer("kD", p.D);
+  w.integer("kBlockM", tiles.blockM);
+  w.integer("kBlockN", tiles.blockN);
+  w.integer("kWarps", tiles.warps);
+  w.flag("kCausal", p.causal);
+  w.flag("kKeyPadding", p.keyPadding);
+  w.flag("kDropout", p.dropout > 0);
+  w.flag("kDropoutGrouped", p.dropout > 0 && dropoutGrouped(p.dropoutStrides));
+  w.integer("kB", p.B);
+  w.integer("kH", p.H);
+  w.integer("kLq", p.Lq);
+  w.integer("kLk", p.Lk);
+  w.tensor("Q", "j", p.q);
+  w.tensor("K", "k", p.k);
+  w.tensor("V", "k", p.v);
+  w.tensor("O", "j", p.o);
+  w.tensor("DO", "j", p.dO);
+  w.tensor("DQ", "j", p.dQ);
+  w.tensor("DK", "k", p.dK);
+  w.tensor("DV", "k", p.dV);
+  w.stride("kLseB", p.lse.b);
+  w.stride("kLseH", p.lse.h);
+  w.stride("kLseJ", p.lse.j);
+  const bool drop = p.dropout > 0;
+  w.stride("kDropB", drop ? p.dropoutStrides.b : 0);
+  w.stride("kDropH", drop ? p.dropoutStrides.h : 0);
+  w.stride("kDropJ", drop ? p.dropoutStrides.j : 0);
+  w.stride("kDropK", drop ? p.dropoutStrides.k : 0);
+  w.word("kDropoutId", p.dropoutId);
+  w.word("kDropThreshold", dmrt::dropoutThreshold(p.dropout));
+  w.real("kKeepScale", (float)(1.0 / (1.0 - p.dropout)), "1 / (1 - p)");
+  w.real("kScale", (float)p.scale, "softmax scale");
+  w.real("kScaleLog2", (float)(p.scale * 1.4426950408889634), "scale * log2(e)");
+  os << "};\n\n";
+
+  const bool pad = p.keyPadding;
+  const char *lens = pad ? "lens" : "nullptr";
+  const char *in = "const uint16_t *__restrict__ ";
+  const char *out = "uint16_t *__restrict__ ";
+  os << "extern \"C\" __global__ void __launch_bounds__(" << 32 * tiles.warps << ")\n"
+     << entryName << "(" << in << "q, " << in << "k, " << in << "v,\n    ";
+  switch (kind) {
+  case AttentionKernelKind::Forward:
+    os << (pad ? "const int32_t *__restrict__ lens, " : "") << out
+       << "o, float *__restrict__ lse, unsigned long long seed) {\n"
+       << "  extern __shared__ __align__(128) unsigned char smem[];\n"
+       << "  dmcattn::attentionForward<AttentionConfig>(q, k, v, " << lens
+       << ", o, lse, seed, smem);\n";
+    break;
+  case AttentionKernelKind::GradKV:
+  case AttentionKernelKind::GradQ: {
+    const bool kv = kind == AttentionKernelKind::GradKV;
+    os << in << "o, " << in << "dO, const float *__restrict__ lse,\n    "
+       << (pad ? "const int32_t *__restrict__ lens, " : "")
+       << (kv ? std::string(out) + "dK, " + out + "dV" : std::string(out) + "dQ")
+       << ", unsigned long long seed) {\n"
+       << "  extern __shared__ __align__(128) unsigned char smem[];\n"
+       << "  dmcattn::" << (kv ? "attentionGradKV" : "attentionGradQ")
+       << "<AttentionConfig>(q, k, v, o, dO, lse, " << lens << ", "
+       << (kv ? "dK, dV" : "dQ") << ", seed, smem);\n";
+    break;
+  }
+  }
+  os << "}\n";
+  return os.str();
+}
+
+} // namespace dmcgen

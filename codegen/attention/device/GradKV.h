@@ -1,0 +1,164 @@
+//===- GradKV.h - Attention backward: dK and dV, key-block-major ----*- CUDA -*-===//
+//
+// One block per (key tile of kBlockN keys, h, b); warp w owns keys
+// k0 + 16w .. +15 and accumulates their dK and dV (16 x D each, f32) over
+// query tiles of kBlockM queries (Q, dO double-buffered through cp.async;
+// lse and Drow per tile staged in shared memory), recomputing transposed
+// scores so that keys stay in the mma's M dimension:
+//
+//   S^T = K Q^T;  P^T = 2^(S^T scale log2(e) - lse log2(e))   (masked -> 0)
+//   dV += dropout(P)^T dO                        (the 1/(1-p) at the end)
+//   dPd^T = V dO^T;  dP^T = dropout(dPd^T)
+//   dS^T = P^T o (dP^T - Drow);  dK += dS^T Q;  finally dK *= scale
+//
+// Deterministic, no atomics: each dK/dV element is summed by one lane in a
+// fixed order. Query tiles before the first that can see these keys
+// (causal) are not visited; key tiles at or past lens[b] write zeros.
+//
+// Per query tile: wait for its Q, dO, o (cp.async, issued a tile ahead)
+// and barrier; issue the next tile's copies and lse loads; Drow from the
+// o and dO tiles in shared memory; S^T, P^T, dV and dPd^T; a barrier (Drow
+// visible); dS^T and dK.
+// Shared memory: K, V [kBlockN][D]; 2 stages of Q, dO, o [kBlockM][D] and
+// of lse (log2 units), Drow [kBlockM] f32.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMC_ATTENTION_DEVICE_GRADKV_H
+#define DMC_ATTENTION_DEVICE_GRADKV_H
+
+#include "codegen/attention/device/Forward.h"
+
+namespace dmcattn {
+
+template <class Cfg>
+DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                                  const uint16_t *o, const uint16_t *dO, const float *lse,
+                                  const int32_t *lens, uint16_t *dK, uint16_t *dV,
+                                  uint64_t seed, unsigned char *smem) {
+  constexpr bool Bf16 = Cfg::kBf16;
+  constexpr int D = Cfg::kD, BM = Cfg::kBlockM, BN = Cfg::kBlockN, NT = 32 * Cfg::kWarps;
+  static_assert(BN == 16 * Cfg::kWarps, "grad-kv: each warp owns 16 keys");
+  using QTile = SmemTile<BM, D>;
+  using KVTile = SmemTile<BN, D>;
+  constexpr int NA = BM / 8, DA = D / 8;
+
+  const int k0 = blockIndexX() * BN;
+  const int h = blockIndexY(), b = blockIndexZ();
+  const int warp = threadIndex() >> 5;
+  const int wk0 = k0 + 16 * warp; // this warp's first key
+
+  const uint16_t *qHead = q + (int64_t)b * Cfg::kQb + (int64_t)h * Cfg::kQh;
+  const uint16_t *dOHead = dO + (int64_t)b * Cfg::kDOb + (int64_t)h * Cfg::kDOh;
+  const uint16_t *oHead = o + (int64_t)b * Cfg::kOb + (int64_t)h * Cfg::kOh;
+
+  const int kLimit = keyLimit<Cfg>(lens, b);
+  // Causal: query j sees key k only when k <= j, so tiles before the one
+  // holding query k0 contribute nothing.
+  const int qBegin = Cfg::kCausal ? k0 / BM * BM : 0;
+  const int nTiles = (k0 >= kLimit || qBegin >= Cfg::kLq) ? 0 : (Cfg::kLq - qBegin + BM - 1) / BM;
+
+  const uint32_t ks = sharedAddress(smem);
+  const uint32_t vs = ks + KVTile::kBytes;
+  // Stage s: Q, dO, o at (3s + 0, 1, 2) tiles past the query-tile offset.
+  constexpr int kQueryTiles = 2 * KVTile::kBytes;
+  const uint32_t qdo = ks + kQueryTiles;
+  float *stats = reinterpret_cast<float *>(smem + kQueryTiles + 6 * QTile::kBytes); // lse, Drow
+  auto loadQueryTile = [&](int stage, int qs0) {
+    const uint32_t dst = qdo + stage * 3 * QTile::kBytes;
+    QTile::template load<NT>(dst, qHead, Cfg::kQj, qs0, Cfg::kLq);
+    QTile::template load<NT>(dst + QTile::kBytes, dOHead, Cfg::kDOj, qs0, Cfg::kLq);
+    QTile::template load<NT>(dst + 2 * QTile::kBytes, oHead, Cfg::kOj, qs0, Cfg::kLq);
+    cpAsyncCommit();
+  };
+  LseRows<Cfg, BM, NT> lseNext;
+  if (nTiles > 0) {
+    KVTile::template load<NT>(ks, k + (int64_t)b * Cfg::kKb + (int64_t)h * Cfg::kKh, Cfg::kKk,
+                              k0, Cfg::kLk);
+    KVTile::template load<NT>(vs, v + (int64_t)b * Cfg::kVb + (int64_t)h * Cfg::kVh, Cfg::kVk,
+                              k0, Cfg::kLk);
+    loadQueryTile(0, qBegin);
+    lseNext.fetch(lse, b, h, qBegin);
+  }
+
+  float dk[DA][4], dv[DA][4];
+  DMC_ATTN_UNROLL
+  for (int a = 0; a < DA; ++a)
+    DMC_ATTN_UNROLL
+    for (int e = 0; e < 4; ++e)
+      dk[a][e] = dv[a][e] = 0.f;
+
+  for (int qt = 0; qt < nTiles; ++qt) {
+    const int stage = qt & 1;
+    const int qs0 = qBegin + qt * BM;
+    float *lseS = stats + stage * 2 * BM, *drowS = lseS + BM;
+    const uint32_t qsT = qdo + stage * 3 * QTile::kBytes;
+    const uint32_t dosT = qsT + QTile::kBytes;
+    const unsigned char *dosP = smem + kQueryTiles + (stage * 3 + 1) * QTile::kBytes;
+    lseNext.store(lseS); // stage last read two tiles ago, before the last barrier
+    cpAsyncWait<0>();
+    syncThreads(); // tile qt visible; every warp is done with stage qt-1
+    if (qt + 1 < nTiles) {
+      loadQueryTile(stage ^ 1, qs0 + BM);
+      lseNext.fetch(lse, b, h, qs0 + BM);
+    }
+    QTile::template rowDot<NT, Bf16>(drowS, dosP + QTile::kBytes, dosP); // Drow = o . dO
+    // Straight-line for every warp: a warp whose keys are all masked for this
+    // tile (past lens[b], or causally after every query) gets P = 0 from the
+    // mask and adds exact zeros; no branch splits the keep bits' live range.
+    const int t = laneId() & 3;
+    float s[NA][4], dp[NA][4];
+    DMC_ATTN_UNROLL
+    for (int a = 0; a < NA; ++a)
+      DMC_ATTN_UNROLL
+      for (int e = 0; e < 4; ++e)
+        s[a][e] = dp[a][e] = 0.f;
+    // The mask first: integer work independent of the mma chain below.
+    KeepBits<NA> keep;
+    if constexpr (Cfg::kDropout)
+      dropoutKeyMajor<Cfg>(keep, seed, b, h, wk0, qs0);
+    mmaRowsRows<Bf16, NA, D / 16, KVTile, QTile>(s, ks, 16 * warp, qsT, 0);
+    const bool needMask = wk0 + 16 > kLimit || (Cfg::kCausal && wk0 + 15 > qs0);
+    scaleMaskKeyMajor<Cfg>(s, wk0, qs0, kLimit, needMask);
+    DMC_ATTN_UNROLL
+    for (int a = 0; a < NA; ++a)
+      DMC_ATTN_UNROLL
+      for (int e = 0; e < 4; ++e)
+        s[a][e] = fastExp2(s[a][e] - lseS[8 * a + 2 * t + (e & 1)]); // P^T
+    if constexpr (Cfg::kDropout) {
+      DMC_ATTN_UNROLL
+      for (int a = 0; a < NA; ++a)
+        DMC_ATTN_UNROLL
+        for (int e = 0; e < 4; ++e)
+          dp[a][e] = keep.keep(a, e) ? s[a][e] : 0.f; // dropout(P)^T, unscaled
+      mmaRegsCols<Bf16, DA, BM / 16, QTile>(dv, dp, dosT, 0);
+      DMC_ATTN_UNROLL
+      for (int a = 0; a < NA; ++a)
+        dp[a][0] = dp[a][1] = dp[a][2] = dp[a][3] = 0.f;
+    } else {
+      mmaRegsCols<Bf16, DA, BM / 16, QTile>(dv, s, dosT, 0);
+    }
+    mmaRowsRows<Bf16, NA, D / 16, KVTile, QTile>(dp, vs, 16 * warp, dosT, 0);
+    syncThreads(); // this tile's Drow visible (its lse was, since the first barrier)
+    DMC_ATTN_UNROLL
+    for (int a = 0; a < NA; ++a)
+      DMC_ATTN_UNROLL
+      for (int e = 0; e < 4; ++e) {
+        float d = dp[a][e];
+        if constexpr (Cfg::kDropout)
+          d = keep.keep(a, e) ? d * Cfg::kKeepScale : 0.f;
+        s[a][e] = s[a][e] * (d - drowS[8 * a + 2 * t + (e & 1)]); // dS^T
+      }
+    mmaRegsCols<Bf16, DA, BM / 16, QTile>(dk, s, qsT, 0);
+  }
+  if (nTiles > 0)
+    cpAsyncWait<0>();
+
+  storeRows<Bf16>(dK + (int64_t)b * Cfg::kDKb + (int64_t)h * Cfg::kDKh, Cfg::kDKk, wk0,
+                  Cfg::kLk, dk, Cfg::kScale);
+  storeRows<Bf16>(dV + (int64_t)b * Cfg::kDVb + (int64_t)h * Cfg::kDVh, Cfg::kDVk, wk0,
+                  Cfg::kLk, dv, Cfg::kKeepScale);
+}
+
+} // namespace dmcattn
+
+#endif // DMC_ATTENTION_DEVICE_GRADKV_H

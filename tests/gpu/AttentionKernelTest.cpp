@@ -1,0 +1,305 @@
+//===- AttentionKernelTest.cpp - Fused attention kernels on a GPU ---------===//
+//
+// Every case compiles the forward, grad-KV and grad-Q kernels through NVRTC
+// for this device, runs them and compares o, lse, dQ, dK and dV with the
+// double-precision CPU reference (AttentionReference.h) computed from the
+// same rounded inputs and the same dropout masks. On real outputs it then
+// plants faults the comparison must catch: every output zeroed, every
+// output x1.05, and (with dropout) o, dQ, dK, dV against a reference whose
+// masks were drawn with dropout id + 1. The backward kernels run twice and
+// must give the same bits (no atomics). Exit 0 only when every output
+// matches and every planted fault is caught; 77 without a GPU.
+//
+//   dmc-attention-kernel-test            the correctness cases
+//   dmc-attention-kernel-test --case I   case I only (e.g. under compute-sanitizer)
+//   dmc-attention-kernel-test --bench    timings (AttentionBench.cpp)
+//   dmc-attention-kernel-test --sweep    timings of every feasible tile choice
+//
+//===----------------------------------------------------------------------===//
+
+#include "tests/gpu/AttentionGpu.h"
+#include "tests/gpu/AttentionReference.h"
+#include "tests/gpu/GpuTestDevice.h"
+
+#include "runtime/Comparison.h"
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace dmc::attention_test {
+int runBench(dmrt::CudaDriver &driver, const cudaDeviceProp &prop, const std::string &arch,
+             bool sweep);
+} // namespace dmc::attention_test
+
+using namespace dmc::attention_test;
+using dmcgen::AttentionKernelKind;
+using dmcgen::AttentionProblem;
+
+namespace {
+
+constexpr unsigned long long kSeed = 0x0123456789ABCDEFull;
+
+struct Case {
+  std::string name;
+  AttentionProblem p;
+  std::vector<int32_t> lens;
+};
+
+AttentionProblem problem(dmrt::DType t, int64_t Lq, int64_t Lk, int64_t D, bool causal,
+                         double dropout) {
+  AttentionProblem p = dmcgen::contiguousProblem(t, 2, 3, Lq, Lk, D);
+  p.causal = causal;
+  p.dropout = dropout;
+  p.dropoutId = 11;
+  return p;
+}
+
+std::vector<Case> cases() {
+  using dmrt::DType;
+  std::vector<Case> c;
+  c.push_back({"bf16 L64 D64", problem(DType::BF16, 64, 64, 64, false, 0), {}});
+  c.push_back({"bf16 L97 D64 causal dropout", problem(DType::BF16, 97, 97, 64, true, 0.1), {}});
+  {
+    Case k{"bf16 L197 D64 padding{0,131} dropout", problem(DType::BF16, 197, 197, 64, false, 0.1),
+           {0, 131}};
+    k.p.keyPadding = true;
+    c.push_back(k);
+  }
+  {
+    Case k{"bf16 L197 D128 causal padding{197,77}", problem(DType::BF16, 197, 197, 128, true, 0),
+           {197, 77}};
+    k.p.keyPadding = true;
+    c.push_back(k);
+  }
+  c.push_back({"bf16 Lq97 Lk128 D64 dropout (grouped Philox)",
+               problem(DType::BF16, 97, 128, 64, false, 0.1), {}});
+  {
+    Case k{"bf16 L197 D64 q bjhp k,v bkhp causal dropout",
+           problem(DType::BF16, 197, 197, 64, true, 0.1), {}};
+    dmcgen::rowMajorStrides("bjhp", 2, 3, 197, 64, k.p.q);
+    dmcgen::rowMajorStrides("bkhp", 2, 3, 197, 64, k.p.k);
+    k.p.v = k.p.k;
+    c.push_back(k);
+  }
+  {
+    Case k{"f16 L97 D128 padding{50,97} dropout", problem(DType::F16, 97, 97, 128, false, 0.1),
+           {50, 97}};
+    k.p.keyPadding = true;
+    c.push_back(k);
+  }
+  c.push_back({"bf16 L64 D32 causal", problem(DType::BF16, 64, 64, 32, true, 0), {}});
+  {
+    // Strides of slices of a stacked [b][j][3][h][p] tensor: rows 3*H*D apart.
+    Case k{"bf16 L128 D64 stacked-qkv strides dropout (grouped)",
+           problem(DType::BF16, 128, 128, 64, false, 0.1), {}};
+    for (dmcgen::AttentionStrides *s : {&k.p.q, &k.p.k, &k.p.v})
+      *s = {128 * 3 * 3 * 64, 64, 3 * 3 * 64, 1};
+    c.push_back(k);
+  }
+  c.push_back({"bf16 Lq197 Lk64 D64 causal (Lq > Lk)",
+               problem(DType::BF16, 197, 64, 64, true, 0), {}});
+  return c;
+}
+
+struct Tally {
+  int cases = 0, outputs = 0, planted = 0, caught = 0, failed = 0;
+};
+
+/// A planted fault: `got` altered (or `ref` wrong) must fail the comparison.
+void plant(Tally &tally, const std::string &what, const std::vector<double> &ref,
+           std::vector<double> got, dmrt::PlantedFault f, double rtol) {
+  if (f != dmrt::PlantedFault::None)
+    dmrt::plantFault(got, f);
+  ++tally.planted;
+  if (!dmrt::compareOutput(ref, got, rtol).pass)
+    ++tally.caught;
+  else
+    std::printf("  NOT CAUGHT: planted fault %s\n", what.c_str());
+}
+
+template <class T> bool fetch(const DeviceBuffer &b, std::vector<T> &out, std::string &error) {
+  return b.download(out.data(), out.size() * sizeof(T), error);
+}
+
+bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, int index,
+             Tally &tally, std::string &error) {
+  const AttentionProblem &p = c.p;
+  HostTensors t;
+  fillInputs(p, 0xC0FFEE + index, c.lens, t);
+  Outputs ref;
+  referenceForward(p, t, kSeed, p.dropoutId, ref);
+  storeForward(p, ref, t); // the backward kernels' o and lse
+  referenceBackward(p, t, kSeed, p.dropoutId, ref);
+
+  const std::vector<AttentionKernelKind> kinds = {
+      AttentionKernelKind::Forward, AttentionKernelKind::GradKV, AttentionKernelKind::GradQ};
+  std::vector<dmcgen::AttentionTiles> tiles;
+  for (AttentionKernelKind k : kinds)
+    tiles.push_back(dmcgen::defaultTiles(p, k));
+  std::vector<LoadedKernel> kernels;
+  struct Unload {
+    dmrt::CudaDriver &d;
+    std::vector<LoadedKernel> &k;
+    ~Unload() { unloadKernels(d, k); }
+  } unload{driver, kernels};
+  if (!buildKernels(driver, p, kinds, tiles, arch, kernels, error))
+    return false;
+
+  DeviceBuffer q, k, v, o, dO, lse, lens, oOut, lseOut, dQ, dK, dV;
+  const auto bytes16 = [](const std::vector<uint16_t> &x) { return x.size() * 2; };
+  std::vector<uint16_t> hO(t.o.size()), hDQ(spanOf(p.dQ, p.B, p.H, p.Lq, p.D)),
+      hDK(spanOf(p.dK, p.B, p.H, p.Lk, p.D)), hDV(spanOf(p.dV, p.B, p.H, p.Lk, p.D));
+  std::vector<float> hLse(t.lse.size());
+  if (!(q.allocate(bytes16(t.q), error) && q.upload(t.q.data(), bytes16(t.q), error) &&
+        k.allocate(bytes16(t.k), error) && k.upload(t.k.data(), bytes16(t.k), error) &&
+        v.allocate(bytes16(t.v), error) && v.upload(t.v.data(), bytes16(t.v), error) &&
+        o.allocate(bytes16(t.o), error) && o.upload(t.o.data(), bytes16(t.o), error) &&
+        dO.allocate(bytes16(t.dO), error) && dO.upload(t.dO.data(), bytes16(t.dO), error) &&
+        lse.allocate(hLse.size() * 4, error) &&
+        lse.upload(t.lse.data(), hLse.size() * 4, error) &&
+        lens.allocate(t.lens.size() * 4, error) &&
+        (t.lens.empty() || lens.upload(t.lens.data(), t.lens.size() * 4, error)) &&
+        oOut.allocate(bytes16(hO), error) && lseOut.allocate(hLse.size() * 4, error) &&
+        dQ.allocate(bytes16(hDQ), error) && dK.allocate(bytes16(hDK), error) &&
+        dV.allocate(bytes16(hDV), error)))
+    return false;
+  std::vector<void *> fwdArgs = {q.get(), k.get(), v.get()}, bwdArgs = fwdArgs;
+  bwdArgs.insert(bwdArgs.end(), {o.get(), dO.get(), lse.get()});
+  if (p.keyPadding) {
+    fwdArgs.push_back(lens.get());
+    bwdArgs.push_back(lens.get());
+  }
+  fwdArgs.insert(fwdArgs.end(), {oOut.get(), lseOut.get()});
+  std::vector<void *> kvArgs = bwdArgs, qArgs = bwdArgs;
+  kvArgs.insert(kvArgs.end(), {dK.get(), dV.get()});
+  qArgs.push_back(dQ.get());
+
+  auto runAll = [&]() {
+    return launchKernel(driver, kernels[0], fwdArgs, kSeed, nullptr, error) &&
+           launchKernel(driver, kernels[1], kvArgs, kSeed, nullptr, error) &&
+           launchKernel(driver, kernels[2], qArgs, kSeed, nullptr, error) &&
+           cudaOk(cudaDeviceSynchronize(), "kernels", error);
+  };
+  if (!(runAll() && fetch(oOut, hO, error) && fetch(lseOut, hLse, error) &&
+        fetch(dQ, hDQ, error) && fetch(dK, hDK, error) && fetch(dV, hDV, error)))
+    return false;
+  // Deterministic: a second run gives the same bits.
+  std::vector<uint16_t> again(hDK.size()), againQ(hDQ.size());
+  if (!(runAll() && fetch(dK, again, error) && fetch(dQ, againQ, error)))
+    return false;
+  const bool same = again == hDK && againQ == hDQ;
+
+  ++tally.cases;
+  std::printf("case %d: %s\n", index, c.name.c_str());
+  const struct {
+    const char *name;
+    const std::vector<double> &ref;
+    std::vector<double> got;
+    bool masked; // depends on the dropout mask
+  } outs[] = {{"o", ref.o, gather(p, hO, p.o, p.Lq), true},
+              {"lse", ref.lse, gatherLse(p, hLse), false},
+              {"dQ", ref.dQ, gather(p, hDQ, p.dQ, p.Lq), true},
+              {"dK", ref.dK, gather(p, hDK, p.dK, p.Lk), true},
+              {"dV", ref.dV, gather(p, hDV, p.dV, p.Lk), true}};
+  if (!same) {
+    ++tally.failed;
+    std::printf("  FAIL backward not deterministic: a second run changed dK or dQ\n");
+  }
+  Outputs wrong;
+  if (p.dropout > 0) {
+    referenceForward(p, t, kSeed, p.dropoutId + 1, wrong);
+    referenceBackward(p, t, kSeed, p.dropoutId + 1, wrong);
+  }
+  for (const auto &out : outs) {
+    const double rtol = comparisonRtol(p, out.name);
+    dmrt::Comparison cmp = dmrt::compareOutput(out.ref, out.got, rtol);
+    ++tally.outputs;
+    tally.failed += !cmp.pass;
+    std::printf("  %s %-4s %s\n", cmp.pass ? "ok  " : "FAIL", out.name,
+                dmrt::describeComparison(cmp).c_str());
+    const std::string where = c.name + " " + out.name;
+    plant(tally, where + " zeroed", out.ref, out.got, dmrt::PlantedFault::Zero, rtol);
+    plant(tally, where + " x1.05", out.ref, out.got, dmrt::PlantedFault::Scale, rtol);
+    if (p.dropout > 0 && out.masked) {
+      const std::vector<double> &w = out.name[0] == 'o'    ? wrong.o
+                                     : out.name[1] == 'Q' ? wrong.dQ
+                                     : out.name[1] == 'K' ? wrong.dK
+                                                          : wrong.dV;
+      plant(tally, where + " dropout id + 1", w, out.got, dmrt::PlantedFault::None, rtol);
+    }
+  }
+  return true;
+}
+
+/// Runs every case, or only case `only` (>= 0).
+int runCorrectness(dmrt::CudaDriver &driver, const std::string &arch, int only) {
+  Tally tally;
+  const std::vector<Case> all = cases();
+  if (only >= (int)all.size()) {
+    std::printf("FATAL: --case %d: there are %zu cases (0 .. %zu)\n", only, all.size(),
+                all.size() - 1);
+    return 2;
+  }
+  int errors = 0;
+  const int expected = only >= 0 ? 1 : (int)all.size();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (only >= 0 && (int)i != only)
+      continue;
+    std::string error;
+    if (!runCase(driver, arch, all[i], (int)i, tally, error)) {
+      ++errors;
+      std::printf("case %zu: %s: ERROR %s\n", i, all[i].name.c_str(), error.c_str());
+      cudaGetLastError();
+    }
+  }
+  std::printf("SUMMARY: %d cases ran, %d outputs compared, %d planted faults caught (of %d "
+              "planted); %d outputs failed, %d cases could not run\n",
+              tally.cases, tally.outputs, tally.caught, tally.planted, tally.failed, errors);
+  const bool pass = errors == 0 && tally.cases == expected && tally.failed == 0 &&
+                    tally.caught == tally.planted && tally.outputs == 5 * tally.cases;
+  std::printf("%s\n", pass ? "PASS" : "FAIL");
+  return pass ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  bool bench = false, sweep = false;
+  int only = -1;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--bench"))
+      bench = true;
+    else if (!std::strcmp(argv[i], "--sweep"))
+      bench = sweep = true;
+    else if (!std::strcmp(argv[i], "--case") && i + 1 < argc && std::isdigit(*argv[i + 1]))
+      only = std::atoi(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: %s [--case I | --bench | --sweep]\n  bad argument '%s'\n",
+                   argv[0], argv[i]);
+      return 2;
+    }
+  }
+  if (int status = dmc::test::checkGpuDevice("the fused attention kernel tests"))
+    return status;
+  dmrt::CudaDriver driver;
+  std::string error;
+  if (!driver.open(0, error)) {
+    std::printf("%s: %s\n", driver.noDevice() ? "SKIP" : "FATAL", error.c_str());
+    return dmrt::deviceFailureExitCode(driver.noDevice());
+  }
+  cudaDeviceProp prop;
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+    std::printf("FATAL: cudaGetDeviceProperties failed\n");
+    return 1;
+  }
+  const std::string arch = archFor(prop.major, prop.minor);
+  if (arch.empty()) {
+    std::printf("FATAL: compute capability %d.%d: the attention kernels need sm_80, sm_89, "
+                "sm_90 or sm_100\n", prop.major, prop.minor);
+    return 1;
+  }
+  std::printf("kernels for %s\n", arch.c_str());
+  return bench ? runBench(driver, prop, arch, sweep) : runCorrectness(driver, arch, only);
+}

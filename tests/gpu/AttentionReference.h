@@ -1,0 +1,70 @@
+//===- AttentionReference.h - Fused attention on the CPU, in double -*- C++ -*-===//
+//
+// The oracle of the attention kernels (tests/gpu/AttentionKernelTest.cpp and
+// the host-emulation unit test): forward and backward in double precision
+// from the same bf16/f16 inputs the kernels read, with dropout masks drawn
+// by dmrt::dropoutWord over the problem's logical strides, so that masks are
+// bit-identical to the kernels'. CUDA-free.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMC_TESTS_GPU_ATTENTIONREFERENCE_H
+#define DMC_TESTS_GPU_ATTENTIONREFERENCE_H
+
+#include "codegen/attention/AttentionProblem.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dmc::attention_test {
+
+/// A problem's inputs as the kernels read them: each 16-bit tensor in its
+/// own layout (the problem's strides), lse f32, lens int32.
+struct HostTensors {
+  std::vector<uint16_t> q, k, v, o, dO;
+  std::vector<float> lse;
+  std::vector<int32_t> lens;
+};
+
+/// Results in logical order: o, dQ [b][h][j][p]; dK, dV [b][h][k][p];
+/// lse [b][h][j].
+struct Outputs {
+  std::vector<double> o, lse, dQ, dK, dV;
+};
+
+/// Elements a buffer needs for a tensor of these strides and sizes.
+int64_t spanOf(const dmcgen::AttentionStrides &s, int64_t B, int64_t H, int64_t rows,
+               int64_t D);
+int64_t spanOf(const dmcgen::LseStrides &s, int64_t B, int64_t H, int64_t Lq);
+
+/// Deterministic pseudo-random q, k (uniform in [-2, 2]), v, dO (in [-1, 1]),
+/// rounded to the problem's dtype; `lens` as given (key padding only). o and
+/// lse are left for storeForward.
+void fillInputs(const dmcgen::AttentionProblem &p, uint64_t rngSeed,
+                const std::vector<int32_t> &lens, HostTensors &t);
+
+/// o and lse of `ref` stored as the backward kernels' inputs (o rounded to
+/// the dtype, lse to f32).
+void storeForward(const dmcgen::AttentionProblem &p, const Outputs &ref, HostTensors &t);
+
+/// Forward (o, lse) and backward (dQ, dK, dV) references. The backward uses
+/// t.o as stored (Drow = dO . o, as the kernels) and exact probabilities;
+/// `dropoutId` may differ from p.dropoutId (a planted fault).
+void referenceForward(const dmcgen::AttentionProblem &p, const HostTensors &t, uint64_t seed,
+                      uint32_t dropoutId, Outputs &out);
+void referenceBackward(const dmcgen::AttentionProblem &p, const HostTensors &t, uint64_t seed,
+                       uint32_t dropoutId, Outputs &out);
+
+/// The rtol of dmrt::compareOutput for kernel output `output` ("o", "lse",
+/// "dQ", "dK", "dV") of `p`; see the definition for why.
+double comparisonRtol(const dmcgen::AttentionProblem &p, const std::string &output);
+
+/// A stored 16-bit tensor (strides s) in logical order as doubles.
+std::vector<double> gather(const dmcgen::AttentionProblem &p, const std::vector<uint16_t> &data,
+                           const dmcgen::AttentionStrides &s, int64_t rows);
+/// A stored lse in logical order.
+std::vector<double> gatherLse(const dmcgen::AttentionProblem &p, const std::vector<float> &data);
+
+} // namespace dmc::attention_test
+
+#endif // DMC_TESTS_GPU_ATTENTIONREFERENCE_H

@@ -1,0 +1,201 @@
+//===- AttentionProblemTest.cpp - Validation, tiles, geometry, emitted source -===//
+
+#include "codegen/attention/AttentionProblem.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+using namespace dmcgen;
+
+namespace {
+
+AttentionProblem base() { return contiguousProblem(dmrt::DType::BF16, 2, 3, 97, 97, 64); }
+
+bool mentions(const std::string &s, const std::string &part) {
+  return s.find(part) != std::string::npos;
+}
+
+TEST(AttentionProblem, ContiguousProblemIsValid) {
+  AttentionProblem p = base();
+  EXPECT_EQ(validate(p), "");
+  EXPECT_EQ(p.q.p, 1);
+  EXPECT_EQ(p.q.row, 64);
+  EXPECT_EQ(p.q.h, 97 * 64);
+  EXPECT_EQ(p.q.b, 3 * 97 * 64);
+  EXPECT_EQ(p.dropoutStrides.k, 1);
+  EXPECT_EQ(p.dropoutStrides.j, 97);
+  EXPECT_EQ(p.dropoutStrides.b, 3 * 97 * 97);
+  EXPECT_DOUBLE_EQ(p.scale, 0.125);
+}
+
+TEST(AttentionProblem, RowMajorStridesFollowTheOrder) {
+  AttentionStrides s;
+  ASSERT_EQ(rowMajorStrides("bjhp", 2, 12, 197, 64, s), "");
+  EXPECT_EQ(s.p, 1);
+  EXPECT_EQ(s.h, 64);
+  EXPECT_EQ(s.row, 12 * 64);
+  EXPECT_EQ(s.b, 197 * 12 * 64);
+  EXPECT_TRUE(mentions(rowMajorStrides("bjxp", 1, 1, 1, 16, s), "unknown dim 'x'"));
+  EXPECT_TRUE(mentions(rowMajorStrides("bhh", 1, 1, 1, 16, s), "4 dims"));
+  EXPECT_TRUE(mentions(rowMajorStrides("bhhp", 1, 1, 1, 16, s), "twice"));
+}
+
+/// Each broken field gets an error naming the field and the bad value.
+TEST(AttentionProblem, ValidateNamesFieldAndValue) {
+  struct Case {
+    std::function<void(AttentionProblem &)> breakIt;
+    std::vector<std::string> mentions;
+  };
+  const Case cases[] = {
+      {[](AttentionProblem &p) { p.dtype = dmrt::DType::F32; }, {"dtype f32", "bf16", "f16"}},
+      {[](AttentionProblem &p) { p.D = 72; }, {"head dim D = 72", "multiple of 16", "128"}},
+      {[](AttentionProblem &p) { p.D = 256; }, {"D = 256", "[16, 128]"}},
+      {[](AttentionProblem &p) { p.D = 0; }, {"D = 0"}},
+      {[](AttentionProblem &p) { p.B = 0; }, {"B = 0", "[1, 65535]"}},
+      {[](AttentionProblem &p) { p.H = 70000; }, {"H = 70000"}},
+      {[](AttentionProblem &p) { p.Lq = 0; }, {"Lq = 0"}},
+      {[](AttentionProblem &p) { p.Lk = -3; }, {"Lk = -3"}},
+      {[](AttentionProblem &p) { p.q.p = 2; }, {"q.p stride is 2", "must be 1"}},
+      {[](AttentionProblem &p) { p.dV.p = 0; }, {"dV.p stride is 0"}},
+      {[](AttentionProblem &p) { p.k.row = 100; }, {"k.k stride is 100", "multiple of 8"}},
+      {[](AttentionProblem &p) { p.dO.h = -64; }, {"dO.h stride is -64", ">= 0"}},
+      {[](AttentionProblem &p) { p.lse.j = -1; }, {"lse.j stride is -1"}},
+      {[](AttentionProblem &p) { p.scale = 0; }, {"scale = 0"}},
+      {[](AttentionProblem &p) { p.scale = 1.0 / 0.0; }, {"scale = inf"}},
+      {[](AttentionProblem &p) { p.dropout = 1.0; }, {"dropout p = 1", "[0, 1)"}},
+      {[](AttentionProblem &p) { p.dropout = -0.5; }, {"dropout p = -0.5"}},
+      {[](AttentionProblem &p) {
+         p.dropout = 0.1;
+         p.dropoutStrides.j = -4;
+       },
+       {"dropoutStrides.j = -4"}},
+  };
+  for (const Case &c : cases) {
+    AttentionProblem p = base();
+    c.breakIt(p);
+    const std::string e = validate(p);
+    ASSERT_FALSE(e.empty());
+    for (const std::string &m : c.mentions)
+      EXPECT_TRUE(mentions(e, m)) << "'" << e << "' should mention '" << m << "'";
+  }
+}
+
+TEST(AttentionProblem, SupportedHeadDims) {
+  for (int64_t d : {16, 32, 48, 64, 80, 96, 112, 128}) {
+    AttentionProblem p = contiguousProblem(dmrt::DType::F16, 1, 1, 10, 10, d);
+    EXPECT_EQ(validate(p), "") << d;
+    for (auto kind : {AttentionKernelKind::Forward, AttentionKernelKind::GradKV,
+                      AttentionKernelKind::GradQ})
+      EXPECT_EQ(checkTiles(p, defaultTiles(p, kind), kind), "") << d << kernelKindName(kind);
+  }
+}
+
+TEST(AttentionTiles, RejectionsSayWhy) {
+  AttentionProblem p = base();
+  using K = AttentionKernelKind;
+  EXPECT_TRUE(mentions(checkTiles(p, {64, 64, 2}, K::Forward), "blockM == 16 * warps = 32"));
+  EXPECT_TRUE(mentions(checkTiles(p, {64, 64, 2}, K::GradKV), "blockN == 16 * warps = 32"));
+  EXPECT_TRUE(mentions(checkTiles(p, {24, 64, 4}, K::Forward), "blockM = 24"));
+  EXPECT_TRUE(mentions(checkTiles(p, {64, 64, 3}, K::GradQ), "warps = 3"));
+  AttentionProblem big = contiguousProblem(dmrt::DType::BF16, 1, 1, 512, 512, 128);
+  EXPECT_TRUE(mentions(checkTiles(big, {128, 64, 4}, K::GradKV, 64 * 1024), "shared memory"));
+  EXPECT_TRUE(mentions(checkTiles(big, {128, 64, 4}, K::GradKV), "accumulators"));
+  AttentionProblem bad = p;
+  bad.D = 20;
+  EXPECT_TRUE(mentions(checkTiles(bad, {64, 64, 4}, K::GradQ), "invalid problem"));
+}
+
+TEST(AttentionTiles, CandidatesIncludeDefaultsAndReasons) {
+  AttentionProblem p = base();
+  for (auto kind : {AttentionKernelKind::Forward, AttentionKernelKind::GradKV,
+                    AttentionKernelKind::GradQ}) {
+    auto all = tileCandidates(p, kind);
+    EXPECT_EQ(all.size(), 64u);
+    int feasible = 0;
+    bool hasDefault = false;
+    for (const TileCandidate &c : all) {
+      feasible += c.rejected.empty();
+      hasDefault |= c.rejected.empty() && c.tiles == defaultTiles(p, kind);
+      EXPECT_EQ(c.rejected, checkTiles(p, c.tiles, kind));
+    }
+    EXPECT_TRUE(hasDefault) << kernelKindName(kind);
+    EXPECT_GE(feasible, 4) << kernelKindName(kind);
+    EXPECT_LT(feasible, 64) << kernelKindName(kind);
+  }
+}
+
+TEST(AttentionLaunch, GeometryCoversEveryRow) {
+  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 2, 3, 197, 130, 64);
+  AttentionLaunch f = launchGeometry(p, {128, 64, 8}, AttentionKernelKind::Forward);
+  EXPECT_EQ(f.grid[0], 2u); // ceil(197 / 128)
+  EXPECT_EQ(f.grid[1], 3u);
+  EXPECT_EQ(f.grid[2], 2u);
+  EXPECT_EQ(f.block[0], 256u);
+  EXPECT_EQ(f.block[1] * f.block[2], 1u);
+  // Q 128 rows + 2 stages of K, V 64 rows, 128 bytes a row.
+  EXPECT_EQ(f.sharedBytes, (128u + 4 * 64u) * 128u);
+  AttentionLaunch kv = launchGeometry(p, {64, 64, 4}, AttentionKernelKind::GradKV);
+  EXPECT_EQ(kv.grid[0], 3u); // ceil(130 / 64): key tiles
+  EXPECT_EQ(kv.block[0], 128u);
+  // K, V + 2 stages of Q, dO, o; 2 stages of lse and Drow.
+  EXPECT_EQ(kv.sharedBytes, (2 * 64u + 6 * 64u) * 128u + 4 * 4 * 64u);
+  AttentionLaunch q = launchGeometry(p, {64, 64, 4}, AttentionKernelKind::GradQ);
+  EXPECT_EQ(q.grid[0], 4u); // ceil(197 / 64)
+  // Q, dO, o + 2 stages of K, V; lse and Drow.
+  EXPECT_EQ(q.sharedBytes, (3 * 64u + 4 * 64u) * 128u + 2 * 4 * 64u);
+  // Odd head dims pad rows to 8 chunks (D = 48: 96 bytes -> 128).
+  AttentionProblem d48 = contiguousProblem(dmrt::DType::BF16, 1, 1, 64, 64, 48);
+  EXPECT_EQ(sharedBytes(d48, {64, 64, 4}, AttentionKernelKind::Forward), (5 * 64u) * 128u);
+}
+
+TEST(AttentionSource, ParametersFollowTheKernelAbi) {
+  AttentionProblem p = base();
+  p.keyPadding = true;
+  EXPECT_EQ(kernelInputs(p, AttentionKernelKind::Forward),
+            (std::vector<std::string>{"q", "k", "v", "lens"}));
+  EXPECT_EQ(kernelInputs(p, AttentionKernelKind::GradQ),
+            (std::vector<std::string>{"q", "k", "v", "o", "dO", "lse", "lens"}));
+  EXPECT_EQ(kernelOutputs(AttentionKernelKind::GradKV), (std::vector<std::string>{"dK", "dV"}));
+  std::string fwd = emitAttentionSource(p, defaultTiles(p, AttentionKernelKind::Forward),
+                                        AttentionKernelKind::Forward, "attn_fwd");
+  EXPECT_TRUE(mentions(fwd, "attn_fwd(const uint16_t *__restrict__ q, const uint16_t "
+                            "*__restrict__ k, const uint16_t *__restrict__ v,\n    const "
+                            "int32_t *__restrict__ lens, uint16_t *__restrict__ o, float "
+                            "*__restrict__ lse, unsigned long long seed)"))
+      << fwd;
+  std::string kv = emitAttentionSource(p, defaultTiles(p, AttentionKernelKind::GradKV),
+                                       AttentionKernelKind::GradKV, "attn_kv");
+  EXPECT_TRUE(mentions(kv, "lens, uint16_t *__restrict__ dK, uint16_t *__restrict__ dV, "
+                           "unsigned long long seed)"))
+      << kv;
+  p.keyPadding = false;
+  std::string q = emitAttentionSource(p, defaultTiles(p, AttentionKernelKind::GradQ),
+                                      AttentionKernelKind::GradQ, "attn_q");
+  EXPECT_FALSE(mentions(q, "lens,"));
+  EXPECT_TRUE(mentions(q, "const float *__restrict__ lse,\n    uint16_t *__restrict__ dQ"));
+}
+
+TEST(AttentionSource, ConfigCarriesTheProblem) {
+  AttentionProblem p = base();
+  p.dropout = 0.1;
+  p.dropoutId = 42;
+  p.causal = true;
+  std::string s = emitAttentionSource(p, {128, 64, 8}, AttentionKernelKind::Forward, "f");
+  EXPECT_TRUE(mentions(s, "#include \"codegen/attention/device/Forward.h\""));
+  EXPECT_TRUE(mentions(s, "kCausal = true"));
+  EXPECT_TRUE(mentions(s, "kDropoutId = 42u"));
+  EXPECT_TRUE(mentions(s, "kDropThreshold = 429496729u")); // floor(0.1 * 2^32)
+  EXPECT_TRUE(mentions(s, "kScale = 0x1p-3f"));
+  EXPECT_TRUE(mentions(s, "kLq = 97"));
+  EXPECT_TRUE(mentions(s, "kKk = 64ll"));
+  EXPECT_TRUE(mentions(s, "__launch_bounds__(256)"));
+  // Lk = 97: dropout rows are not 4-aligned, so no shared Philox groups.
+  EXPECT_TRUE(mentions(s, "kDropoutGrouped = false"));
+  p.Lk = 96;
+  p.dropoutStrides = {3 * 97 * 96, 97 * 96, 96, 1};
+  s = emitAttentionSource(p, {128, 64, 8}, AttentionKernelKind::Forward, "f");
+  EXPECT_TRUE(mentions(s, "kDropoutGrouped = true"));
+}
+
+} // namespace
