@@ -22,6 +22,8 @@ namespace dmc::codegen {
 
 llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig &config,
                                          llvm::StringRef entry) {
+  if (isFusedKernel(kernel))
+    return emitAttentionKernel(kernel, config, entry);
   KernelSpace s = spaceOf(kernel);
   if (std::string why = whyInfeasible(s, config); !why.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),

@@ -14,13 +14,16 @@ namespace dmc::codegen {
 struct EmittedKernel {
   std::string entry;  ///< the extern "C" function name
   std::string source; ///< complete CUDA C++ (includes runtime/format/device/Philox.h, runtime/format/device/Float16.h)
-  int64_t grid = 0, gridY = 1;
+  int64_t grid = 0, gridY = 1, gridZ = 1;
   int blockX = 1, blockY = 1;
   /// Scratch the kernel needs (0: none; then it takes no workspace
   /// parameter): zeroed before the first launch, left zeroed by each.
   int64_t workspaceBytes = 0;
   int sharedBytes = 0;
   int passes = 0;     ///< sweeps over each row (one per reduction level + 1)
+  /// How a fused kernel (isFusedKernel) is configured, e.g. "attention tiles
+  /// 128x64, 4 warps"; empty for loop-nest kernels (their knobs say it).
+  std::string describe;
 };
 
 /// Emits `kernel` for `config` (which must be feasible for its space). The
@@ -28,6 +31,11 @@ struct EmittedKernel {
 /// dropout masks are bit-identical.
 llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig &config,
                                          llvm::StringRef entry);
+
+/// A fused attention kernel (codegen/attention) with the tiles of `config`
+/// (its default tiles when config.warps is 0).
+llvm::Expected<EmittedKernel> emitAttentionKernel(dm::KernelOp kernel, const KernelConfig &config,
+                                                  llvm::StringRef entry);
 
 } // namespace dmc::codegen
 

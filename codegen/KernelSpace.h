@@ -49,6 +49,9 @@ struct KernelConfig {
   /// sums meet in a workspace and the tile's last block combines them.
   /// With a lane dim, `vec` runs along it (the contiguous dim).
   int split = 1;
+  /// A fused attention kernel's tiles (isFusedKernel; 0 elsewhere): query
+  /// and key positions per tile and warps per block (dmcgen::AttentionTiles).
+  int blockM = 0, blockN = 0, warps = 0;
   std::string describe() const;
 };
 
@@ -64,6 +67,18 @@ KernelConfig defaultConfig(const KernelSpace &space);
 bool isColumnConfig(const KernelConfig &config);
 /// Empty when `config` is feasible for `space`, else why not.
 std::string whyInfeasible(const KernelSpace &space, const KernelConfig &config);
+
+/// Whether `kernel` has an emitter of its own (`dm.fused`, set by
+/// dm-fuse-attention) instead of the loop-nest emitter: it has no KernelSpace
+/// and takes tiles (KernelConfig::blockM, blockN, warps) as its knobs.
+bool isFusedKernel(dm::KernelOp kernel);
+/// A fused kernel's configurations: its tiles (blockM, blockN, warps), the
+/// feasible candidates (infeasible ones into `rejected` with why), the
+/// default for its head dim, or why `config`'s tiles cannot run it.
+std::vector<KernelConfig> enumerateFusedConfigs(dm::KernelOp kernel,
+                                                std::vector<std::string> *rejected = nullptr);
+KernelConfig defaultFusedConfig(dm::KernelOp kernel);
+std::string whyInfeasibleFused(dm::KernelOp kernel, const KernelConfig &config);
 
 } // namespace dmc::codegen
 

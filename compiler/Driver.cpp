@@ -20,16 +20,17 @@ func::FuncOp layerFunction(ModuleOp module) {
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>> buildGraph(MLIRContext &ctx, llvm::StringRef modelPath,
-                                                 bool train, Stage last, bool epilogues) {
+                                                 bool train, Stage last,
+                                                 PipelineOptions options) {
   llvm::Expected<ModelConfig> config = loadModelConfig(modelPath);
   if (!config)
     return config.takeError();
-  return buildGraph(ctx, *config, modelPath, train, last, epilogues);
+  return buildGraph(ctx, *config, modelPath, train, last, options);
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>> buildGraph(MLIRContext &ctx, const ModelConfig &config,
                                                  llvm::StringRef modelPath, bool train,
-                                                 Stage last, bool epilogues) {
+                                                 Stage last, PipelineOptions options) {
   loadDmcDialects(ctx);
   OwningOpRef<ModuleOp> module = buildForwardGraph(ctx, config);
 
@@ -44,7 +45,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildGraph(MLIRContext &ctx, const ModelCo
                                    modelPath + ": internal error, the built graph does not "
                                                "verify:\n" + diagnostics);
   PassManager pm(&ctx);
-  buildPipeline(pm, last, train, epilogues);
+  buildPipeline(pm, last, train, options);
   if (failed(pm.run(*module)))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    modelPath + ": compilation failed:\n" + diagnostics);

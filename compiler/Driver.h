@@ -16,15 +16,15 @@ namespace dmc {
 void loadDmcDialects(mlir::MLIRContext &ctx);
 
 /// Reads a model description, builds its forward graph and runs the passes
-/// up to `last` (dm-autodiff only with `train`, dm-gemm-epilogues only with
-/// `epilogues`). Errors name the file and the problem.
+/// up to `last` (dm-autodiff only with `train`; optional passes as `options`
+/// says). Errors name the file and the problem.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildGraph(mlir::MLIRContext &ctx, llvm::StringRef modelPath, bool train,
-           Stage last = Stage::Autodiff, bool epilogues = true);
+           Stage last = Stage::Autodiff, PipelineOptions options = {});
 /// The same for a description already parsed (`modelPath` names it in errors).
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildGraph(mlir::MLIRContext &ctx, const ModelConfig &config, llvm::StringRef modelPath,
-           bool train, Stage last = Stage::Autodiff, bool epilogues = true);
+           bool train, Stage last = Stage::Autodiff, PipelineOptions options = {});
 
 /// The one layer function of a module built by buildGraph.
 mlir::func::FuncOp layerFunction(mlir::ModuleOp module);

@@ -24,6 +24,11 @@ llvm::DenseSet<Operation *> backwardOps(func::FuncOp f) {
       tainted.insert(op->result_begin(), op->result_end());
     }
   });
+  // The ops of a backward kernel's region are backward too (they read its
+  // block arguments, not the gradient itself).
+  for (Operation *op : llvm::to_vector(ops))
+    if (auto kernel = dyn_cast<dm::KernelOp>(op))
+      kernel.getBody().walk([&](Operation *inner) { ops.insert(inner); });
   return ops;
 }
 

@@ -180,6 +180,40 @@ void HostKernels<T>::softmaxGrad(const HostTensor &y, const HostTensor &dy,
 }
 
 template <typename T>
+void HostKernels<T>::logSumExp(const HostTensor &x, llvm::StringRef dims, HostTensor &out) {
+  auto inner = pointOffsets<1>(dims, sizesIn(x, dims), {&x});
+  constexpr T kMinusInf = -std::numeric_limits<T>::infinity();
+  forEachPoint<2>(out.dims, out.shape, {&x, &out}, [&](const auto &, const auto &o) {
+    T mx = kMinusInf;
+    for (const auto &r : inner)
+      mx = std::max(mx, in<T>(x, o[0] + r[0]));
+    T sum = 0;
+    if (mx != kMinusInf)
+      for (const auto &r : inner)
+        sum += std::exp(in<T>(x, o[0] + r[0]) - mx);
+    out.data[o[1]] = mx == kMinusInf ? kMinusInf : static_cast<T>(mx + std::log(sum));
+  });
+}
+
+template <typename T>
+void HostKernels<T>::softmaxLse(const HostTensor &x, const HostTensor &lse, HostTensor &out) {
+  forEachPoint<3>(x.dims, x.shape, {&x, &lse, &out}, [&](const auto &, const auto &o) {
+    T l = in<T>(lse, o[1]);
+    out.data[o[2]] = l == -std::numeric_limits<T>::infinity()
+                         ? T(0)
+                         : static_cast<T>(std::exp(in<T>(x, o[0]) - l));
+  });
+}
+
+template <typename T>
+void HostKernels<T>::softmaxGradRowsum(const HostTensor &y, const HostTensor &dy,
+                                       const HostTensor &rowsum, HostTensor &out) {
+  forEachPoint<4>(y.dims, y.shape, {&y, &dy, &rowsum, &out}, [&](const auto &, const auto &o) {
+    out.data[o[3]] = static_cast<T>(in<T>(y, o[0]) * (in<T>(dy, o[1]) - in<T>(rowsum, o[2])));
+  });
+}
+
+template <typename T>
 void HostKernels<T>::layernorm(const HostTensor &x, const HostTensor &gamma,
                                const HostTensor &beta, llvm::StringRef dims, double eps,
                                HostTensor &y, HostTensor &mean, HostTensor &rstd) {

@@ -35,6 +35,13 @@ template <typename T> struct HostKernels {
   static void softmax(const HostTensor &x, llvm::StringRef dims, HostTensor &out);
   static void softmaxGrad(const HostTensor &y, const HostTensor &dy, llvm::StringRef dims,
                           HostTensor &out);
+  /// out = log(sum exp(x)) over `dims` (out lacks them); -inf for a row of -inf.
+  static void logSumExp(const HostTensor &x, llvm::StringRef dims, HostTensor &out);
+  /// out = exp(x - lse), lse broadcast over the dims it lacks; 0 where lse = -inf.
+  static void softmaxLse(const HostTensor &x, const HostTensor &lse, HostTensor &out);
+  /// out = y * (dy - rowsum), rowsum broadcast over the dims it lacks.
+  static void softmaxGradRowsum(const HostTensor &y, const HostTensor &dy,
+                                const HostTensor &rowsum, HostTensor &out);
   static void layernorm(const HostTensor &x, const HostTensor &gamma, const HostTensor &beta,
                         llvm::StringRef dims, double eps, HostTensor &y, HostTensor &mean,
                         HostTensor &rstd);

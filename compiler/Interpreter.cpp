@@ -250,6 +250,18 @@ private:
               K::softmaxGrad(get(o.getY()), get(o.getDy()), o.getDim(), result(o));
               return true;
             })
+            .Case([&](dm::LogSumExpOp o) {
+              K::logSumExp(get(o.getX()), o.getDim(), result(o));
+              return true;
+            })
+            .Case([&](dm::SoftmaxLseOp o) {
+              K::softmaxLse(get(o.getX()), get(o.getLse()), result(o));
+              return true;
+            })
+            .Case([&](dm::SoftmaxGradRowsumOp o) {
+              K::softmaxGradRowsum(get(o.getY()), get(o.getDy()), get(o.getRowsum()), result(o));
+              return true;
+            })
             .Case([&](dm::LayerNormOp o) {
               HostTensor &y = result(o, 0), &mean = result(o, 1), &rstd = result(o, 2);
               K::layernorm(get(o.getX()), get(o.getGamma()), get(o.getBeta()), o.getDims(),

@@ -1,7 +1,7 @@
 //===- TuneCommand.cpp - dmc tune: candidates, dry run, measurement -------===//
 #include "compiler/TuneCommand.h"
 
-#include "codegen/KernelSpace.h"
+#include "codegen/KernelEmitter.h"
 #include "compiler/Driver.h"
 #include "compiler/bundle/BundleWriter.h"
 #include "compiler/bundle/Configuration.h"
@@ -62,10 +62,16 @@ Expected<std::vector<size_t>> feasibleCounts(MLIRContext &ctx, bool print) {
   std::vector<size_t> counts;
   size_t n = 0, contractions = 0;
   FuncOp f = layerFunction(**module);
-  f.walk([&](dm::ContractOp) { ++contractions; });
+  // The cuBLASLt contractions: those a fused kernel holds run inside it.
+  for (auto c : f.getOps<dm::ContractOp>()) {
+    (void)c;
+    ++contractions;
+  }
   for (auto kernel : f.getOps<dm::KernelOp>()) {
     std::vector<std::string> rejected;
-    auto all = codegen::enumerateConfigs(codegen::spaceOf(kernel), &rejected);
+    auto all = codegen::isFusedKernel(kernel)
+                   ? codegen::enumerateFusedConfigs(kernel, &rejected)
+                   : codegen::enumerateConfigs(codegen::spaceOf(kernel), &rejected);
     counts.push_back(all.size());
     if (print)
       outs() << formatv("  {0,-36} {1,3} feasible, {2,3} rejected{3}\n",

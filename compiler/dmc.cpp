@@ -89,6 +89,16 @@ cl::opt<bool> noEpilogues("no-epilogues",
                                    "instead of cuBLASLt epilogues (dm-gemm-epilogues off)"),
                           cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd),
                           cl::sub(evalCmd), cl::cat(dmcCategory));
+cl::opt<bool> noFusedAttention(
+    "no-fused-attention",
+    cl::desc("Keep attention as contractions and softmax kernels, saving the probabilities "
+             "(dm-fuse-attention off)"),
+    cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd), cl::sub(evalCmd),
+    cl::cat(dmcCategory));
+
+/// The optional passes as the command line chose them.
+dmc::PipelineOptions pipelineOptions() { return {!noEpilogues, !noFusedAttention}; }
+
 cl::opt<std::string> arch("arch", cl::desc("GPU architecture: sm_80, sm_89, sm_90, sm_90a, sm_100"),
                           cl::init("sm_90a"), cl::sub(compileCmd), cl::cat(dmcCategory));
 cl::opt<bool> withReference("reference",
@@ -165,7 +175,7 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> build(mlir::MLIRContext &ctx) {
   Expected<dmc::Stage> last = stage();
   if (!last)
     return last.takeError();
-  return dmc::buildGraph(ctx, modelPath, train, *last, !noEpilogues);
+  return dmc::buildGraph(ctx, modelPath, train, *last, pipelineOptions());
 }
 
 int printCuda(mlir::func::FuncOp f) {
@@ -175,9 +185,13 @@ int printCuda(mlir::func::FuncOp f) {
                                             dmc::bundle::kernelName(n++, kernel));
     if (!emitted)
       return report(emitted.takeError());
-    outs() << "// ---- grid " << emitted->grid << ", block " << emitted->blockX << "x"
-           << emitted->blockY << "\n"
-           << emitted->source << "\n";
+    outs() << "// ---- grid " << emitted->grid;
+    if (emitted->gridY > 1 || emitted->gridZ > 1)
+      outs() << "x" << emitted->gridY << "x" << emitted->gridZ;
+    outs() << ", block " << emitted->blockX << "x" << emitted->blockY;
+    if (emitted->sharedBytes > 0)
+      outs() << ", " << emitted->sharedBytes << " bytes of shared memory";
+    outs() << "\n" << emitted->source << "\n";
   }
   if (n == 0)
     return report(createStringError(inconvertibleErrorCode(),
@@ -230,7 +244,7 @@ int runReport(mlir::MLIRContext &ctx) {
   Expected<dmc::Stage> last = stage(reportStage);
   if (!last)
     return report(last.takeError());
-  auto analysis = dmc::report::analyzeModel(ctx, modelPath, *last, !noEpilogues);
+  auto analysis = dmc::report::analyzeModel(ctx, modelPath, *last, pipelineOptions());
   if (!analysis)
     return report(analysis.takeError());
   std::error_code ec;
@@ -250,7 +264,8 @@ int runReport(mlir::MLIRContext &ctx) {
 Expected<mlir::OwningOpRef<mlir::ModuleOp>> graphWithConfig(mlir::MLIRContext &ctx,
                                                             const dmrt::Configuration &config,
                                                             const std::string &origin) {
-  auto module = dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Fuse);
+  auto module = dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Fuse,
+                                pipelineOptions());
   if (!module)
     return module.takeError();
   if (Error e = dmc::bundle::applyConfiguration(dmc::layerFunction(**module), config, origin))
@@ -261,7 +276,8 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> graphWithConfig(mlir::MLIRContext &c
 /// The fused training graph configured by `--config FILE`, else by the default pass.
 Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(mlir::MLIRContext &ctx) {
   if (configFile.empty())
-    return dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Config, !noEpilogues);
+    return dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Config,
+                           pipelineOptions());
   if (noEpilogues)
     return createStringError(inconvertibleErrorCode(),
                              "--no-epilogues and --config: the configuration file says which "

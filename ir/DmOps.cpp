@@ -178,6 +178,35 @@ LogicalResult KeyPaddingMaskOp::verify() {
 LogicalResult SoftmaxOp::verify() { return verifyDimsOf(*this, "dim", getDim(), getX()); }
 LogicalResult SoftmaxGradOp::verify() { return verifyDimsOf(*this, "dim", getDim(), getY()); }
 
+LogicalResult LogSumExpOp::verify() {
+  if (failed(verifyDimsOf(*this, "dim", getDim(), getX())))
+    return failure();
+  if (!tensorOf(getResult()).getElementType().isF32())
+    return emitOpError() << "result must be f32, got " << getResult().getType();
+  std::string expected;
+  for (char c : namesOf(getX()))
+    if (getDim().find(c) == StringRef::npos)
+      expected.push_back(c);
+  StringRef names = namesOf(getResult());
+  if (!samePermutation(names, expected))
+    return emitOpError() << "result dims '" << names << "' must be the input's without '"
+                         << getDim() << "' ('" << expected << "')";
+  return success();
+}
+
+/// `row` (lse, rowsum) must carry a subset of the dims of `x`.
+static LogicalResult verifyRowOperand(Operation *op, StringRef what, Value row, Value x) {
+  if (char c = firstMissing(namesOf(row), namesOf(x)))
+    return op->emitOpError() << what << " dimension '" << c << "' is not a dimension of "
+                             << namesOf(x);
+  return success();
+}
+
+LogicalResult SoftmaxLseOp::verify() { return verifyRowOperand(*this, "lse", getLse(), getX()); }
+LogicalResult SoftmaxGradRowsumOp::verify() {
+  return verifyRowOperand(*this, "rowsum", getRowsum(), getY());
+}
+
 LogicalResult LayerNormOp::verify() {
   if (!(getEps().convertToDouble() > 0))
     return emitOpError() << "eps must be positive, got " << getEps().convertToDouble();

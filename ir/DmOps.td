@@ -230,6 +230,47 @@ def Dm_BroadcastOp : Dm_ForwardOp<"broadcast", [], ["getFlopPerPoint"]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Softmax statistics (fused attention, dm-fuse-attention)
+//===----------------------------------------------------------------------===//
+
+def Dm_LogSumExpOp : Dm_SpaceOp<"logsumexp", [],
+    ["getReductionDims", "getFlopPerPoint", "getShortName"]> {
+  let summary = "log(sum exp(x)) over `dim` (f32); -inf for a row without mass";
+  let description = [{
+    The per-row statistic a fused attention forward writes so its backward
+    can recompute the probabilities as `dm.softmax_lse` without a second
+    pass over the row: softmax(x) = exp(x - logsumexp(x)).
+  }];
+  let arguments = (ins Dm_FloatTensor:$x, StrAttr:$dim);
+  let results = (outs Dm_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dm_SoftmaxLseOp : Dm_SpaceOp<"softmax_lse", [AllTypesMatch<["x", "result"]>],
+    ["getFlopPerPoint", "getShortName"]> {
+  let summary = "exp(x - lse): softmax from its log-sum-exp (0 where lse is -inf)";
+  let arguments = (ins Dm_FloatTensor:$x, Dm_FloatTensor:$lse);
+  let results = (outs Dm_FloatTensor:$result);
+  let assemblyFormat = "$x `,` $lse attr-dict `:` type($x) `,` type($lse)";
+  let hasVerifier = 1;
+}
+
+def Dm_SoftmaxGradRowsumOp : Dm_SpaceOp<"softmax_grad_rowsum",
+    [AllTypesMatch<["y", "dy", "result"]>], ["getFlopPerPoint", "getShortName"]> {
+  let summary = "y * (dy - rowsum): softmax_grad with sum(dy * y) given";
+  let description = [{
+    In attention, sum over keys of dP * P equals sum over the head dim of
+    dO * O (O = P V, dP = dO V^T), which a fused backward computes from two
+    tensors of the query's size instead of the row of scores.
+  }];
+  let arguments = (ins Dm_FloatTensor:$y, Dm_FloatTensor:$dy, Dm_FloatTensor:$rowsum);
+  let results = (outs Dm_FloatTensor:$result);
+  let assemblyFormat = "$y `,` $dy `,` $rowsum attr-dict `:` type($y) `,` type($rowsum)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Data layout and structure
 //===----------------------------------------------------------------------===//
 

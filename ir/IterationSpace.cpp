@@ -171,6 +171,14 @@ double SoftmaxOp::getFlopPerPoint() { return 5.0; } // max, sub, exp, sum, div
 std::string SoftmaxGradOp::getReductionDims() { return getDim().str(); }
 double SoftmaxGradOp::getFlopPerPoint() { return 4.0; }
 
+std::string LogSumExpOp::getReductionDims() { return getDim().str(); }
+double LogSumExpOp::getFlopPerPoint() { return 4.0; } // max, sub, exp, sum
+double SoftmaxLseOp::getFlopPerPoint() { return 2.0; } // sub, exp
+double SoftmaxGradRowsumOp::getFlopPerPoint() { return 2.0; } // sub, mul
+std::string LogSumExpOp::getShortName() { return "lse"; }
+std::string SoftmaxLseOp::getShortName() { return "softmax"; }
+std::string SoftmaxGradRowsumOp::getShortName() { return "softmax_dx"; }
+
 std::string LayerNormOp::getReductionDims() { return getDims().str(); }
 double LayerNormOp::getFlopPerPoint() { return 8.0; }
 std::string LayerNormGradInputOp::getReductionDims() { return getDims().str(); }

@@ -34,6 +34,9 @@ double analyticFlop(IterationSpaceOpInterface op);
 enum class OpClass { Contraction, Normalization, Elementwise };
 /// The attribute dm-classify sets: "contraction", "normalization" or "elementwise".
 inline constexpr llvm::StringLiteral kClassAttr = "dm.class";
+/// On a dm.kernel with its own emitter (dm-fuse-attention): its kind,
+/// "attention", "attention_grad_kv" or "attention_grad_q".
+inline constexpr llvm::StringLiteral kFusedAttr = "dm.fused";
 const char *opClassName(OpClass c);
 /// Contraction: two operands each with private dims and a reduction dim they
 /// share. Normalization: any other reduction. Elementwise: no reduction.

@@ -45,6 +45,32 @@ def DmClassify : Pass<"dm-classify", "mlir::func::FuncOp"> {
   }];
 }
 
+def DmFuseAttention : Pass<"dm-fuse-attention", "mlir::func::FuncOp"> {
+  let summary = "Attention (forward and backward) as fused, flash-style kernels";
+  let description = [{
+    Finds attention from iteration spaces and op kinds (passes/AttentionMatch.h):
+    a contraction producing scores over a query dim private to one operand
+    and a key dim private to the other, reduced over one head dim; masks
+    that are elementwise over the scores (causal, key padding); a softmax
+    over the key dim; optional dropout; a contraction with the values
+    reducing over the key dim; and in a training graph the backward ops
+    autodiff built from them. Each match becomes a `dm.kernel` "attention"
+    yielding the output and the per-row log-sum-exp (`dm.logsumexp`), and
+    two backward kernels, "attention_grad_kv" and "attention_grad_q", that
+    recompute the probabilities from it (`dm.softmax_lse`) and take the
+    softmax gradient's row sums from dO and O (`dm.softmax_grad_rowsum`):
+    the [query x key] tensors are never stored. Each kernel carries
+    `dm.fused` naming its kind. Attention the kernels cannot run (f32, head
+    dims outside [16, 128] or not multiples of 16) stays unfused; with
+    `remarks` each such softmax gets a remark saying why.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Remark on every softmax left unfused, with the reason">
+  ];
+  let dependentDialects = ["::dmc::dm::DmDialect"];
+}
+
 def DmFuse : Pass<"dm-fuse", "mlir::func::FuncOp"> {
   let summary = "Maximal fusion of non-contraction ops into dm.kernel ops";
   let description = [{

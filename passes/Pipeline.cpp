@@ -32,7 +32,7 @@ std::string stageNames() {
   return names;
 }
 
-void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train, bool epilogues) {
+void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train, PipelineOptions options) {
   mlir::OpPassManager &f = pm.nest<mlir::func::FuncOp>();
   if (last >= Stage::Stack)
     f.addPass(createDmStackContractions());
@@ -40,10 +40,12 @@ void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train, bool epilogu
     f.addPass(createDmAutodiff());
   if (last >= Stage::Classify)
     f.addPass(createDmClassify());
+  if (last >= Stage::Fuse && options.fusedAttention)
+    f.addPass(createDmFuseAttention());
   if (last >= Stage::Fuse)
     f.addPass(createDmFuse());
   if (last >= Stage::Config)
-    addConfigPasses(f, epilogues);
+    addConfigPasses(f, options.epilogues);
 }
 
 void addConfigPasses(mlir::OpPassManager &f, bool epilogues) {

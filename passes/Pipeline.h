@@ -20,9 +20,16 @@ std::optional<Stage> parseStage(llvm::StringRef name);
 /// "frontend, stack, autodiff, classify, fuse, config"
 std::string stageNames();
 
+/// What the pipeline may leave out (both on by default).
+struct PipelineOptions {
+  bool epilogues = true;      ///< dm-gemm-epilogues at the config stage
+  bool fusedAttention = true; ///< dm-fuse-attention at the fuse stage
+};
+
 /// Adds the passes up to and including `last` (dm-autodiff only with `train`;
-/// at the config stage dm-gemm-epilogues only with `epilogues`).
-void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train, bool epilogues = true);
+/// dm-fuse-attention and dm-gemm-epilogues as `options` say).
+void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train,
+                   PipelineOptions options = {});
 /// The config stage alone, on a function pass manager: dm-default-layouts,
 /// then dm-gemm-epilogues with `epilogues`.
 void addConfigPasses(mlir::OpPassManager &funcPm, bool epilogues);

@@ -76,8 +76,15 @@ bool sameProblem(const Problem &p, const Record &r) {
 }
 
 std::map<std::string, Knob> recordKnobs(const dmrt::ConfigKernel &k) {
-  return {{"lane_dim", k.laneDim}, {"tx", k.tx},   {"ty", k.ty},
-          {"per_thread", k.perThread}, {"vec", k.vec}, {"split", k.split}};
+  std::map<std::string, Knob> knobs = {{"lane_dim", k.laneDim}, {"tx", k.tx},
+                                       {"ty", k.ty},           {"per_thread", k.perThread},
+                                       {"vec", k.vec},         {"split", k.split}};
+  if (k.warps > 0) { // a fused attention kernel's tiles
+    knobs["block_m"] = k.blockM;
+    knobs["block_n"] = k.blockN;
+    knobs["warps"] = k.warps;
+  }
+  return knobs;
 }
 
 bool configKnobs(const Record &r, dmrt::ConfigKernel &k) {
@@ -96,6 +103,23 @@ bool configKnobs(const Record &r, dmrt::ConfigKernel &k) {
   if (lane == r.knobs.end() || !std::holds_alternative<std::string>(lane->second))
     return false;
   out.laneDim = std::get<std::string>(lane->second);
+  // Tiles: all three (a fused attention kernel's) or none.
+  std::pair<const char *, int64_t *> tiles[] = {
+      {"block_m", &out.blockM}, {"block_n", &out.blockN}, {"warps", &out.warps}};
+  int present = 0;
+  for (auto &[name, field] : tiles) {
+    auto it = r.knobs.find(name);
+    if (it == r.knobs.end())
+      continue;
+    if (!std::holds_alternative<int64_t>(it->second) || std::get<int64_t>(it->second) < 1)
+      return false;
+    *field = std::get<int64_t>(it->second);
+    ++present;
+  }
+  if (present != 0 && present != 3)
+    return false;
+  if (present == 0)
+    out.blockM = out.blockN = out.warps = 0;
   k = out;
   return true;
 }

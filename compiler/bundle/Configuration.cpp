@@ -43,9 +43,15 @@ std::string equationOf(dm::ContractOp c) {
 codegen::KernelConfig knobsOf(dm::KernelOp kernel) {
   auto knobs = kernel->getAttrOfType<DictionaryAttr>(kKnobsAttr);
   if (!knobs)
-    return codegen::defaultConfig(codegen::spaceOf(kernel));
+    return codegen::isFusedKernel(kernel) ? codegen::defaultFusedConfig(kernel)
+                                          : codegen::defaultConfig(codegen::spaceOf(kernel));
   codegen::KernelConfig c;
   auto get = [&](const char *key) { return int(cast<IntegerAttr>(knobs.get(key)).getInt()); };
+  if (knobs.get("warps")) {
+    c.blockM = get("block_m");
+    c.blockN = get("block_n");
+    c.warps = get("warps");
+  }
   llvm::StringRef lane = cast<StringAttr>(knobs.get("lane_dim")).getValue();
   c.laneDim = lane.empty() ? 0 : lane[0];
   c.tx = get("tx");
@@ -59,18 +65,35 @@ codegen::KernelConfig knobsOf(dm::KernelOp kernel) {
 void setKnobs(dm::KernelOp kernel, const codegen::KernelConfig &k) {
   Builder b(kernel.getContext());
   std::string lane = k.laneDim ? std::string(1, k.laneDim) : "";
-  kernel->setAttr(kKnobsAttr,
-                  b.getDictionaryAttr({b.getNamedAttr("lane_dim", b.getStringAttr(lane)),
-                                       b.getNamedAttr("tx", b.getI64IntegerAttr(k.tx)),
-                                       b.getNamedAttr("ty", b.getI64IntegerAttr(k.ty)),
-                                       b.getNamedAttr("per_thread", b.getI64IntegerAttr(k.perThread)),
-                                       b.getNamedAttr("vec", b.getI64IntegerAttr(k.vec)),
-                                       b.getNamedAttr("split", b.getI64IntegerAttr(k.split))}));
+  SmallVector<NamedAttribute> knobs = {
+      b.getNamedAttr("lane_dim", b.getStringAttr(lane)),
+      b.getNamedAttr("tx", b.getI64IntegerAttr(k.tx)),
+      b.getNamedAttr("ty", b.getI64IntegerAttr(k.ty)),
+      b.getNamedAttr("per_thread", b.getI64IntegerAttr(k.perThread)),
+      b.getNamedAttr("vec", b.getI64IntegerAttr(k.vec)),
+      b.getNamedAttr("split", b.getI64IntegerAttr(k.split))};
+  if (k.warps > 0) {
+    knobs.push_back(b.getNamedAttr("block_m", b.getI64IntegerAttr(k.blockM)));
+    knobs.push_back(b.getNamedAttr("block_n", b.getI64IntegerAttr(k.blockN)));
+    knobs.push_back(b.getNamedAttr("warps", b.getI64IntegerAttr(k.warps)));
+  }
+  kernel->setAttr(kKnobsAttr, b.getDictionaryAttr(knobs));
 }
 
 dmrt::ConfigKernel toConfigKernel(const std::string &name, const codegen::KernelConfig &k) {
-  return {name, k.laneDim ? std::string(1, k.laneDim) : "", k.tx, k.ty, k.perThread, k.vec,
-          k.split, k.describe()};
+  dmrt::ConfigKernel e;
+  e.name = name;
+  e.laneDim = k.laneDim ? std::string(1, k.laneDim) : "";
+  e.tx = k.tx;
+  e.ty = k.ty;
+  e.perThread = k.perThread;
+  e.vec = k.vec;
+  e.split = k.split;
+  e.blockM = k.blockM;
+  e.blockN = k.blockN;
+  e.warps = k.warps;
+  e.describe = k.describe();
+  return e;
 }
 
 codegen::KernelConfig fromConfigKernel(const dmrt::ConfigKernel &e) {
@@ -81,6 +104,9 @@ codegen::KernelConfig fromConfigKernel(const dmrt::ConfigKernel &e) {
   k.perThread = int(e.perThread);
   k.vec = int(e.vec);
   k.split = int(e.split);
+  k.blockM = int(e.blockM);
+  k.blockN = int(e.blockN);
+  k.warps = int(e.warps);
   return k;
 }
 

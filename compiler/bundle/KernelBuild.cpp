@@ -16,7 +16,8 @@ namespace {
 /// Knobs of the `index`-th feasible configuration of `kernel`, recorded in
 /// `knobs` (config.json) as they are.
 codegen::KernelConfig sweptKnobs(dm::KernelOp kernel, int index, dmrt::ConfigKernel &knobs) {
-  auto all = codegen::enumerateConfigs(codegen::spaceOf(kernel));
+  auto all = codegen::isFusedKernel(kernel) ? codegen::enumerateFusedConfigs(kernel)
+                                            : codegen::enumerateConfigs(codegen::spaceOf(kernel));
   codegen::KernelConfig config = all[index % all.size()];
   knobs = toConfigKernel(knobs.name, config);
   return config;

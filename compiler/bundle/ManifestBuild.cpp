@@ -49,13 +49,14 @@ void addKernels(const TensorTable &table, const std::vector<BuiltKernel> &built,
     bk.source = kernelFileStem(n) + ".cu";
     bk.grid[0] = k.grid;
     bk.grid[1] = k.gridY;
+    bk.grid[2] = k.gridZ;
     bk.block[0] = k.blockX;
     bk.block[1] = k.blockY;
     bk.sharedBytes = k.sharedBytes;
     bk.cubinBytes = int64_t(b.compiled.cubin.size());
     bk.cubinChecksum = dmrt::fnv1a64(b.compiled.cubin.data(), b.compiled.cubin.size());
     bk.workspaceBytes = k.workspaceBytes;
-    bk.config = b.config.describe();
+    bk.config = k.describe.empty() ? b.config.describe() : k.describe;
     bk.phase = phaseOf(unitOf, op);
     bk.inputs = ids(table, op.getInputs());
     bk.outputs = ids(table, op.getResults());

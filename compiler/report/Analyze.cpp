@@ -11,7 +11,7 @@ using namespace mlir;
 namespace dmc::report {
 
 llvm::Expected<DataMovementReport> analyzeModel(MLIRContext &ctx, llvm::StringRef modelPath,
-                                                Stage last, bool epilogues) {
+                                                Stage last, PipelineOptions options) {
   DataMovementReport report;
   report.model = modelPath.str();
   report.stage = stageName(last);
@@ -37,7 +37,8 @@ llvm::Expected<DataMovementReport> analyzeModel(MLIRContext &ctx, llvm::StringRe
 
   // The config stage runs on a copy of the fused graph, which the layouts
   // section compares it with.
-  auto fused = buildGraph(ctx, modelPath, /*train=*/true, std::min(last, Stage::Fuse));
+  auto fused =
+      buildGraph(ctx, modelPath, /*train=*/true, std::min(last, Stage::Fuse), options);
   if (!fused)
     return fused.takeError();
   if (last < Stage::Config) {
@@ -52,7 +53,7 @@ llvm::Expected<DataMovementReport> analyzeModel(MLIRContext &ctx, llvm::StringRe
   }
   OwningOpRef<ModuleOp> configured = (*fused)->clone();
   PassManager config(&ctx);
-  addConfigPasses(config.nest<func::FuncOp>(), epilogues);
+  addConfigPasses(config.nest<func::FuncOp>(), options.epilogues);
   if (failed(config.run(*configured)))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    modelPath + ": the config stage failed");

@@ -72,12 +72,16 @@ GraphCost costOf(func::FuncOp f) {
     if (auto kernel = dyn_cast<dm::KernelOp>(op)) {
       w.name = kernel.getName().str();
       w.opClass = "elementwise";
+      w.fused = kernel->hasAttr(dm::kFusedAttr);
       int64_t largest = 0; // the kernel's space is its largest member's
       kernel.getBody().walk([&](dm::IterationSpaceOpInterface inner) {
         w.members.push_back(memberOf(inner));
         w.flop += w.members.back().flop;
-        if (w.members.back().opClass == "normalization")
-          w.opClass = "normalization";
+        // The costliest class of its members: a fused attention kernel,
+        // which holds contractions, counts as one.
+        const std::string &c = w.members.back().opClass;
+        if (c == "contraction" || (c == "normalization" && w.opClass == "elementwise"))
+          w.opClass = c;
         if (int64_t points = dm::iterationPoints(inner); points > largest) {
           largest = points;
           w.space = spaceOf(inner);

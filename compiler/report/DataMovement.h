@@ -35,6 +35,7 @@ struct WorkItem {
   std::string name;    ///< kernel name, or the op's short name
   std::string opClass; ///< contraction | normalization | elementwise
   bool backward = false;
+  bool fused = false;  ///< a kernel with its own emitter (fused attention: dm.fused)
   std::string space;   ///< iteration space, e.g. "b=8 j=512 i=1024"
   std::vector<Member> members;
   std::vector<std::string> epilogues; ///< contractions: cuBLASLt epilogue candidates

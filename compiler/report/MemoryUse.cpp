@@ -3,6 +3,7 @@
 
 #include "codegen/KernelEmitter.h"
 #include "compiler/GraphSummary.h"
+#include "compiler/bundle/Configuration.h"
 #include "compiler/bundle/MemoryPlan.h"
 #include "compiler/bundle/TensorTable.h"
 #include "ir/DmDialect.h"
@@ -46,7 +47,7 @@ llvm::Expected<MemoryFigures> memoryOf(func::FuncOp f) {
       k.inputs = ids(kernel.getInputs());
       k.outputs = ids(kernel.getResults());
       auto emitted = codegen::emitKernel(
-          kernel, codegen::defaultConfig(codegen::spaceOf(kernel)), "k" + k.name);
+          kernel, bundle::knobsOf(kernel), "k" + k.name);
       if (!emitted)
         return emitted.takeError();
       k.workspaceBytes = emitted->workspaceBytes;

@@ -15,11 +15,10 @@ class MLIRContext;
 namespace dmc::report {
 
 /// Builds the model's training graph three times (as built; stacked; through
-/// `last`, the config stage with dm-gemm-epilogues only with `epilogues`)
-/// and costs each.
+/// `last`, with the optional passes `options` says) and costs each.
 llvm::Expected<DataMovementReport> analyzeModel(mlir::MLIRContext &ctx,
                                                 llvm::StringRef modelPath, Stage last,
-                                                bool epilogues = true);
+                                                PipelineOptions options = {});
 
 /// Tables for people: summary, per-class table, per-kernel table.
 void printText(const DataMovementReport &report, llvm::raw_ostream &os);

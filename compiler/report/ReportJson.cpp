@@ -78,6 +78,7 @@ void writeGraph(llvm::json::OStream &j, const GraphCost &g, double reduction) {
       j.attribute("backward", k.backward);
       j.attribute("contraction", k.contractions);
       j.attribute("non_contraction", k.nonContractions);
+      j.attribute("fused_attention", k.fused);
     });
     j.attributeObject("by_class", [&] {
       for (const std::string &name : classesOf(g)) {

@@ -26,6 +26,7 @@ KernelCounts countKernels(const GraphCost &g) {
   for (const WorkItem &w : g.items) {
     (w.backward ? c.backward : c.forward) += 1;
     (w.opClass == "contraction" ? c.contractions : c.nonContractions) += 1;
+    c.fused += w.fused;
   }
   return c;
 }
@@ -45,8 +46,12 @@ std::vector<std::pair<std::string, std::string>> summaryLines(const DataMovement
                                                     k.backward)
                                           .str()});
   lines.push_back({"non-contraction kernels",
-                   llvm::formatv("{0} fused (unfused: {1}); contractions: {2}",
-                                 k.nonContractions, u.nonContractions, k.contractions)
+                   llvm::formatv("{0} fused (unfused: {1}); contractions: {2}{3}",
+                                 k.nonContractions, u.nonContractions, k.contractions,
+                                 k.fused ? llvm::formatv(" ({0} of them fused attention kernels)",
+                                                         k.fused)
+                                               .str()
+                                         : std::string())
                        .str()});
   lines.push_back({"flop", fmtGFLOP(r.fused.flop) + " GFLOP"});
   lines.push_back({"bytes moved", fmtMB(r.unfused.bytes) + " MB unfused -> " +

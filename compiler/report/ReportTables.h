@@ -33,6 +33,7 @@ std::vector<std::string> classesOf(const GraphCost &g);
 /// Fused-graph kernel counts, the numbers behind the summary.
 struct KernelCounts {
   int forward = 0, backward = 0, contractions = 0, nonContractions = 0;
+  int fused = 0; ///< of `contractions`: fused attention kernels (not cuBLASLt calls)
 };
 KernelCounts countKernels(const GraphCost &g);
 

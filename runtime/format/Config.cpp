@@ -56,11 +56,20 @@ bool oneOf(Reader &r, const json &o, const std::string &path, const char *key, s
 
 bool parseKernel(Reader &r, const json &o, const std::string &p, ConfigKernel &k,
                  std::set<std::string> &names) {
-  if (!r.object(o, p, {"name", "lane_dim", "tx", "ty", "per_thread", "vec", "split", "describe"}) ||
+  if (!r.object(o, p, {"name", "lane_dim", "tx", "ty", "per_thread", "vec", "split", "describe",
+                       "block_m", "block_n", "warps"}) ||
       !name(r, o, p, "name", k.name, names) || !r.str(o, p, "lane_dim", k.laneDim) ||
       !r.integer(o, p, "tx", k.tx, 1) || !r.integer(o, p, "ty", k.ty, 1) ||
       !r.integer(o, p, "per_thread", k.perThread, 1) || !r.integer(o, p, "vec", k.vec, 1) ||
       !r.integer(o, p, "split", k.split, 1) || !r.str(o, p, "describe", k.describe))
+    return false;
+  // Tiles: all three or none.
+  int tiles = int(o.contains("block_m")) + int(o.contains("block_n")) + int(o.contains("warps"));
+  if (tiles != 0 && tiles != 3)
+    return r.fail(p, "a fused attention kernel's tiles need all of block_m, block_n and warps");
+  if (tiles == 3 &&
+      (!r.integer(o, p, "block_m", k.blockM, 1) || !r.integer(o, p, "block_n", k.blockN, 1) ||
+       !r.integer(o, p, "warps", k.warps, 1)))
     return false;
   if (!k.laneDim.empty() && !validDims(k.laneDim))
     return r.fail(p + ".lane_dim", "expected \"\" (no lane dim) or one dimension letter, got \"" +
@@ -193,15 +202,17 @@ std::string writeConfig(const Configuration &c) {
                           {"tensor", t.tensor},
                           {"dims", t.dims},
                           {"bytes", t.bytes}});
-  for (const ConfigKernel &k : c.kernels)
-    kernels.push_back({{"name", k.name},
-                       {"lane_dim", k.laneDim},
-                       {"tx", k.tx},
-                       {"ty", k.ty},
-                       {"per_thread", k.perThread},
-                       {"vec", k.vec},
-                       {"split", k.split},
-                       {"describe", k.describe}});
+  for (const ConfigKernel &k : c.kernels) {
+    ojson entry = {{"name", k.name},       {"lane_dim", k.laneDim}, {"tx", k.tx},
+                  {"ty", k.ty},           {"per_thread", k.perThread}, {"vec", k.vec},
+                  {"split", k.split},     {"describe", k.describe}};
+    if (k.warps > 0) {
+      entry["block_m"] = k.blockM;
+      entry["block_n"] = k.blockN;
+      entry["warps"] = k.warps;
+    }
+    kernels.push_back(std::move(entry));
+  }
   for (const ConfigContraction &k : c.contractions)
     contractions.push_back({{"name", k.name},
                             {"equation", k.equation},

@@ -32,6 +32,9 @@ struct ConfigKernel {
   std::string name;    ///< "k3_softmax_dropout"
   std::string laneDim; ///< "" or one letter
   int64_t tx = 1, ty = 1, perThread = 1, vec = 1, split = 1;
+  /// A fused attention kernel's tiles (optional fields "block_m", "block_n",
+  /// "warps", written only when warps > 0; 0 on loop-nest kernels).
+  int64_t blockM = 0, blockN = 0, warps = 0;
   std::string describe; ///< KernelConfig::describe(); informative, not read back
 };
 

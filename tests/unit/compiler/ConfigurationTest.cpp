@@ -79,12 +79,36 @@ TEST_P(Configuration, PlantedFaultsAreRejectedNamingTheEntry) {
     std::string error = apply(ctx, dmrt::writeConfig(bad));
     EXPECT_NE(error.find("disagrees with the layouts of its tensors"), std::string::npos) << error;
   }
-  {
+  // The first loop-nest kernel and the first fused attention kernel.
+  int loopNest = -1, fused = -1;
+  for (auto [n, k] : llvm::enumerate(config->kernels)) {
+    bool attention = llvm::StringRef(k.name).contains("_attention");
+    int &slot = attention ? fused : loopNest;
+    if (slot < 0)
+      slot = int(n);
+  }
+  ASSERT_GE(loopNest, 0);
+  ASSERT_GE(fused, 0) << "every example is bf16 with head dim 64: attention is fused";
+  for (int n : {loopNest, fused}) {
     dmrt::Configuration bad = *config;
-    bad.kernels[0].tx = 4096;
-    bad.kernels[0].ty = 1;
+    bad.kernels[n].tx = 4096;
+    bad.kernels[n].ty = 1;
     std::string error = apply(ctx, dmrt::writeConfig(bad));
-    EXPECT_NE(error.find("kernels[0] (\"" + bad.kernels[0].name + "\"): infeasible knobs"),
+    std::string entry = "kernels[" + std::to_string(n) + "] (\"" + bad.kernels[n].name + "\"): ";
+    EXPECT_NE(error.find(entry + (n == fused ? "a fused attention kernel takes tiles"
+                                             : "infeasible knobs")),
+              std::string::npos)
+        << error;
+  }
+  {
+    // Tiles a fused attention kernel cannot run: each warp owns 16 rows.
+    dmrt::Configuration bad = *config;
+    bad.kernels[fused].blockM = 48;
+    bad.kernels[fused].blockN = 64;
+    bad.kernels[fused].warps = 4;
+    std::string error = apply(ctx, dmrt::writeConfig(bad));
+    EXPECT_NE(error.find("kernels[" + std::to_string(fused) + "] (\"" + bad.kernels[fused].name +
+                         "\"): infeasible tiles (attention tiles 48x64, 4 warps): "),
               std::string::npos)
         << error;
   }

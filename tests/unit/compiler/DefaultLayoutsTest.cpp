@@ -58,7 +58,13 @@ TEST_P(DefaultLayouts, EveryContractionMapsAtTheConfigStage) {
   std::cout << "[ figures  ] unmappable contractions " << before << " -> " << unmappable(f)
             << ", transposes " << transposeKernels(f) << "\n";
 
-  // Planted: the scores contraction's first operand back in [b, j, h, p].
+  // Planted: the scores contraction's first operand back in [b, j, h, p]
+  // (attention unfused, so the scores are a contraction of their own).
+  dmc::PipelineOptions unfused;
+  unfused.fusedAttention = false;
+  auto plain = dmc::buildGraph(ctx, GetParam(), /*train=*/true, dmc::Stage::Config, unfused);
+  ASSERT_TRUE(static_cast<bool>(plain)) << llvm::toString(plain.takeError());
+  f = dmc::layerFunction(**plain);
   bool planted = false;
   for (auto c : f.getOps<dmc::dm::ContractOp>()) {
     auto a = cast<dmc::dm::TensorType>(c.getLhs().getType());

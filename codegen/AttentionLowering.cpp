@@ -1,0 +1,258 @@
+//===- AttentionLowering.cpp - a fused attention dm.kernel -> its kernel ---===//
+//
+// Reads what dm-fuse-attention put in the region (the scores contraction, its
+// masks, the dropout, the log-sum-exp or its use) and the kernel's operand
+// and result types (the physical layouts, after dm-default-layouts), fills
+// the MLIR-free dmcgen::AttentionProblem and emits the kernel of
+// codegen/attention for it. Nothing here is per model: the dims come from
+// the scores contraction's iteration space.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/KernelEmitter.h"
+
+#include "codegen/attention/AttentionProblem.h"
+#include "ir/IterationSpace.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+
+namespace dmc::codegen {
+namespace {
+
+llvm::Error fail(dm::KernelOp k, const llvm::Twine &why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "fused kernel '" + k.getName() + "': " + why);
+}
+
+dm::TensorType tensorOf(Value v) { return cast<dm::TensorType>(v.getType()); }
+
+/// `v` through layout changes inside the region (dm.transpose, a view).
+Value throughTranspose(Value v) {
+  while (auto t = v.getDefiningOp<dm::TransposeOp>())
+    v = t.getX();
+  return v;
+}
+
+/// Element stride of `letter` in a row-major tensor of type `t` (0 if absent).
+int64_t strideOf(dm::TensorType t, char letter) {
+  int pos = t.indexOf(letter);
+  if (pos < 0)
+    return 0;
+  int64_t s = 1;
+  for (unsigned n = pos + 1; n < t.getRank(); ++n)
+    s *= t.getShape()[n];
+  return s;
+}
+
+/// What the lowering reads off the region.
+struct Dims {
+  char batch = 0, heads = 0, query = 0, key = 0, head = 0;
+};
+
+dmcgen::AttentionStrides stridesOf(Value v, const Dims &d, char row) {
+  auto t = tensorOf(v);
+  return {strideOf(t, d.batch), strideOf(t, d.heads), strideOf(t, row), strideOf(t, d.head)};
+}
+
+std::optional<dmcgen::AttentionKernelKind> kindOf(dm::KernelOp k) {
+  auto fused = k->getAttrOfType<StringAttr>(dm::kFusedAttr);
+  if (!fused)
+    return std::nullopt;
+  if (fused.getValue() == "attention")
+    return dmcgen::AttentionKernelKind::Forward;
+  if (fused.getValue() == "attention_grad_kv")
+    return dmcgen::AttentionKernelKind::GradKV;
+  if (fused.getValue() == "attention_grad_q")
+    return dmcgen::AttentionKernelKind::GradQ;
+  return std::nullopt;
+}
+
+} // namespace
+
+bool isFusedKernel(dm::KernelOp kernel) { return kernel->hasAttr(dm::kFusedAttr); }
+
+/// The problem a fused attention kernel solves, read off its region and types.
+static llvm::Expected<std::pair<dmcgen::AttentionProblem, dmcgen::AttentionKernelKind>>
+attentionProblemOf(dm::KernelOp k) {
+  using dmcgen::AttentionKernelKind;
+  std::optional<AttentionKernelKind> kind = kindOf(k);
+  if (!kind)
+    return fail(k, "unknown dm.fused kind");
+  Block &body = k.getBody().front();
+  // The scores: the contraction whose result the masks and the softmax read.
+  dm::ContractOp scores;
+  dmcgen::AttentionProblem p;
+  for (Operation &op : body) {
+    if (auto c = dyn_cast<dm::ContractOp>(op); c && !scores)
+      scores = c;
+    else if (isa<dm::CausalMaskOp>(op))
+      p.causal = true;
+    else if (isa<dm::KeyPaddingMaskOp>(op))
+      p.keyPadding = true;
+  }
+  if (!scores)
+    return fail(k, "no scores contraction in the region");
+  Dims d;
+  for (unsigned n = 0; n < 2; ++n) {
+    std::string mine = dm::privateDims(scores, n);
+    if (mine.size() != 1)
+      return fail(k, "the scores operand " + std::to_string(n) + " has private dims '" + mine +
+                         "' (expected one position dim)");
+  }
+  // Operand 0 of the kernel is q, 1 is k (dm-fuse-attention's order).
+  Value qArg = body.getArgument(0), kArg = body.getArgument(1);
+  unsigned qSide = throughTranspose(scores.getLhs()) == qArg ? 0 : 1;
+  if (throughTranspose(scores->getOperand(qSide)) != qArg ||
+      throughTranspose(scores->getOperand(1 - qSide)) != kArg)
+    return fail(k, "the scores do not read the kernel's inputs 0 (q) and 1 (k)");
+  d.query = dm::privateDims(scores, qSide)[0];
+  d.key = dm::privateDims(scores, 1 - qSide)[0];
+  auto scoreType = tensorOf(scores.getResult());
+  std::string batch;
+  for (char c : scoreType.getNames())
+    if (c != d.query && c != d.key)
+      batch.push_back(c);
+  for (char c : tensorOf(qArg).getNames())
+    if (c != d.query && batch.find(c) == std::string::npos)
+      d.head = c;
+  if (batch.size() != 2 || !d.head)
+    return fail(k, "the scores' batch dims '" + batch + "' are not two (batch, heads)");
+  // With key padding, the lengths' dim is the batch; otherwise either order.
+  d.batch = batch[0];
+  d.heads = batch[1];
+  Value lens;
+  if (p.keyPadding) {
+    lens = body.getArguments().back();
+    char lensDim = tensorOf(lens).getNames()[0];
+    d.batch = lensDim;
+    d.heads = batch[0] == lensDim ? batch[1] : batch[0];
+  }
+  p.dtype = tensorOf(qArg).getElementType().isF16() ? dmrt::DType::F16 : dmrt::DType::BF16;
+  p.B = scoreType.getSize(d.batch);
+  p.H = scoreType.getSize(d.heads);
+  p.Lq = scoreType.getSize(d.query);
+  p.Lk = scoreType.getSize(d.key);
+  p.D = tensorOf(qArg).getSize(d.head);
+  p.scale = scores.getScale().convertToDouble();
+  p.q = stridesOf(qArg, d, d.query);
+  p.k = stridesOf(kArg, d, d.key);
+  p.v = stridesOf(body.getArgument(2), d, d.key);
+  Value lse;
+  if (*kind == AttentionKernelKind::Forward) {
+    p.o = stridesOf(k.getResult(0), d, d.query);
+    lse = k.getResult(1);
+  } else {
+    p.o = stridesOf(body.getArgument(3), d, d.query);
+    p.dO = stridesOf(body.getArgument(4), d, d.query);
+    lse = body.getArgument(5);
+    if (*kind == AttentionKernelKind::GradKV) {
+      p.dK = stridesOf(k.getResult(0), d, d.key);
+      p.dV = stridesOf(k.getResult(1), d, d.key);
+    } else {
+      p.dQ = stridesOf(k.getResult(0), d, d.query);
+    }
+  }
+  auto lseType = tensorOf(lse);
+  p.lse = {strideOf(lseType, d.batch), strideOf(lseType, d.heads), strideOf(lseType, d.query)};
+  for (Operation &op : body)
+    if (auto drop = dyn_cast<dm::DropoutOp>(op)) {
+      // The Philox index runs row-major over `order`, whatever the layout.
+      auto ordered = scoreType.permutedTo(drop.getOrder());
+      p.dropout = drop.getP().convertToDouble();
+      p.dropoutId = static_cast<uint32_t>(drop.getId());
+      p.dropoutStrides = {strideOf(ordered, d.batch), strideOf(ordered, d.heads),
+                          strideOf(ordered, d.query), strideOf(ordered, d.key)};
+      break;
+    }
+  if (std::string why = dmcgen::validate(p); !why.empty())
+    return fail(k, why);
+  return std::make_pair(p, *kind);
+}
+
+namespace {
+KernelConfig withTiles(const dmcgen::AttentionTiles &t) {
+  KernelConfig c;
+  c.blockM = t.blockM;
+  c.blockN = t.blockN;
+  c.warps = t.warps;
+  return c;
+}
+} // namespace
+
+std::vector<KernelConfig> enumerateFusedConfigs(dm::KernelOp kernel,
+                                                std::vector<std::string> *rejected) {
+  auto problem = attentionProblemOf(kernel);
+  if (!problem) {
+    if (rejected)
+      rejected->push_back(llvm::toString(problem.takeError()));
+    else
+      llvm::consumeError(problem.takeError());
+    return {};
+  }
+  auto [p, kind] = *problem;
+  // The default first, so that index 0 of a sweep is the default bundle's.
+  dmcgen::AttentionTiles def = dmcgen::defaultTiles(p, kind);
+  std::vector<KernelConfig> all = {withTiles(def)};
+  for (const dmcgen::TileCandidate &c : dmcgen::tileCandidates(p, kind)) {
+    if (!c.rejected.empty()) {
+      if (rejected)
+        rejected->push_back(withTiles(c.tiles).describe() + ": " + c.rejected);
+    } else if (!(c.tiles == def)) {
+      all.push_back(withTiles(c.tiles));
+    }
+  }
+  return all;
+}
+
+KernelConfig defaultFusedConfig(dm::KernelOp kernel) {
+  auto problem = attentionProblemOf(kernel);
+  if (!problem) { // emitAttentionKernel reports the same error
+    llvm::consumeError(problem.takeError());
+    return {};
+  }
+  return withTiles(dmcgen::defaultTiles(problem->first, problem->second));
+}
+
+std::string whyInfeasibleFused(dm::KernelOp kernel, const KernelConfig &config) {
+  auto problem = attentionProblemOf(kernel);
+  if (!problem)
+    return llvm::toString(problem.takeError());
+  return dmcgen::checkTiles(problem->first, {config.blockM, config.blockN, config.warps},
+                            problem->second);
+}
+
+llvm::Expected<EmittedKernel> emitAttentionKernel(dm::KernelOp k, const KernelConfig &config,
+                                                  llvm::StringRef entry) {
+  auto problem = attentionProblemOf(k);
+  if (!problem)
+    return problem.takeError();
+  auto [p, kind] = *problem;
+  dmcgen::AttentionTiles tiles = config.warps > 0
+                                     ? dmcgen::AttentionTiles{config.blockM, config.blockN,
+                                                              config.warps}
+                                     : dmcgen::defaultTiles(p, kind);
+  if (std::string why = dmcgen::checkTiles(p, tiles, kind); !why.empty())
+    return fail(k, "tiles " + withTiles(tiles).describe() + " are infeasible: " + why);
+  dmcgen::AttentionLaunch launch = dmcgen::launchGeometry(p, tiles, kind);
+  EmittedKernel e;
+  e.entry = entry.str();
+  e.source = llvm::formatv("// dm.kernel \"{0}\": fused attention ({1}), B{2} H{3} Lq{4} Lk{5} "
+                           "D{6}; tiles {7}x{8}, {9} warps\n",
+                           k.getName(), dmcgen::kernelKindName(kind), p.B, p.H, p.Lq, p.Lk, p.D,
+                           tiles.blockM, tiles.blockN, tiles.warps)
+                 .str() +
+             dmcgen::emitAttentionSource(p, tiles, kind, e.entry);
+  e.grid = launch.grid[0];
+  e.gridY = launch.grid[1];
+  e.gridZ = launch.grid[2];
+  e.blockX = int(launch.block[0]);
+  e.blockY = int(launch.block[1]);
+  e.sharedBytes = int(launch.sharedBytes);
+  e.passes = 1;
+  e.describe = llvm::formatv("attention tiles {0}x{1}, {2} warps", tiles.blockM, tiles.blockN,
+                             tiles.warps);
+  return e;
+}
+
+} // namespace dmc::codegen

@@ -1,0 +1,218 @@
+//===- FuseAttention.cpp - dm-fuse-attention: attention as fused kernels --===//
+//
+// Replaces each matched attention (AttentionMatch.h) by one dm.kernel for the
+// forward, which also yields the per-row log-sum-exp, and, in a training
+// graph, two for the backward (dk/dv by key block, dq by query block) that
+// recompute the scores and probabilities instead of reading saved ones. The
+// regions hold the same ops the graph had, plus dm.logsumexp, dm.softmax_lse
+// and dm.softmax_grad_rowsum, so the interpreter evaluates them as before;
+// codegen gives a kernel whose `dm.fused` attribute is set its own emitter.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "passes/AttentionMatch.h"
+
+#include "ir/IterationSpace.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#define DEBUG_TYPE "dm-fuse-attention"
+
+namespace dmc {
+#define GEN_PASS_DEF_DMFUSEATTENTION
+#include "passes/Passes.h.inc"
+} // namespace dmc
+
+using namespace mlir;
+
+namespace dmc {
+namespace {
+
+dm::TensorType tensorOf(Value v) { return cast<dm::TensorType>(v.getType()); }
+
+/// Builds one fused kernel: block arguments for `inputs`, `body` fills the
+/// region (returning the values to yield), classes set on the new ops.
+dm::KernelOp buildKernel(OpBuilder &b, Location loc, StringRef name, StringRef kind,
+                         ArrayRef<Value> inputs, TypeRange results,
+                         llvm::function_ref<SmallVector<Value>(OpBuilder &, IRMapping &)> body) {
+  auto kernel = b.create<dm::KernelOp>(loc, results, inputs, b.getStringAttr(name));
+  kernel->setAttr(dm::kFusedAttr, b.getStringAttr(kind));
+  Block *block = new Block();
+  kernel.getBody().push_back(block);
+  IRMapping map;
+  for (Value v : inputs)
+    map.map(v, block->addArgument(v.getType(), v.getLoc()));
+  OpBuilder inner = OpBuilder::atBlockEnd(block);
+  SmallVector<Value> yielded = body(inner, map);
+  inner.create<dm::YieldOp>(loc, yielded);
+  block->walk([&](dm::IterationSpaceOpInterface op) {
+    op->setAttr(dm::kClassAttr, b.getStringAttr(dm::opClassName(dm::classify(op))));
+  });
+  return kernel;
+}
+
+struct Rewriter {
+  AttentionForward f;
+  AttentionBackward *g; // null: no backward (inference graph)
+
+  /// Scores, masks and their log-sum-exp (forward) or the probabilities
+  /// recomputed from it (backward), inside a region mapped by `map`.
+  Value scores(OpBuilder &b, IRMapping &map) {
+    b.clone(*f.scores, map);
+    for (Operation *mask : f.masks)
+      b.clone(*mask, map);
+    return map.lookup(f.softmax.getX());
+  }
+
+  Type lseType(Value masked) {
+    auto t = tensorOf(masked);
+    std::string dims;
+    for (char c : t.getNames())
+      if (c != f.key)
+        dims.push_back(c);
+    auto r = t.restrictedTo(dims);
+    return dm::TensorType::get(t.getContext(), r.getNames(), r.getShape(),
+                               Float32Type::get(t.getContext()));
+  }
+
+  /// dS = P (dP - rowsum(dO * O)), masked as the graph masked it.
+  Value scoreGrad(OpBuilder &b, IRMapping &map, Value p, Value o, Location loc) {
+    b.clone(*g->gradScores, map);
+    if (g->gradDropout)
+      b.clone(*g->gradDropout, map);
+    Value dOut = map.lookup(g->gradOutput);
+    // In the operands' element type (a contraction does not mix them); the
+    // value stays inside the kernel, unrounded, as every region value does.
+    auto lse = cast<dm::TensorType>(lseType(f.softmax.getX()));
+    Type rowType = dm::TensorType::get(lse.getContext(), lse.getNames(), lse.getShape(),
+                                       tensorOf(dOut).getElementType());
+    Value rowsum =
+        b.create<dm::ContractOp>(loc, rowType, dOut, o, b.getF64FloatAttr(1.0)).getResult();
+    Value ds = b.create<dm::SoftmaxGradRowsumOp>(loc, p.getType(), p,
+                                                 map.lookup(g->softmaxGrad.getDy()), rowsum);
+    map.map(g->softmaxGrad.getResult(), ds);
+    for (Operation *mask : g->gradMasks)
+      b.clone(*mask, map);
+    return ds;
+  }
+
+  void run() {
+    Location loc = f.output.getLoc();
+    OpBuilder b(f.output);
+    SmallVector<Value> inputs = {f.q, f.k, f.v};
+    if (f.lengths)
+      inputs.push_back(f.lengths);
+    Type lse = lseType(f.softmax.getX());
+    auto fwd = buildKernel(
+        b, loc, "attention", "attention", inputs, {f.output.getType(), lse},
+        [&](OpBuilder &in, IRMapping &map) -> SmallVector<Value> {
+          Value masked = scores(in, map);
+          Value l = in.create<dm::LogSumExpOp>(loc, lse, masked, f.softmax.getDimAttr());
+          in.clone(*f.softmax, map);
+          if (f.dropout)
+            in.clone(*f.dropout, map);
+          in.clone(*f.output, map);
+          return {map.lookup(f.output.getResult()), l};
+        });
+    f.output.getResult().replaceAllUsesWith(fwd.getResult(0));
+    if (!g)
+      return;
+    Value savedLse = b.create<dm::SaveOp>(loc, lse, fwd.getResult(1));
+    Value savedO = b.create<dm::SaveOp>(loc, f.output.getType(), fwd.getResult(0));
+    // The backward kernels go where the first backward op of the pattern was.
+    Operation *first = g->gradScores->isBeforeInBlock(g->gradV) ? g->gradScores : g->gradV;
+    OpBuilder bb(first);
+    SmallVector<Value> gin = {g->savedQ, g->savedK, g->savedV, savedO, g->gradOutput, savedLse};
+    if (f.lengths)
+      gin.push_back(f.lengths);
+    auto recompute = [&](OpBuilder &in, IRMapping &map) {
+      // The forward ops read q, k, v; here they read the saved ones.
+      map.map(f.q, map.lookup(g->savedQ));
+      map.map(f.k, map.lookup(g->savedK));
+      Value masked = scores(in, map);
+      Value p = in.create<dm::SoftmaxLseOp>(loc, masked.getType(), masked,
+                                            map.lookup(savedLse));
+      map.map(f.softmax.getResult(), p);
+      return p;
+    };
+    auto kv = buildKernel(
+        bb, loc, "attention_grad_kv", "attention_grad_kv", gin,
+        {g->gradK.getType(), g->gradV.getType()},
+        [&](OpBuilder &in, IRMapping &map) -> SmallVector<Value> {
+          Value p = recompute(in, map);
+          Value dropped = p;
+          if (f.dropout)
+            dropped = in.clone(*f.dropout, map)->getResult(0);
+          // The saved dropped probabilities are the recomputed ones here.
+          Value savedDropped = g->gradV.getLhs() == g->gradOutput ? g->gradV.getRhs()
+                                                                  : g->gradV.getLhs();
+          map.map(savedDropped, dropped);
+          in.clone(*g->gradV, map);
+          scoreGrad(in, map, p, map.lookup(savedO), loc);
+          in.clone(*g->gradK, map);
+          return {map.lookup(g->gradK.getResult()), map.lookup(g->gradV.getResult())};
+        });
+    auto q = buildKernel(bb, loc, "attention_grad_q", "attention_grad_q", gin,
+                         {g->gradQ.getType()},
+                         [&](OpBuilder &in, IRMapping &map) -> SmallVector<Value> {
+                           Value p = recompute(in, map);
+                           scoreGrad(in, map, p, map.lookup(savedO), loc);
+                           in.clone(*g->gradQ, map);
+                           return {map.lookup(g->gradQ.getResult())};
+                         });
+    g->gradK.getResult().replaceAllUsesWith(kv.getResult(0));
+    g->gradV.getResult().replaceAllUsesWith(kv.getResult(1));
+    g->gradQ.getResult().replaceAllUsesWith(q.getResult(0));
+  }
+};
+
+/// Erases the ops of the replaced pattern (and the saves only they read),
+/// users before producers.
+void eraseDead(Block &block) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block))) {
+      if (op.hasTrait<OpTrait::IsTerminator>() || !op.use_empty() || !isa<dm::DmDialect>(op.getDialect()))
+        continue;
+      if (!isa<dm::IterationSpaceOpInterface>(op))
+        continue;
+      op.erase();
+      changed = true;
+    }
+  }
+}
+
+struct DmFuseAttentionPass : impl::DmFuseAttentionBase<DmFuseAttentionPass> {
+  using DmFuseAttentionBase::DmFuseAttentionBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    bool training = func->hasAttr("dm.training");
+    SmallVector<dm::SoftmaxOp> softmaxes(func.getBody().front().getOps<dm::SoftmaxOp>());
+    bool any = false;
+    for (dm::SoftmaxOp softmax : softmaxes) {
+      std::string whyNot;
+      std::optional<AttentionForward> f = matchAttentionForward(softmax, whyNot);
+      std::optional<AttentionBackward> g;
+      if (f && training)
+        g = matchAttentionBackward(*f, whyNot);
+      if (f && (!training || g))
+        whyNot = attentionUnsupported(*f);
+      if (!whyNot.empty()) {
+        if (remarks)
+          softmax.emitRemark() << "attention not fused: " << whyNot;
+        continue;
+      }
+      Rewriter{*f, g ? &*g : nullptr}.run();
+      any = true;
+    }
+    if (any)
+      eraseDead(func.getBody().front());
+  }
+};
+
+} // namespace
+} // namespace dmc
