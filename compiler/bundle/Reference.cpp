@@ -40,7 +40,9 @@ llvm::Error writeOne(Operation *op, const std::string &path, const ReferenceOpti
   std::vector<HostTensor> inputs;
   for (auto [k, v] : llvm::enumerate(op->getOperands()))
     inputs.push_back(draw(v.getType(), options.seed, dmrt::referenceStream(unit, k), maxInt));
-  auto outputs = interpretOp(op, inputs, {Precision::F32, options.seed});
+  InterpreterOptions interpreter{Precision::F32, options.seed};
+  interpreter.roundKernelOperands = true; // as a fused kernel's tensor cores read them
+  auto outputs = interpretOp(op, inputs, interpreter);
   if (!outputs)
     return outputs.takeError();
   // Inputs are redrawn on the GPU from the seed; outputs are stored in fp32,

@@ -7,6 +7,9 @@
 #   gpu-bundles/bert-large.dmlib     full size, with sampled references (65536
 #                                    per output)
 #   gpu-bundles/compare/bert-large-noepi.dmlib  the same, --no-epilogues (timed, not checked)
+#   gpu-bundles/compare/{bert-large,gpt2-medium}-unfused-attention.dmlib and
+#                                    gpu-bundles/compare/gpt2-medium.dmlib: with and
+#                                    without fused attention (timed, not checked)
 #   gpu-bundles/sweep/*.dmlib        bert-large under --config-index 0..7 and the
 #                                    defaults, no references (timing sweep)
 #   gpu-bundles/sweep-small/*.dmlib  two small examples under --config-index
@@ -127,6 +130,11 @@ echo "make-bundles: bert-large (full size, references)"
 compile examples/bert-large.json "$out/bert-large.dmlib" --reference --reference-samples 65536
 echo "make-bundles: bert-large without cuBLASLt epilogues (the comparison for --bench)"
 compile examples/bert-large.json "$out/compare/bert-large-noepi.dmlib" --no-epilogues
+# Fused attention against the unfused path (dmc-run --bench on both, same run).
+echo "make-bundles: bert-large and gpt2-medium with and without fused attention"
+compile examples/bert-large.json "$out/compare/bert-large-unfused-attention.dmlib" --no-fused-attention
+compile examples/gpt2-medium.json "$out/compare/gpt2-medium.dmlib"
+compile examples/gpt2-medium.json "$out/compare/gpt2-medium-unfused-attention.dmlib" --no-fused-attention
 $sweeps && for n in 0 1 2 3 4 5 6 7; do
   echo "make-bundles: sweep configuration $n"
   compile examples/bert-large.json "$out/sweep/bert-large-c$n.dmlib" --config-index "$n"
