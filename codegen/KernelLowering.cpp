@@ -128,29 +128,40 @@ llvm::Error Lowering::lower(Operation &op) {
         set(o, map("$0 * " + floatLiteral(o.getFactor().convertToDouble()), {x(0)}));
       })
       .Case([&](dm::ActivationOp o) {
-        if (o.getKind() == "relu")
+        switch (o.getActivationKind()) {
+        case dm::ActivationKind::Relu:
           set(o, map("$0 > 0.f ? $0 : 0.f", {x(0)}));
-        else if (o.getKind() == "gelu")
+          return;
+        case dm::ActivationKind::Gelu:
           set(o, map("0.5f * $0 * (1.f + dmcErf($0 * 7.0710678118654752e-01f))", {x(0)}));
-        else
+          return;
+        case dm::ActivationKind::GeluTanh:
           set(o, map("0.5f * $0 * (1.f + tanhf(7.9788456080286536e-01f * ($0 + 4.4715e-02f * $0 * "
                      "$0 * $0)))",
                      {x(0)}));
+          return;
+        }
+        llvm_unreachable("every activation kind is handled");
       })
       .Case([&](dm::ActivationGradOp o) {
         int dy = x(0), v = x(1);
-        int d;
-        if (o.getKind() == "relu") {
+        int d = -1;
+        switch (o.getActivationKind()) {
+        case dm::ActivationKind::Relu:
           d = map("$0 > 0.f ? 1.f : 0.f", {v});
-        } else if (o.getKind() == "gelu") {
+          break;
+        case dm::ActivationKind::Gelu:
           d = map("0.5f * (1.f + dmcErf($0 * 7.0710678118654752e-01f)) + $0 * "
                   "3.9894228040143268e-01f * dmcExp(-0.5f * $0 * $0)",
                   {v});
-        } else {
+          break;
+        case dm::ActivationKind::GeluTanh: {
           int t = map("tanhf(7.9788456080286536e-01f * ($0 + 4.4715e-02f * $0 * $0 * $0))", {v});
           d = map("0.5f * (1.f + $1) + 0.5f * $0 * (1.f - $1 * $1) * 7.9788456080286536e-01f * "
                   "(1.f + 1.34145e-01f * $0 * $0)",
                   {v, t});
+          break;
+        }
         }
         set(o, map("$0 * $1", {dy, d}));
       })

@@ -79,34 +79,45 @@ void HostKernels<T>::scale(const HostTensor &x, double factor, HostTensor &out) 
 }
 
 template <typename T>
-void HostKernels<T>::activation(const HostTensor &x, llvm::StringRef kind, HostTensor &out) {
+void HostKernels<T>::activation(const HostTensor &x, dm::ActivationKind kind,
+                                HostTensor &out) {
   for (size_t n = 0; n < out.data.size(); ++n) {
-    T v = in<T>(x, n), r;
-    if (kind == "relu")
+    T v = in<T>(x, n), r = 0;
+    switch (kind) {
+    case dm::ActivationKind::Relu:
       r = v > 0 ? v : T(0);
-    else if (kind == "gelu")
+      break;
+    case dm::ActivationKind::Gelu:
       r = T(0.5) * v * (T(1) + std::erf(v * T(kSqrtHalf)));
-    else
+      break;
+    case dm::ActivationKind::GeluTanh:
       r = T(0.5) * v * (T(1) + std::tanh(T(kSqrt2OverPi) * (v + T(0.044715) * v * v * v)));
+      break;
+    }
     out.data[n] = r;
   }
 }
 
 template <typename T>
 void HostKernels<T>::activationGrad(const HostTensor &dy, const HostTensor &x,
-                                    llvm::StringRef kind, HostTensor &out) {
+                                    dm::ActivationKind kind, HostTensor &out) {
   for (size_t n = 0; n < out.data.size(); ++n) {
-    T v = in<T>(x, n), d;
-    if (kind == "relu") {
+    T v = in<T>(x, n), d = 0;
+    switch (kind) {
+    case dm::ActivationKind::Relu:
       d = v > 0 ? T(1) : T(0);
-    } else if (kind == "gelu") {
+      break;
+    case dm::ActivationKind::Gelu:
       d = T(0.5) * (T(1) + std::erf(v * T(kSqrtHalf))) +
           v * T(kInvSqrt2Pi) * std::exp(T(-0.5) * v * v);
-    } else {
+      break;
+    case dm::ActivationKind::GeluTanh: {
       T inner = T(kSqrt2OverPi) * (v + T(0.044715) * v * v * v);
       T t = std::tanh(inner);
       d = T(0.5) * (T(1) + t) +
           T(0.5) * v * (T(1) - t * t) * T(kSqrt2OverPi) * (T(1) + T(3 * 0.044715) * v * v);
+      break;
+    }
     }
     out.data[n] = static_cast<T>(in<T>(dy, n) * d);
   }

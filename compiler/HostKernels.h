@@ -9,6 +9,7 @@
 #define DMC_COMPILER_HOSTKERNELS_H
 
 #include "compiler/HostTensor.h"
+#include "ir/ActivationKind.h"
 
 #include <cstdint>
 #include <vector>
@@ -22,8 +23,8 @@ template <typename T> struct HostKernels {
   static void biasAdd(const HostTensor &x, const HostTensor &bias, HostTensor &out);
   static void add(const HostTensor &a, const HostTensor &b, HostTensor &out);
   static void scale(const HostTensor &x, double factor, HostTensor &out);
-  static void activation(const HostTensor &x, llvm::StringRef kind, HostTensor &out);
-  static void activationGrad(const HostTensor &dy, const HostTensor &x, llvm::StringRef kind,
+  static void activation(const HostTensor &x, dm::ActivationKind kind, HostTensor &out);
+  static void activationGrad(const HostTensor &dy, const HostTensor &x, dm::ActivationKind kind,
                              HostTensor &out);
   /// Philox dropout; element numbering row-major over the dims in `order`.
   static void dropout(const HostTensor &x, double p, uint32_t id, const std::string &order,

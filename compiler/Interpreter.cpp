@@ -248,11 +248,11 @@ private:
               return true;
             })
             .Case([&](dm::ActivationOp o) {
-              K::activation(get(o.getX()), o.getKind(), result(o));
+              K::activation(get(o.getX()), o.getActivationKind(), result(o));
               return true;
             })
             .Case([&](dm::ActivationGradOp o) {
-              K::activationGrad(get(o.getDy()), get(o.getX()), o.getKind(), result(o));
+              K::activationGrad(get(o.getDy()), get(o.getX()), o.getActivationKind(), result(o));
               return true;
             })
             .Case([&](dm::DropoutOp o) {

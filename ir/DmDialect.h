@@ -13,6 +13,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "ir/ActivationKind.h"
 #include "runtime/format/GemmDescriptor.h"
 
 #include <string>

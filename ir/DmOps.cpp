@@ -42,10 +42,10 @@ LogicalResult verifyDimsOf(Operation *op, StringRef attr, StringRef dims, Value 
 }
 
 LogicalResult verifyActivationKind(Operation *op, StringRef kind) {
-  if (kind == "gelu" || kind == "gelu_tanh" || kind == "relu")
+  if (parseActivationKind(kind))
     return success();
-  return op->emitOpError() << "unknown activation '" << kind
-                           << "'; expected gelu, gelu_tanh or relu";
+  return op->emitOpError() << "unknown activation '" << kind << "'; expected "
+                           << kActivationKinds;
 }
 
 /// `a` and `b` hold the same element type.

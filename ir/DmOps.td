@@ -107,6 +107,12 @@ def Dm_ActivationOp : Dm_UnaryOp<"activation",
   let summary = "gelu (erf form), gelu_tanh (tanh approximation) or relu";
   let arguments = (ins Dm_FloatTensor:$x, StrAttr:$kind);
   let assemblyFormat = "$x attr-dict `:` type($result)";
+  let extraClassDeclaration = [{
+    /// `kind` as the enum (the verifier admits no other spelling).
+    ::dmc::dm::ActivationKind getActivationKind() {
+      return *::dmc::dm::parseActivationKind(getKind());
+    }
+  }];
   let hasVerifier = 1;
 }
 
@@ -116,6 +122,12 @@ def Dm_ActivationGradOp : Dm_SpaceOp<"activation_grad",
   let arguments = (ins Dm_FloatTensor:$dy, Dm_FloatTensor:$x, StrAttr:$kind);
   let results = (outs Dm_FloatTensor:$result);
   let assemblyFormat = "$dy `,` $x attr-dict `:` type($result)";
+  let extraClassDeclaration = [{
+    /// `kind` as the enum (the verifier admits no other spelling).
+    ::dmc::dm::ActivationKind getActivationKind() {
+      return *::dmc::dm::parseActivationKind(getKind());
+    }
+  }];
   let hasVerifier = 1;
 }
 

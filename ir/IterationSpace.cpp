@@ -163,8 +163,12 @@ LogicalResult verifyConsistentDims(Operation *op) {
 double ContractOp::getFlopPerPoint() { return 2.0; } // multiply + add
 unsigned ContractOp::getNumSpaceOperands() { return 2; } // lhs, rhs; not the bias
 
-double ActivationOp::getFlopPerPoint() { return getKind() == "relu" ? 1.0 : 8.0; }
-double ActivationGradOp::getFlopPerPoint() { return getKind() == "relu" ? 1.0 : 12.0; }
+double ActivationOp::getFlopPerPoint() {
+  return getActivationKind() == ActivationKind::Relu ? 1.0 : 8.0;
+}
+double ActivationGradOp::getFlopPerPoint() {
+  return getActivationKind() == ActivationKind::Relu ? 1.0 : 12.0;
+}
 
 std::string SoftmaxOp::getReductionDims() { return getDim().str(); }
 double SoftmaxOp::getFlopPerPoint() { return 5.0; } // max, sub, exp, sum, div

@@ -249,11 +249,16 @@ void markEpilogues(dm::ContractOp c) {
   auto single = [](Value v) { return v.hasOneUse() ? *v.getUsers().begin() : nullptr; };
   auto activation = [&](Operation *op) {
     if (auto act = dyn_cast_or_null<dm::ActivationOp>(op)) {
-      // cuBLASLt's GELU is the tanh approximation.
-      if (act.getKind() == "relu")
+      switch (act.getActivationKind()) {
+      case dm::ActivationKind::Relu:
         found.push_back("relu_aux");
-      else if (act.getKind() == "gelu_tanh")
+        break;
+      case dm::ActivationKind::GeluTanh: // cuBLASLt's GELU is the tanh approximation
         found.push_back("gelu_aux");
+        break;
+      case dm::ActivationKind::Gelu: // the erf form: no cuBLASLt epilogue
+        break;
+      }
     }
   };
   Operation *next = single(out);
@@ -268,8 +273,8 @@ void markEpilogues(dm::ContractOp c) {
   llvm::sort(users, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   for (Operation *user : users)
     if (auto grad = dyn_cast<dm::ActivationGradOp>(user);
-        grad && grad.getDy() == out && grad.getKind() != "gelu")
-      found.push_back(grad.getKind() == "relu" ? "drelu" : "dgelu");
+        grad && grad.getDy() == out && grad.getActivationKind() != dm::ActivationKind::Gelu)
+      found.push_back(grad.getActivationKind() == dm::ActivationKind::Relu ? "drelu" : "dgelu");
   // Bias gradient: an operand also summed down to its dims the other lacks.
   for (unsigned n = 0; n < 2; ++n)
     for (Operation *u : c->getOperand(n).getUsers())
