@@ -171,6 +171,19 @@ attentionProblemOf(dm::KernelOp k) {
 }
 
 namespace {
+/// The library's default tiles for the head dim when they fit the target's
+/// shared memory, else the first feasible candidate.
+dmcgen::AttentionTiles defaultTilesFor(const dmcgen::AttentionProblem &p,
+                                       dmcgen::AttentionKernelKind kind, unsigned shared) {
+  dmcgen::AttentionTiles def = dmcgen::defaultTiles(p, kind);
+  if (dmcgen::checkTiles(p, def, kind, shared).empty())
+    return def;
+  for (const dmcgen::TileCandidate &c : dmcgen::tileCandidates(p, kind, shared))
+    if (c.rejected.empty())
+      return c.tiles;
+  return def; // none fits: checkTiles' reason reaches the user through the emitter
+}
+
 KernelConfig withTiles(const dmcgen::AttentionTiles &t) {
   KernelConfig c;
   c.blockM = t.blockM;
@@ -192,9 +205,10 @@ std::vector<KernelConfig> enumerateFusedConfigs(dm::KernelOp kernel,
   }
   auto [p, kind] = *problem;
   // The default first, so that index 0 of a sweep is the default bundle's.
-  dmcgen::AttentionTiles def = dmcgen::defaultTiles(p, kind);
+  unsigned shared = targetOf(kernel).maxSharedPerBlock;
+  dmcgen::AttentionTiles def = defaultTilesFor(p, kind, shared);
   std::vector<KernelConfig> all = {withTiles(def)};
-  for (const dmcgen::TileCandidate &c : dmcgen::tileCandidates(p, kind)) {
+  for (const dmcgen::TileCandidate &c : dmcgen::tileCandidates(p, kind, shared)) {
     if (!c.rejected.empty()) {
       if (rejected)
         rejected->push_back(withTiles(c.tiles).describe() + ": " + c.rejected);
@@ -211,7 +225,8 @@ KernelConfig defaultFusedConfig(dm::KernelOp kernel) {
     llvm::consumeError(problem.takeError());
     return {};
   }
-  return withTiles(dmcgen::defaultTiles(problem->first, problem->second));
+  return withTiles(defaultTilesFor(problem->first, problem->second,
+                                   targetOf(kernel).maxSharedPerBlock));
 }
 
 std::string whyInfeasibleFused(dm::KernelOp kernel, const KernelConfig &config) {
@@ -219,7 +234,7 @@ std::string whyInfeasibleFused(dm::KernelOp kernel, const KernelConfig &config) 
   if (!problem)
     return llvm::toString(problem.takeError());
   return dmcgen::checkTiles(problem->first, {config.blockM, config.blockN, config.warps},
-                            problem->second);
+                            problem->second, targetOf(kernel).maxSharedPerBlock);
 }
 
 llvm::Expected<EmittedKernel> emitAttentionKernel(dm::KernelOp k, const KernelConfig &config,
@@ -228,11 +243,11 @@ llvm::Expected<EmittedKernel> emitAttentionKernel(dm::KernelOp k, const KernelCo
   if (!problem)
     return problem.takeError();
   auto [p, kind] = *problem;
-  dmcgen::AttentionTiles tiles = config.warps > 0
-                                     ? dmcgen::AttentionTiles{config.blockM, config.blockN,
-                                                              config.warps}
-                                     : dmcgen::defaultTiles(p, kind);
-  if (std::string why = dmcgen::checkTiles(p, tiles, kind); !why.empty())
+  unsigned shared = targetOf(k).maxSharedPerBlock;
+  dmcgen::AttentionTiles tiles =
+      config.warps > 0 ? dmcgen::AttentionTiles{config.blockM, config.blockN, config.warps}
+                       : defaultTilesFor(p, kind, shared);
+  if (std::string why = dmcgen::checkTiles(p, tiles, kind, shared); !why.empty())
     return fail(k, "tiles " + withTiles(tiles).describe() + " are infeasible: " + why);
   dmcgen::AttentionLaunch launch = dmcgen::launchGeometry(p, tiles, kind);
   EmittedKernel e;

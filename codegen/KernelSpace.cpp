@@ -3,6 +3,8 @@
 
 #include "ir/IterationSpace.h"
 
+#include "mlir/IR/BuiltinOps.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -12,8 +14,18 @@ using namespace mlir;
 
 namespace dmc::codegen {
 
+dmcgen::GpuTarget targetOf(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  auto name = module ? module->getAttrOfType<StringAttr>(dm::kTargetAttr) : StringAttr();
+  if (name)
+    if (auto t = dmcgen::targetByName(name.getValue().str()))
+      return *t;
+  return dmcgen::defaultTarget();
+}
+
 KernelSpace spaceOf(dm::KernelOp kernel) {
   KernelSpace s;
+  s.sms = targetOf(kernel).sms;
   std::string all, reduced;
   s.finalReductions = true;
   kernel.getBody().walk([&](dm::IterationSpaceOpInterface op) {
@@ -221,8 +233,8 @@ KernelConfig defaultConfig(const KernelSpace &s) {
   if (s.finalReductions) {
     // Column reductions: 8 lanes x 16 bytes cover a 128-byte line of each
     // row, 256 threads per block, and enough blocks over the rows to fill
-    // an H100/H200 twice (132 SMs) with at least two rows per thread.
-    constexpr int64_t kTargetBlocks = 264;
+    // the target's SMs twice with at least two rows per thread.
+    const int64_t kTargetBlocks = 2 * int64_t(s.sms);
     int bytes = 1;
     for (const auto &[dims, b] : s.tensors)
       if (dims.back() == innermost)

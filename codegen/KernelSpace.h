@@ -10,6 +10,7 @@
 #ifndef DMC_CODEGEN_KERNELSPACE_H
 #define DMC_CODEGEN_KERNELSPACE_H
 
+#include "codegen/target/GpuTarget.h"
 #include "ir/DmDialect.h"
 
 #include <map>
@@ -28,7 +29,13 @@ struct KernelSpace {
   /// Every reducing op's results lack the row dims and only leave the
   /// kernel: one sweep computes everything, so blocks may split the rows.
   bool finalReductions = false;
+  /// SMs of the GPU the kernel is compiled for (the module's dm.target).
+  int sms = 132;
 };
+
+/// The GPU `op`'s module is compiled for (its dm.target; the default target
+/// when it has none).
+dmcgen::GpuTarget targetOf(mlir::Operation *op);
 
 /// The space of `kernel`, read from its members' iteration spaces.
 KernelSpace spaceOf(dm::KernelOp kernel);

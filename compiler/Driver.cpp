@@ -1,6 +1,9 @@
 //===- Driver.cpp - model description -> forward or training graph --------===//
 #include "compiler/Driver.h"
 
+#include "codegen/target/GpuTarget.h"
+#include "ir/IterationSpace.h"
+
 #include "compiler/LayerBuilder.h"
 #include "passes/Passes.h"
 
@@ -44,6 +47,11 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildGraph(MLIRContext &ctx, const ModelCo
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    modelPath + ": internal error, the built graph does not "
                                                "verify:\n" + diagnostics);
+  if (!dmcgen::targetByName(options.target))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--target: unknown GPU '" + options.target +
+                                       "' (known: " + dmcgen::targetNames() + ")");
+  (*module)->setAttr(dm::kTargetAttr, StringAttr::get(&ctx, options.target));
   PassManager pm(&ctx);
   buildPipeline(pm, last, train, options);
   if (failed(pm.run(*module)))

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/KernelEmitter.h"
+#include "codegen/target/GpuTarget.h"
 #include "compiler/Driver.h"
 #include "compiler/bundle/BundleWriter.h"
 #include "compiler/bundle/DatabaseKnobs.h"
@@ -96,8 +97,21 @@ cl::opt<bool> noFusedAttention(
     cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd), cl::sub(evalCmd),
     cl::cat(dmcCategory));
 
-/// The optional passes as the command line chose them.
-dmc::PipelineOptions pipelineOptions() { return {!noEpilogues, !noFusedAttention}; }
+/// cl::desc keeps a StringRef: the text lives as long as the program.
+const std::string &targetHelp() {
+  static const std::string text = "The GPU to configure kernels for (its SMs and shared "
+                                  "memory): " +
+                                  dmcgen::targetNames() +
+                                  " (default: the first of --arch's, h100 for sm_90a)";
+  return text;
+}
+cl::opt<std::string> target(
+    "target", cl::desc(targetHelp()),
+    cl::value_desc("NAME"), cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd),
+    cl::cat(dmcCategory));
+
+/// The optional passes and the target as the command line chose them.
+dmc::PipelineOptions pipelineOptions();
 
 cl::opt<std::string> arch("arch", cl::desc("GPU architecture: sm_80, sm_89, sm_90, sm_90a, sm_100"),
                           cl::init("sm_90a"), cl::sub(compileCmd), cl::cat(dmcCategory));
@@ -291,6 +305,17 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(mlir::MLIRContext &c
   if (!dmrt::parseConfig((*text)->getBuffer().str(), configFile, config, error))
     return createStringError(inconvertibleErrorCode(), error);
   return graphWithConfig(ctx, config, configFile);
+}
+
+dmc::PipelineOptions pipelineOptions() {
+  dmc::PipelineOptions o;
+  o.epilogues = !noEpilogues;
+  o.fusedAttention = !noFusedAttention;
+  if (!target.empty())
+    o.target = target;
+  else if (auto t = dmcgen::defaultTargetFor(arch))
+    o.target = t->name;
+  return o;
 }
 
 int runCompile(mlir::MLIRContext &ctx) {

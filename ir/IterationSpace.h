@@ -37,6 +37,9 @@ inline constexpr llvm::StringLiteral kClassAttr = "dm.class";
 /// On a dm.kernel with its own emitter (dm-fuse-attention): its kind,
 /// "attention", "attention_grad_kv" or "attention_grad_q".
 inline constexpr llvm::StringLiteral kFusedAttr = "dm.fused";
+/// On the module: the name of the GPU it is compiled for
+/// (codegen/target/GpuTarget.h), e.g. "h100".
+inline constexpr llvm::StringLiteral kTargetAttr = "dm.target";
 const char *opClassName(OpClass c);
 /// Contraction: two operands each with private dims and a reduction dim they
 /// share. Normalization: any other reduction. Elementwise: no reduction.

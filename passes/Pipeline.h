@@ -24,6 +24,9 @@ std::string stageNames();
 struct PipelineOptions {
   bool epilogues = true;      ///< dm-gemm-epilogues at the config stage
   bool fusedAttention = true; ///< dm-fuse-attention at the fuse stage
+  /// The GPU the graph is compiled for (codegen/target/GpuTarget.h): set on
+  /// the module as `dm.target`, read by codegen's configurations.
+  std::string target = "h100";
 };
 
 /// Adds the passes up to and including `last` (dm-autodiff only with `train`;
