@@ -63,10 +63,7 @@ Expected<std::vector<size_t>> feasibleCounts(MLIRContext &ctx, bool print) {
   size_t n = 0, contractions = 0;
   FuncOp f = layerFunction(**module);
   // The cuBLASLt contractions: those a fused kernel holds run inside it.
-  for (auto c : f.getOps<dm::ContractOp>()) {
-    (void)c;
-    ++contractions;
-  }
+  contractions = size_t(llvm::range_size(f.getOps<dm::ContractOp>()));
   for (auto kernel : f.getOps<dm::KernelOp>()) {
     std::vector<std::string> rejected;
     auto all = codegen::isFusedKernel(kernel)

@@ -168,21 +168,34 @@ struct Rewriter {
   }
 };
 
-/// Erases the ops of the replaced pattern (and the saves only they read),
-/// users before producers.
-void eraseDead(Block &block) {
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block))) {
-      if (op.hasTrait<OpTrait::IsTerminator>() || !op.use_empty() || !isa<dm::DmDialect>(op.getDialect()))
-        continue;
-      if (!isa<dm::IterationSpaceOpInterface>(op))
-        continue;
-      op.erase();
-      changed = true;
-    }
+/// The ops a match replaces: the pattern's, and the saves of the
+/// probabilities (before and after dropout) that only its backward read.
+SmallVector<Operation *> replacedOps(AttentionForward f, AttentionBackward *g) {
+  SmallVector<Operation *> ops = {f.scores, f.softmax, f.output};
+  ops.append(f.masks.begin(), f.masks.end());
+  if (f.dropout)
+    ops.push_back(f.dropout);
+  for (Value p : {Value(f.softmax.getResult()), f.dropout ? Value(f.dropout.getResult()) : Value()})
+    if (p)
+      for (Operation *u : p.getUsers())
+        if (isa<dm::SaveOp>(u))
+          ops.push_back(u);
+  if (g) {
+    ops.append({g->gradScores, g->softmaxGrad, g->gradQ, g->gradK, g->gradV});
+    ops.append(g->gradMasks.begin(), g->gradMasks.end());
+    if (g->gradDropout)
+      ops.push_back(g->gradDropout);
   }
+  return ops;
+}
+
+/// Erases `ops`, users first; one something else still reads (a save of the
+/// probabilities another op uses) stays, correct if not smaller.
+void eraseReplaced(SmallVector<Operation *> ops) {
+  llvm::sort(ops, [](Operation *a, Operation *b) { return b->isBeforeInBlock(a); });
+  for (Operation *op : ops)
+    if (op->use_empty())
+      op->erase();
 }
 
 struct DmFuseAttentionPass : impl::DmFuseAttentionBase<DmFuseAttentionPass> {
@@ -192,7 +205,6 @@ struct DmFuseAttentionPass : impl::DmFuseAttentionBase<DmFuseAttentionPass> {
     func::FuncOp func = getOperation();
     bool training = func->hasAttr("dm.training");
     SmallVector<dm::SoftmaxOp> softmaxes(func.getBody().front().getOps<dm::SoftmaxOp>());
-    bool any = false;
     for (dm::SoftmaxOp softmax : softmaxes) {
       std::string whyNot;
       std::optional<AttentionForward> f = matchAttentionForward(softmax, whyNot);
@@ -206,11 +218,10 @@ struct DmFuseAttentionPass : impl::DmFuseAttentionBase<DmFuseAttentionPass> {
           softmax.emitRemark() << "attention not fused: " << whyNot;
         continue;
       }
+      SmallVector<Operation *> replaced = replacedOps(*f, g ? &*g : nullptr);
       Rewriter{*f, g ? &*g : nullptr}.run();
-      any = true;
+      eraseReplaced(std::move(replaced));
     }
-    if (any)
-      eraseDead(func.getBody().front());
   }
 };
 
