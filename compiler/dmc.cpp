@@ -18,6 +18,7 @@
 #include "compiler/TensorIO.h"
 #include "compiler/TuneCommand.h"
 #include "compiler/report/Report.h"
+#include "compiler/report/TuningReport.h"
 
 #include "ir/Signature.h"
 
@@ -136,6 +137,11 @@ cl::opt<std::string> dbFile("db",
                             cl::desc("Give each kernel its fastest knobs measured in this tuning "
                                      "database (docs/tuning-db-format.md)"),
                             cl::value_desc("DB.jsonl"), cl::sub(compileCmd), cl::cat(dmcCategory));
+cl::opt<std::string> dbReport(
+    "db-report",
+    cl::desc("With --db: also write an HTML page of each kernel's measured configurations "
+             "(violin plots, default and fastest marked)"),
+    cl::value_desc("OUT.html"), cl::sub(compileCmd), cl::cat(dmcCategory));
 cl::opt<std::string> dbDevice("db-device",
                               cl::desc("With --db: the device whose records to use (default: "
                                        "the database's only device)"),
@@ -339,8 +345,8 @@ int runCompile(mlir::MLIRContext &ctx) {
               "--config or --config-index)\n";
     return 1;
   }
-  if (dbFile.empty() && !dbDevice.empty()) {
-    errs() << "dmc compile: --db-device without --db\n";
+  if (dbFile.empty() && (!dbDevice.empty() || !dbReport.empty())) {
+    errs() << "dmc compile: --db-device and --db-report need --db\n";
     return 1;
   }
   dmc::bundle::BundleOptions options;
@@ -365,9 +371,17 @@ int runCompile(mlir::MLIRContext &ctx) {
   if (!dbFile.empty()) {
     dmrt::Configuration tuned;
     bool changed = false;
+    dmc::bundle::DatabaseView view;
     if (Error e = dmc::bundle::knobsFromDatabase(written, dbFile, dbDevice, tuned, changed,
-                                                 errs()))
+                                                 errs(), &view))
       return report(std::move(e));
+    if (!dbReport.empty()) {
+      if (Error e = dmc::report::writeTuningReport(view.selection, view.device,
+                                                   sys::path::stem(modelPath).str(), dbFile,
+                                                   dbReport))
+        return report(std::move(e));
+      errs() << "dmc compile: wrote " << dbReport << "\n";
+    }
     if (changed)
       module = graphWithConfig(ctx, tuned, dbFile);
     if (!module)

@@ -67,6 +67,7 @@ KnobSelection selectKnobs(const dmrt::Manifest &m, const dmrt::Configuration &co
       if (!sameProblem(p, *r) || !configKnobs(*r, knobs))
         continue;
       ++choice.candidates;
+      choice.candidateUs.push_back(r->medianUs);
       if (knobsEqual(*r, ck) && (choice.defaultUs < 0 || r->medianUs < choice.defaultUs))
         choice.defaultUs = r->medianUs;
       if (!best || r->medianUs < best->medianUs)

@@ -33,6 +33,7 @@ struct KernelChoice {
   double chosenUs = -1;     ///< the chosen candidate's median, -1: no records
   std::string chosen;       ///< the chosen knobs (describeCandidate)
   bool changed = false;     ///< knobs differ from the default's
+  std::vector<double> candidateUs; ///< every candidate's median (the distribution)
 };
 
 struct KnobSelection {

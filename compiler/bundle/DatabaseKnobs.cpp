@@ -17,7 +17,7 @@ llvm::Error fail(const std::string &message) {
 
 llvm::Error knobsFromDatabase(const WrittenBundle &defaultBundle, const std::string &dbPath,
                               const std::string &device, dmrt::Configuration &config,
-                              bool &changed, llvm::raw_ostream &log) {
+                              bool &changed, llvm::raw_ostream &log, DatabaseView *view) {
   const dmrt::Manifest &manifest = defaultBundle.manifest;
   config = defaultBundle.configuration;
   std::string error;
@@ -42,6 +42,10 @@ llvm::Error knobsFromDatabase(const WrittenBundle &defaultBundle, const std::str
       << "), NVRTC " << software.nvrtc << ", codegen " << software.codegen << "\n"
       << sel.describe() << global.describe();
   changed = global.ok && (global.kernelsChanged || global.layoutsChanged);
+  if (view) {
+    view->device = chosen.name;
+    view->selection = std::move(sel);
+  }
   return llvm::Error::success();
 }
 

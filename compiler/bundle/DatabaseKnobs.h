@@ -13,6 +13,7 @@
 
 #include "compiler/bundle/BundleWriter.h"
 #include "runtime/format/Config.h"
+#include "tuning-db/KnobSelection.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
@@ -21,13 +22,21 @@
 
 namespace dmc::bundle {
 
+/// What the database said of the bundle's kernels, for a report.
+struct DatabaseView {
+  std::string device;                ///< the device whose records were used
+  tuningdb::KnobSelection selection; ///< per kernel: its measured candidates
+};
+
 /// `config`: the default bundle's configuration with the chosen knobs and
 /// layouts; `changed`: whether anything differs from the default. Writes
-/// what matched, what was rejected and why, and the choice to `log`. Errors
-/// name the database and what is wrong.
+/// what matched, what was rejected and why, and the choice to `log` (and,
+/// when `view` is given, the per-kernel measurements into it). Errors name
+/// the database and what is wrong.
 llvm::Error knobsFromDatabase(const WrittenBundle &defaultBundle, const std::string &dbPath,
                               const std::string &device, dmrt::Configuration &config,
-                              bool &changed, llvm::raw_ostream &log);
+                              bool &changed, llvm::raw_ostream &log,
+                              DatabaseView *view = nullptr);
 
 } // namespace dmc::bundle
 

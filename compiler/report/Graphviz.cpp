@@ -2,6 +2,7 @@
 #include "compiler/report/Graphviz.h"
 
 #include "compiler/report/ReportFormat.h"
+#include "compiler/report/SvgTool.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -30,15 +31,6 @@ std::string quoted(llvm::StringRef text) {
   }
   return out + "\"";
 }
-
-/// Removes a temporary file when it goes out of scope.
-struct TempFile {
-  llvm::SmallString<128> path;
-  ~TempFile() {
-    if (!path.empty())
-      llvm::sys::fs::remove(path);
-  }
-};
 
 llvm::Error failure(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -129,47 +121,7 @@ llvm::Expected<std::string> renderSvg(llvm::StringRef dot) {
   llvm::ErrorOr<std::string> program = llvm::sys::findProgramByName("dot");
   if (!program)
     return failure("Graphviz 'dot' was not found on PATH");
-
-  TempFile in, out, err;
-  int fd;
-  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("dmc-report", "dot", fd, in.path))
-    return failure("cannot create a temporary file: " + ec.message());
-  {
-    llvm::raw_fd_ostream file(fd, /*shouldClose=*/true);
-    file << dot;
-  }
-  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("dmc-report", "svg", out.path))
-    return failure("cannot create a temporary file: " + ec.message());
-  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("dmc-report", "err", err.path))
-    return failure("cannot create a temporary file: " + ec.message());
-
-  llvm::StringRef args[] = {*program, "-Tsvg", "-o", out.path, in.path};
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(err.path),
-                                                llvm::StringRef(err.path)};
-  std::string message;
-  int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects,
-                                     /*SecondsToWait=*/120, 0, &message);
-  if (rc != 0) {
-    std::string detail = message;
-    if (auto buf = llvm::MemoryBuffer::getFile(err.path))
-      detail += (detail.empty() ? "" : ": ") + (*buf)->getBuffer().trim().str();
-    return failure("'" + *program + " -Tsvg' failed (exit " + llvm::Twine(rc) + ")" +
-                   (detail.empty() ? "" : ": " + detail));
-  }
-  auto buf = llvm::MemoryBuffer::getFile(out.path);
-  if (!buf)
-    return failure("cannot read the output of dot: " + buf.getError().message());
-
-  llvm::StringRef svg = (*buf)->getBuffer();
-  size_t start = svg.find("<svg");
-  if (start == llvm::StringRef::npos)
-    return failure("dot produced no <svg> element");
-  std::string element = svg.drop_front(start).trim().str();
-  // Namespace attributes name URLs and are implied for <svg> inside HTML.
-  llvm::Regex xmlns(" xmlns(:[a-z]+)?=\"[^\"]*\"");
-  while (xmlns.match(element))
-    element = xmlns.sub("", element);
-  return element;
+  return svgFromTool(*program, {"-Tsvg"}, dot, "dot");
 }
 
 } // namespace dmc::report
