@@ -66,6 +66,21 @@ llvm::Expected<DataMovementReport> analyzeModel(MLIRContext &ctx, llvm::StringRe
   if (!layouts)
     return layouts.takeError();
   report.layouts = *layouts;
+  for (const WorkItem &w : report.fused.items)
+    report.attention.kernels += w.fused;
+  if (report.attention.kernels > 0) {
+    // What fused attention saves: the same graph without it.
+    PipelineOptions plain = options;
+    plain.fusedAttention = false;
+    auto unfused = buildGraph(ctx, modelPath, /*train=*/true, Stage::Config, plain);
+    if (!unfused)
+      return unfused.takeError();
+    report.attention.unfusedBytes = costOf(layerFunction(**unfused)).bytes;
+    auto unfusedMemory = memoryOf(layerFunction(**unfused));
+    if (!unfusedMemory)
+      return unfusedMemory.takeError();
+    report.attention.unfusedMemory = *unfusedMemory;
+  }
   return report;
 }
 

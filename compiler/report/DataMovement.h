@@ -86,6 +86,13 @@ struct DataMovementReport {
   MemoryFigures memory;
   /// What the config stage changed (only at the config stage).
   LayoutFigures layouts;
+  /// Fused attention against the same graph without it (--no-fused-attention),
+  /// at the config stage when the graph has fused attention kernels.
+  struct AttentionFigures {
+    int kernels = 0;              ///< fused attention kernels (0: no comparison)
+    int64_t unfusedBytes = 0;     ///< bytes moved without them
+    MemoryFigures unfusedMemory;  ///< the memory plan without them
+  } attention;
   /// 100 * (1 - fused / unfused bytes).
   double reductionPercent() const;
 };

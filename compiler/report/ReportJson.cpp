@@ -135,6 +135,17 @@ void printJson(const DataMovementReport &report, llvm::raw_ostream &os) {
         j.attribute("workspace_bytes", m.workspaceBytes);
       });
     }
+    if (report.attention.kernels == 0) {
+      j.attribute("fused_attention", nullptr);
+    } else {
+      j.attributeObject("fused_attention", [&] {
+        j.attribute("kernels", int64_t(report.attention.kernels));
+        j.attribute("unfused_bytes", report.attention.unfusedBytes);
+        j.attribute("unfused_arena_bytes", report.attention.unfusedMemory.arenaBytes);
+        j.attribute("unfused_saved_activation_bytes",
+                    report.attention.unfusedMemory.savedActivationBytes);
+      });
+    }
     if (!report.layouts.chosen) {
       j.attribute("layouts", nullptr);
     } else {

@@ -75,6 +75,15 @@ std::vector<std::pair<std::string, std::string>> summaryLines(const DataMovement
     lines.push_back({"saved activations", fmtMB(m.savedActivationBytes) +
                                               " MB (written forward, read backward)"});
   }
+  if (r.attention.kernels > 0) {
+    const MemoryFigures &u = r.attention.unfusedMemory;
+    lines.push_back({"fused attention",
+                     llvm::formatv("{0} kernels; without them (--no-fused-attention): {1} MB "
+                                   "moved, arena {2} MB, saved activations {3} MB",
+                                   r.attention.kernels, fmtMB(r.attention.unfusedBytes),
+                                   fmtMB(u.arenaBytes), fmtMB(u.savedActivationBytes))
+                         .str()});
+  }
   if (r.layouts.chosen) {
     const LayoutFigures &l = r.layouts;
     int64_t changedBytes = 0;
