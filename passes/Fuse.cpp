@@ -11,6 +11,7 @@
 #include "passes/Passes.h"
 
 #include "ir/IterationSpace.h"
+#include "passes/KernelBody.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/Builders.h"
@@ -213,20 +214,16 @@ void materialize(ArrayRef<Operation *> members) {
         outputs.push_back(r);
   }
   OpBuilder b(members.front());
-  auto kernel = b.create<dm::KernelOp>(members.front()->getLoc(), ValueRange(outputs).getTypes(),
-                                       inputs, b.getStringAttr(dm::kernelNameOf(members)));
-  Block *body = new Block();
-  kernel.getBody().push_back(body);
-  IRMapping map;
-  for (Value v : inputs)
-    map.map(v, body->addArgument(v.getType(), v.getLoc()));
-  OpBuilder inner = OpBuilder::atBlockEnd(body);
-  for (Operation *op : members)
-    inner.clone(*op, map);
-  SmallVector<Value> yielded;
-  for (Value v : outputs)
-    yielded.push_back(map.lookup(v));
-  inner.create<dm::YieldOp>(kernel.getLoc(), yielded);
+  auto kernel = buildKernelOp(
+      b, members.front()->getLoc(), dm::kernelNameOf(members), inputs,
+      ValueRange(outputs).getTypes(), [&](OpBuilder &inner, IRMapping &map) {
+        for (Operation *op : members)
+          inner.clone(*op, map);
+        SmallVector<Value> yielded;
+        for (Value v : outputs)
+          yielded.push_back(map.lookup(v));
+        return yielded;
+      });
   for (auto [v, k] : llvm::zip(outputs, kernel.getResults()))
     v.replaceUsesWithIf(k, [&](OpOperand &use) { return !in.contains(use.getOwner()); });
   for (Operation *op : llvm::reverse(members))

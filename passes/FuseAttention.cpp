@@ -12,6 +12,7 @@
 #include "passes/Passes.h"
 
 #include "passes/AttentionMatch.h"
+#include "passes/KernelBody.h"
 
 #include "ir/IterationSpace.h"
 
@@ -37,17 +38,9 @@ dm::TensorType tensorOf(Value v) { return cast<dm::TensorType>(v.getType()); }
 dm::KernelOp buildKernel(OpBuilder &b, Location loc, StringRef name, StringRef kind,
                          ArrayRef<Value> inputs, TypeRange results,
                          llvm::function_ref<SmallVector<Value>(OpBuilder &, IRMapping &)> body) {
-  auto kernel = b.create<dm::KernelOp>(loc, results, inputs, b.getStringAttr(name));
+  auto kernel = buildKernelOp(b, loc, name, inputs, results, body);
   kernel->setAttr(dm::kFusedAttr, b.getStringAttr(kind));
-  Block *block = new Block();
-  kernel.getBody().push_back(block);
-  IRMapping map;
-  for (Value v : inputs)
-    map.map(v, block->addArgument(v.getType(), v.getLoc()));
-  OpBuilder inner = OpBuilder::atBlockEnd(block);
-  SmallVector<Value> yielded = body(inner, map);
-  inner.create<dm::YieldOp>(loc, yielded);
-  block->walk([&](dm::IterationSpaceOpInterface op) {
+  kernel.getBody().walk([&](dm::IterationSpaceOpInterface op) {
     op->setAttr(dm::kClassAttr, b.getStringAttr(dm::opClassName(dm::classify(op))));
   });
   return kernel;
