@@ -50,13 +50,26 @@ cl::opt<int64_t> samples("reference-samples",
                          cl::init(16384), cl::value_desc("N"), cl::sub(tuneCmd),
                          cl::cat(category));
 
+cl::opt<std::string> target("target",
+                            cl::desc("The GPU whose SMs and shared memory size the default knobs "
+                                     "and bound the tiles (dmc compile --target; default h100)"),
+                            cl::init("h100"), cl::value_desc("NAME"), cl::sub(tuneCmd),
+                            cl::cat(category));
+
 Error fail(const Twine &message) {
   return createStringError(inconvertibleErrorCode(), message);
 }
 
+/// The configured graph the candidates are made from, for --target's GPU.
+Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(MLIRContext &ctx) {
+  PipelineOptions options;
+  options.target = target;
+  return buildGraph(ctx, model, /*train=*/true, Stage::Config, options);
+}
+
 /// Feasible knob configurations per kernel, printed with --dry-run.
 Expected<std::vector<size_t>> feasibleCounts(MLIRContext &ctx, bool print) {
-  auto module = buildGraph(ctx, model, /*train=*/true, Stage::Config);
+  auto module = configuredGraph(ctx);
   if (!module)
     return module.takeError();
   std::vector<size_t> counts;
@@ -83,7 +96,7 @@ Expected<std::vector<size_t>> feasibleCounts(MLIRContext &ctx, bool print) {
 }
 
 Error writeOne(MLIRContext &ctx, const std::string &dir, bundle::BundleOptions options) {
-  auto module = buildGraph(ctx, model, /*train=*/true, Stage::Config);
+  auto module = configuredGraph(ctx);
   if (!module)
     return module.takeError();
   std::string log;
