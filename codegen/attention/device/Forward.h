@@ -103,7 +103,7 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
     mmaRowsRows<Bf16, NA, D / 16, QTile, KVTile>(s, qs, 16 * warp, ks, 0);
 
     const bool needMask = k0 + BN > kLimit || (Cfg::kCausal && k0 + BN - 1 > wq0);
-    scaleMaskQueryMajor<Cfg>(s, wq0, k0, kLimit, needMask);
+    scaleMask<Cfg, false>(s, wq0, k0, kLimit, needMask);
 
     // Online softmax: rows g (elements 0, 1) and g + 8 (elements 2, 3).
     DMC_ATTN_UNROLL

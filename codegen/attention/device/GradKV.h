@@ -118,7 +118,7 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
       dropoutKeyMajor<Cfg>(keep, seed, b, h, wk0, qs0);
     mmaRowsRows<Bf16, NA, D / 16, KVTile, QTile>(s, ks, 16 * warp, qsT, 0);
     const bool needMask = wk0 + 16 > kLimit || (Cfg::kCausal && wk0 + 15 > qs0);
-    scaleMaskKeyMajor<Cfg>(s, wk0, qs0, kLimit, needMask);
+    scaleMask<Cfg, true>(s, wk0, qs0, kLimit, needMask);
     DMC_ATTN_UNROLL
     for (int a = 0; a < NA; ++a)
       DMC_ATTN_UNROLL

@@ -108,7 +108,7 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
         s[a][e] = dp[a][e] = 0.f;
     mmaRowsRows<Bf16, NA, D / 16, QTile, KVTile>(s, qs, 16 * warp, ks, 0);
     const bool needMask = k0 + BN > kLimit || (Cfg::kCausal && k0 + BN - 1 > wq0);
-    scaleMaskQueryMajor<Cfg>(s, wq0, k0, kLimit, needMask);
+    scaleMask<Cfg, false>(s, wq0, k0, kLimit, needMask);
     DMC_ATTN_UNROLL
     for (int a = 0; a < NA; ++a)
       DMC_ATTN_UNROLL

@@ -42,12 +42,13 @@ template <int NA> struct KeepBits {
   }
 };
 
-/// s = s * scale * log2(e), then -inf where masked. Query-major: row 0 of the
-/// fragment is query `query0`, column 0 is key `key0`. Keys >= kLimit
-/// (Lk or lens[b]) and, when causal, keys > query are masked.
-template <class Cfg, int NA>
-DMC_ATTN_DEV void scaleMaskQueryMajor(float (&s)[NA][4], int query0, int key0, int kLimit,
-                                      bool needMask) {
+/// s = s * scale * log2(e), then -inf where masked. Row 0 of the fragment is
+/// position `row0`, column 0 is `col0`: rows are queries and columns keys
+/// (query-major: Forward, GradQ) or, with KeyMajor, the other way round
+/// (GradKV). Keys >= kLimit (Lk or lens[b]) and, when causal, keys > query
+/// are masked.
+template <class Cfg, bool KeyMajor, int NA>
+DMC_ATTN_DEV void scaleMask(float (&s)[NA][4], int row0, int col0, int kLimit, bool needMask) {
   const int g = laneId() >> 2, t = laneId() & 3;
   DMC_ATTN_UNROLL
   for (int a = 0; a < NA; ++a)
@@ -55,26 +56,8 @@ DMC_ATTN_DEV void scaleMaskQueryMajor(float (&s)[NA][4], int query0, int key0, i
     for (int e = 0; e < 4; ++e) {
       float x = s[a][e] * Cfg::kScaleLog2;
       if (needMask) {
-        const int key = key0 + 8 * a + 2 * t + (e & 1), query = query0 + g + 8 * (e >> 1);
-        if (key >= kLimit || (Cfg::kCausal && key > query))
-          x = negInf();
-      }
-      s[a][e] = x;
-    }
-}
-
-/// The same for a key-major fragment: row 0 is key `key0`, column 0 query `query0`.
-template <class Cfg, int NA>
-DMC_ATTN_DEV void scaleMaskKeyMajor(float (&s)[NA][4], int key0, int query0, int kLimit,
-                                    bool needMask) {
-  const int g = laneId() >> 2, t = laneId() & 3;
-  DMC_ATTN_UNROLL
-  for (int a = 0; a < NA; ++a)
-    DMC_ATTN_UNROLL
-    for (int e = 0; e < 4; ++e) {
-      float x = s[a][e] * Cfg::kScaleLog2;
-      if (needMask) {
-        const int key = key0 + g + 8 * (e >> 1), query = query0 + 8 * a + 2 * t + (e & 1);
+        const int row = row0 + g + 8 * (e >> 1), col = col0 + 8 * a + 2 * t + (e & 1);
+        const int key = KeyMajor ? row : col, query = KeyMajor ? col : row;
         if (key >= kLimit || (Cfg::kCausal && key > query))
           x = negInf();
       }
