@@ -2,6 +2,7 @@
 #include "compiler/Interpreter.h"
 
 #include "compiler/HostKernels.h"
+#include "ir/IterationSpace.h"
 #include "ir/DmDialect.h"
 #include "runtime/format/device/Float16.h"
 
@@ -149,6 +150,9 @@ private:
         return e;
       if (body)
         store(op, index);
+      else if (op.hasAttr(dm::kRoundedAttr) && (storage() || options.roundKernelOperands))
+        for (Value r : op.getResults()) // a kernel value stored in its element type
+          roundToStorage(values[key(r)], r.getType());
       ++index;
     }
     return failure("block has no terminator");
@@ -176,37 +180,8 @@ private:
     return t;
   }
 
-  /// Whether `v`, inside a fused attention kernel, is a score gradient dS
-  /// (dm.softmax_grad_rowsum, through the masks): the kernel rounds it from
-  /// fp32 to the element type exactly there, once, before the dq and dk MMAs.
-  /// (It also rounds probabilities, but unnormalized in the forward and
-  /// before the dropout scale in the backward: an order the region's ops do
-  /// not have, so those stay unrounded and the check's bound covers them.)
-  static bool isRoundedScoreGradient(Value v) {
-    Operation *def = v.getDefiningOp();
-    while (def && isa<dm::CausalMaskOp, dm::KeyPaddingMaskOp>(def))
-      def = def->getOperand(0).getDefiningOp();
-    return def && isa<dm::SoftmaxGradRowsumOp>(def);
-  }
-
   /// The contraction and its epilogue, unrounded in between as in cuBLASLt.
-  /// Inside a kernel at storage precision, or with roundKernelOperands, a
-  /// score gradient operand is read rounded to its element type, as the
-  /// tensor cores read it.
   void evaluateContract(dm::ContractOp o) {
-    if ((storage() || options.roundKernelOperands) && kernelDepth > 0) {
-      for (Value v : {o.getLhs(), o.getRhs()}) {
-        HostTensor rounded = get(v);
-        if (isRoundedScoreGradient(v))
-          roundToStorage(rounded, v.getType());
-        roundedOperands[key(v)] = std::move(rounded);
-      }
-      HostTensor &out = result(o);
-      K::contract(roundedOperands[key(o.getLhs())], roundedOperands[key(o.getRhs())],
-                  o.getScale().convertToDouble(), out);
-      roundedOperands.clear();
-      return;
-    }
     double scale = o.getScale().convertToDouble();
     switch (o.getEpilogueKind()) {
     case dmrt::Epilogue::Bias: {
@@ -349,8 +324,6 @@ private:
   int kernelDepth = 0;
   /// Node-based: references to tensors stay valid while results are added.
   std::unordered_map<const void *, HostTensor> values;
-  /// Scratch: a kernel contraction's operands as the tensor cores read them.
-  std::unordered_map<const void *, HostTensor> roundedOperands;
 };
 
 } // namespace

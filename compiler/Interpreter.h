@@ -40,9 +40,9 @@ struct InterpreterOptions {
   /// index (in block order, counting every op) keeps its fp32 results, a
   /// planted fault that the storage checks must catch. -1: none.
   int plantUnroundedOp = -1;
-  /// Contractions inside a fused attention kernel read the score gradient
-  /// dS rounded to its element type, as the tensor cores read the bf16/f16
-  /// dS the kernel computed in fp32. Always so at Precision::Storage;
+  /// Ops inside a kernel marked dm.rounded (the score gradient of fused
+  /// attention, which the kernel rounds for its tensor cores) store their
+  /// results in their element type. Always so at Precision::Storage;
   /// per-kernel references (dmc compile --reference) set it at F32 too.
   bool roundKernelOperands = false;
 };

@@ -37,6 +37,10 @@ inline constexpr llvm::StringLiteral kClassAttr = "dm.class";
 /// On a dm.kernel with its own emitter (dm-fuse-attention): its kind,
 /// "attention", "attention_grad_kv" or "attention_grad_q".
 inline constexpr llvm::StringLiteral kFusedAttr = "dm.fused";
+/// On an op inside a fused kernel: the kernel rounds its results to their
+/// element type (e.g. the bf16 score gradient a fused attention kernel feeds
+/// its tensor cores); the interpreter does so at storage precision.
+inline constexpr llvm::StringLiteral kRoundedAttr = "dm.rounded";
 /// On the module: the name of the GPU it is compiled for
 /// (codegen/target/GpuTarget.h), e.g. "h100".
 inline constexpr llvm::StringLiteral kTargetAttr = "dm.target";

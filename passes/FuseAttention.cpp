@@ -87,7 +87,13 @@ struct Rewriter {
                                                  map.lookup(g->softmaxGrad.getDy()), rowsum);
     map.map(g->softmaxGrad.getResult(), ds);
     for (Operation *mask : g->gradMasks)
-      b.clone(*mask, map);
+      ds = b.clone(*mask, map)->getResult(0);
+    // The kernels round dS to the element type once, here, before the dq and
+    // dk MMAs. (They also round probabilities, but unnormalized in the
+    // forward and before the dropout scale in the backward: an order the
+    // region's ops do not have, so those stay unmarked and the check's bound
+    // covers them.)
+    ds.getDefiningOp()->setAttr(dm::kRoundedAttr, b.getUnitAttr());
     return ds;
   }
 
