@@ -63,10 +63,9 @@ const char *deviceHeaderFor(AttentionKernelKind kind) {
   return "";
 }
 
-/// Philox groups of 4 are 4 consecutive keys of one row (device/Masking.h).
-bool dropoutGrouped(const DropoutStrides &s) {
-  return s.k == 1 && s.j % 4 == 0 && s.h % 4 == 0 && s.b % 4 == 0;
-}
+/// Consecutive keys have consecutive dropout indices, so lanes can share
+/// Philox groups along runs of keys (device/Masking.h).
+bool dropoutKeyRuns(const DropoutStrides &s) { return s.k == 1; }
 
 } // namespace
 
@@ -98,7 +97,7 @@ std::string emitAttentionSource(const AttentionProblem &p, const AttentionTiles 
   w.flag("kCausal", p.causal);
   w.flag("kKeyPadding", p.keyPadding);
   w.flag("kDropout", p.dropout > 0);
-  w.flag("kDropoutGrouped", p.dropout > 0 && dropoutGrouped(p.dropoutStrides));
+  w.flag("kDropoutKeyRuns", p.dropout > 0 && dropoutKeyRuns(p.dropoutStrides));
   w.integer("kB", p.B);
   w.integer("kH", p.H);
   w.integer("kLq", p.Lq);

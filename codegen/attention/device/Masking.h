@@ -8,11 +8,11 @@
 //
 // Dropout follows runtime/format/device/Philox.h: the element (b, h, j, k)
 // has logical index n = b*sb + h*sh + j*sj + k*sk and is kept iff
-// dropoutWord(seed, id, n) >= threshold. When the four elements of every
-// Philox group are four consecutive keys of one row (sk == 1 and sb, sh, sj
-// multiples of 4: Cfg::kDropoutGrouped), each lane runs one Philox call per
-// 4 elements and the words travel between lanes by shuffles; otherwise each
-// element draws its own word.
+// dropoutWord(seed, id, n) >= threshold. When consecutive keys have
+// consecutive indices (sk == 1: Cfg::kDropoutKeyRuns), lanes split the
+// Philox groups of each run of keys, whatever its alignment, and exchange
+// keep bits by shuffles (about one Philox call per 4 elements); otherwise
+// each element draws its own word.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_ATTENTION_DEVICE_MASKING_H
@@ -103,94 +103,159 @@ template <class Cfg> DMC_ATTN_DEV bool keepWord(uint32_t word) {
   return word >= Cfg::kDropThreshold;
 }
 
+/// 4 keep bits, one per word of a Philox group, bit w for word w.
+template <class Cfg> DMC_ATTN_DEV uint32_t keepNibble(const uint32_t (&w)[4]) {
+  return (keepWord<Cfg>(w[0]) ? 1u : 0u) | (keepWord<Cfg>(w[1]) ? 2u : 0u) |
+         (keepWord<Cfg>(w[2]) ? 4u : 0u) | (keepWord<Cfg>(w[3]) ? 8u : 0u);
+}
+
+/// Bits [s, s + 32) of the 64-bit word hi:lo (a funnel shift), s in [0, 32).
+DMC_ATTN_DEV uint32_t bitsFrom(uint32_t lo, uint32_t hi, int s) {
+  return (uint32_t)((((uint64_t)hi << 32) | lo) >> s);
+}
+
 /// Keep bits of a query-major fragment: row 0 is query `query0`, column 0 key
-/// `key0` (a multiple of 4), of head (b, h).
+/// `key0`, of head (b, h).
+///
+/// With Cfg::kDropoutKeyRuns (sk == 1) the W = 8*NA keys of a row are W
+/// consecutive indices n0 .. n0 + W - 1, which touch the 2*NA Philox groups
+/// from n0 / 4 on, plus one more when n0 is not a multiple of 4 (any sj, e.g.
+/// vit's L = 197). The 4 lanes of a quad share rows g and g + 8: lane t draws
+/// groups t, t + 4, ... of both rows (the extra group: lane 0 for row g, lane
+/// 1 for row g + 8), so a lane runs NA + 1 Philox calls instead of 4*NA. The
+/// quad ORs its nibbles into one bit mask per row (bit p = index 4*(n0/4) + p)
+/// and each lane reads its keys' bits from it. Otherwise every element draws
+/// its own word.
 template <class Cfg, int NA>
 DMC_ATTN_DEV void dropoutQueryMajor(KeepBits<NA> &bits, uint64_t seed, int b, int h, int query0,
                                     int key0) {
   const int g = laneId() >> 2, t = laneId() & 3;
   const int64_t head = (int64_t)b * Cfg::kDropB + (int64_t)h * Cfg::kDropH;
-  const int64_t rowG = head + (int64_t)(query0 + g) * Cfg::kDropJ;
-  const int64_t rowG8 = rowG + 8 * Cfg::kDropJ;
   bits.clear();
-  DMC_ATTN_UNROLL
-  for (int a = 0; a < NA; ++a) {
-    uint32_t word[4];
-    if constexpr (Cfg::kDropoutGrouped) {
-      // Lanes t and t^1 cover keys 4*(t/2) .. +3 of rows g and g+8: the even
-      // lane draws row g's group, the odd one row g+8's, and each hands the
-      // other the two words it needs.
+  if constexpr (Cfg::kDropoutKeyRuns) {
+    static_assert(NA % 2 == 0, "query-major dropout: an even number of 8-key atoms");
+    constexpr int W = 8 * NA, NM = (W + 3 + 31) / 32; // mask words per row
+    int64_t n0[2];
+    uint32_t mask[2][NM + 1];
+    DMC_ATTN_UNROLL
+    for (int half = 0; half < 2; ++half) {
+      n0[half] = head + (int64_t)(query0 + g + 8 * half) * Cfg::kDropJ + key0;
+      DMC_ATTN_UNROLL
+      for (int i = 0; i <= NM; ++i)
+        mask[half][i] = 0;
+      DMC_ATTN_UNROLL
+      for (int i = 0; i < NA / 2; ++i) { // group 4i + t: bits 16i + 4t
+        uint32_t w[4];
+        philoxWords(seed, Cfg::kDropoutId, ((uint64_t)n0[half] >> 2) + 4 * i + t, w);
+        mask[half][i >> 1] |= keepNibble<Cfg>(w) << (16 * (i & 1) + 4 * t);
+      }
+    }
+    // Group 2*NA (bits W .. W + 3) of an unaligned row.
+    const int half = t & 1;
+    const int64_t nx = half ? n0[1] : n0[0];
+    if (t < 2 && (nx & 3) != 0) {
       uint32_t w[4];
-      const int64_t n = ((t & 1) ? rowG8 : rowG) + key0 + 8 * a + 4 * (t >> 1);
-      philoxWords(seed, Cfg::kDropoutId, (uint64_t)n >> 2, w);
-      const uint32_t r0 = shflXor((t & 1) ? w[0] : w[2], 1);
-      const uint32_t r1 = shflXor((t & 1) ? w[1] : w[3], 1);
-      word[0] = (t & 1) ? r0 : w[0];
-      word[1] = (t & 1) ? r1 : w[1];
-      word[2] = (t & 1) ? w[2] : r0;
-      word[3] = (t & 1) ? w[3] : r1;
-    } else {
+      philoxWords(seed, Cfg::kDropoutId, ((uint64_t)nx >> 2) + 2 * NA, w);
+      const uint32_t nib = keepNibble<Cfg>(w) << (W & 31);
+      if (half)
+        mask[1][W >> 5] |= nib;
+      else
+        mask[0][W >> 5] |= nib;
+    }
+    DMC_ATTN_UNROLL
+    for (int hf = 0; hf < 2; ++hf) {
+      DMC_ATTN_UNROLL
+      for (int i = 0; i < NM; ++i) {
+        mask[hf][i] |= shflXor(mask[hf][i], 1);
+        mask[hf][i] |= shflXor(mask[hf][i], 2);
+      }
+      // Key 8a + 2t + c of this row is bit (n0 & 3) + 8a + 2t + c.
+      const int s = (int)(n0[hf] & 3) + 2 * t;
+      DMC_ATTN_UNROLL
+      for (int a = 0; a < NA; ++a) {
+        const uint32_t m = bitsFrom(mask[hf][(8 * a) >> 5], mask[hf][((8 * a) >> 5) + 1], s);
+        const int at = (8 * a) & 31;
+        bits.set(a, 2 * hf, (m >> at) & 1u);
+        bits.set(a, 2 * hf + 1, (m >> (at + 1)) & 1u);
+      }
+    }
+  } else {
+    const int64_t rowG = head + (int64_t)(query0 + g) * Cfg::kDropJ;
+    const int64_t rowG8 = rowG + 8 * Cfg::kDropJ;
+    DMC_ATTN_UNROLL
+    for (int a = 0; a < NA; ++a)
       DMC_ATTN_UNROLL
       for (int e = 0; e < 4; ++e) {
         const int64_t key = key0 + 8 * a + 2 * t + (e & 1);
-        word[e] = dropoutWord(seed, Cfg::kDropoutId,
-                              (uint64_t)((e < 2 ? rowG : rowG8) + key * Cfg::kDropK));
+        bits.set(a, e,
+                 keepWord<Cfg>(dropoutWord(seed, Cfg::kDropoutId,
+                                           (uint64_t)((e < 2 ? rowG : rowG8) +
+                                                      key * Cfg::kDropK))));
       }
-    }
-    DMC_ATTN_UNROLL
-    for (int e = 0; e < 4; ++e)
-      bits.set(a, e, keepWord<Cfg>(word[e]));
   }
 }
 
-/// Keep bits of a key-major fragment: row 0 is key `key0` (a multiple of 4),
-/// column 0 query `query0`, of head (b, h).
+/// Keep bits of a key-major fragment: row 0 is key `key0`, column 0 query
+/// `query0`, of head (b, h).
+///
+/// With Cfg::kDropoutKeyRuns the 16 keys of a column are 16 consecutive
+/// indices from n0 = head + query*sj + key0: 4 Philox groups, 5 when n0 is
+/// not a multiple of 4. The 8 lanes with the same t hold columns 2t, 2t + 1
+/// of every atom; for a chunk of up to 4 atoms (8 columns) lane g draws the
+/// groups of column g, and lane g reads bits g and g + 8 of every column's
+/// 16-bit mask from lane 4j + t by a butterfly shuffle: at most 1.25 Philox
+/// calls per atom instead of 4. Otherwise every element draws its own word.
 template <class Cfg, int NA>
 DMC_ATTN_DEV void dropoutKeyMajor(KeepBits<NA> &bits, uint64_t seed, int b, int h, int key0,
                                   int query0) {
-  const int lane = laneId(), g = lane >> 2, t = lane & 3, gi = g & 3;
+  const int lane = laneId(), g = lane >> 2, t = lane & 3;
   const int64_t head = (int64_t)b * Cfg::kDropB + (int64_t)h * Cfg::kDropH;
   bits.clear();
-  DMC_ATTN_UNROLL
-  for (int a = 0; a < NA; ++a) {
-    uint32_t word[4];
-    const int64_t col = query0 + 8 * a + 2 * t;
-    if constexpr (Cfg::kDropoutGrouped) {
-      // The 4 lanes with the same t and g/4 hold keys 4*(g/4) .. +3 and
-      // +8 .. +11 of columns 2t, 2t+1: 4 groups, G = column%2 + 2*(key half),
-      // which is also the element index e. Lane gi draws group gi, then a
-      // 4x4 transpose across those lanes (lane bits 2, 3) hands every lane
-      // word gi of each group G into word[G].
-      const int64_t key = key0 + (g & 4) + 8 * (gi >> 1);
-      const int64_t n = head + key * Cfg::kDropK + (col + (gi & 1)) * Cfg::kDropJ;
-      philoxWords(seed, Cfg::kDropoutId, (uint64_t)n >> 2, word);
+  if constexpr (Cfg::kDropoutKeyRuns) {
+    constexpr int CH = NA < 4 ? NA : 4; // atoms per chunk: 2*CH columns
+    static_assert(NA % CH == 0, "key-major dropout: whole chunks of atoms");
+    DMC_ATTN_UNROLL
+    for (int a0 = 0; a0 < NA; a0 += CH) {
+      // Column j = g % (2*CH) of the chunk: atom a0 + j/2, parity j%2.
+      const int j = g % (2 * CH);
+      const int64_t col = query0 + 8 * (a0 + (j >> 1)) + 2 * t + (j & 1);
+      const int64_t n0 = head + col * Cfg::kDropJ + key0;
+      const uint64_t g0 = (uint64_t)n0 >> 2;
+      const int off = (int)(n0 & 3);
+      uint32_t lo = 0; // bit 4q + w: word w of the column's group q
       DMC_ATTN_UNROLL
-      for (int bit = 0; bit < 2; ++bit) {
-        const int m = 1 << bit;
-        const bool hi = (gi >> bit) & 1;
-        DMC_ATTN_UNROLL
-        for (int w0 = 0; w0 < 4; ++w0) {
-          if (w0 & m)
-            continue;
-          const int w1 = w0 | m;
-          const uint32_t got = shflXor(hi ? word[w0] : word[w1], m << 2);
-          if (hi)
-            word[w0] = got;
-          else
-            word[w1] = got;
-        }
+      for (int q = 0; q < 4; ++q) {
+        uint32_t w[4];
+        philoxWords(seed, Cfg::kDropoutId, g0 + q, w);
+        lo |= keepNibble<Cfg>(w) << (4 * q);
       }
-    } else {
+      if (off != 0) {
+        uint32_t w[4];
+        philoxWords(seed, Cfg::kDropoutId, g0 + 4, w);
+        lo |= keepNibble<Cfg>(w) << 16;
+      }
+      const uint32_t mine = lo >> off; // bit r: key key0 + r of column j
+      DMC_ATTN_UNROLL
+      for (int jj = 0; jj < 2 * CH; ++jj) {
+        const uint32_t m = shflXor(mine, 4 * (g ^ jj)); // from lane 4jj + t
+        const int a = a0 + (jj >> 1), c = jj & 1;
+        bits.set(a, c, (m >> g) & 1u);
+        bits.set(a, 2 + c, (m >> (g + 8)) & 1u);
+      }
+    }
+  } else {
+    DMC_ATTN_UNROLL
+    for (int a = 0; a < NA; ++a) {
+      const int64_t col = query0 + 8 * a + 2 * t;
       DMC_ATTN_UNROLL
       for (int e = 0; e < 4; ++e) {
         const int64_t key = key0 + g + 8 * (e >> 1);
-        word[e] = dropoutWord(seed, Cfg::kDropoutId,
-                              (uint64_t)(head + key * Cfg::kDropK + (col + (e & 1)) * Cfg::kDropJ));
+        bits.set(a, e,
+                 keepWord<Cfg>(dropoutWord(
+                     seed, Cfg::kDropoutId,
+                     (uint64_t)(head + key * Cfg::kDropK + (col + (e & 1)) * Cfg::kDropJ))));
       }
     }
-    DMC_ATTN_UNROLL
-    for (int e = 0; e < 4; ++e)
-      bits.set(a, e, keepWord<Cfg>(word[e]));
   }
 }
 

@@ -118,7 +118,7 @@ TEST(AttentionEmulation, PhiloxMatchesTheRuntime) {
   }
 }
 
-// Config types: <D, blockM, blockN, warps, bf16, causal, padding, dropout, grouped>.
+// Config types: <D, blockM, blockN, warps, bf16, causal, padding, dropout, key runs>.
 
 TEST(AttentionEmulation, CausalDropoutCrossAttentionBf16) {
   // Lq != Lk, odd Lq; order bhjk with Lk = 44: Philox groups shared by lanes.
@@ -132,17 +132,18 @@ TEST(AttentionEmulation, CausalDropoutCrossAttentionBf16) {
           EmulatedConfig<32, 32, 32, 2, true, true, false, true, true>>(p, {}, tiles);
 }
 
-TEST(AttentionEmulation, KeyPaddingUngroupedDropoutF16) {
-  // Lk = 45: rows of the dropout index are not 4-aligned, every element
-  // draws its own word; batch 0 has no key at all (o = 0, lse = -inf).
+TEST(AttentionEmulation, KeyPaddingUnalignedDropoutF16) {
+  // Lk = 45: rows of the dropout index are not 4-aligned, so runs of keys
+  // start mid-group (one fragment's query-major rows NA = 2, key-major NA = 4
+  // and 2); batch 0 has no key at all (o = 0, lse = -inf).
   AttentionProblem p = contiguousProblem(dmrt::DType::F16, 2, 1, 45, 45, 64);
   p.keyPadding = true;
   p.dropout = 0.2;
   p.dropoutId = 3;
   Tiles tiles{{32, 16, 2}, {32, 32, 2}, {16, 32, 1}};
-  runCase<EmulatedConfig<64, 32, 16, 2, false, false, true, true, false>,
-          EmulatedConfig<64, 32, 32, 2, false, false, true, true, false>,
-          EmulatedConfig<64, 16, 32, 1, false, false, true, true, false>>(p, {0, 29}, tiles);
+  runCase<EmulatedConfig<64, 32, 16, 2, false, false, true, true, true>,
+          EmulatedConfig<64, 32, 32, 2, false, false, true, true, true>,
+          EmulatedConfig<64, 16, 32, 1, false, false, true, true, true>>(p, {0, 29}, tiles);
 }
 
 TEST(AttentionEmulation, TransposedLayoutsKeyMajorDropoutOrder) {
@@ -175,9 +176,9 @@ TEST(AttentionEmulation, HeadDim128DefaultTilesCausalPadding) {
           EmulatedConfig<128, 64, 64, 4, true, true, true, false, false>>(p, {70, 37}, tiles);
 }
 
-TEST(AttentionEmulation, Length197GroupedDropoutDefaultTiles) {
-  // vit-base's L = 197 (several key tiles, a partial last one) with
-  // Philox groups shared by lanes (dropout rows padded to 200: sj = 200).
+TEST(AttentionEmulation, Length197AlignedDropoutDefaultTiles) {
+  // L = 197 (several key tiles, a partial last one) with dropout rows padded
+  // to 200 (sj = 200): every run of keys starts on a Philox group.
   AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 2, 197, 197, 64);
   p.dropout = 0.1;
   p.dropoutStrides = {2 * 197 * 200, 197 * 200, 200, 1};
@@ -187,6 +188,19 @@ TEST(AttentionEmulation, Length197GroupedDropoutDefaultTiles) {
   runCase<EmulatedConfig<64, 64, 64, 4, true, false, false, true, true>,
           EmulatedConfig<64, 64, 64, 4, true, false, false, true, true>,
           EmulatedConfig<64, 64, 32, 4, true, false, false, true, true>>(p, {}, tiles);
+}
+
+TEST(AttentionEmulation, Length197UnalignedDropoutVitTiles) {
+  // vit-base's own dropout order, bhjk with L = 197 (sj = 197, sh = 197^2):
+  // every row starts at a different offset in its Philox group; 32 x 32
+  // tiles (query-major NA = 4, key-major NA = 4), two heads of two batches.
+  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 2, 2, 197, 197, 64);
+  p.dropout = 0.1;
+  p.dropoutId = 11;
+  Tiles tiles{{32, 32, 2}, {32, 32, 2}, {32, 32, 2}};
+  runCase<EmulatedConfig<64, 32, 32, 2, true, false, false, true, true>,
+          EmulatedConfig<64, 32, 32, 2, true, false, false, true, true>,
+          EmulatedConfig<64, 32, 32, 2, true, false, false, true, true>>(p, {}, tiles);
 }
 
 } // namespace

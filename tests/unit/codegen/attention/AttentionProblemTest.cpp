@@ -190,12 +190,12 @@ TEST(AttentionSource, ConfigCarriesTheProblem) {
   EXPECT_TRUE(mentions(s, "kLq = 97"));
   EXPECT_TRUE(mentions(s, "kKk = 64ll"));
   EXPECT_TRUE(mentions(s, "__launch_bounds__(256)"));
-  // Lk = 97: dropout rows are not 4-aligned, so no shared Philox groups.
-  EXPECT_TRUE(mentions(s, "kDropoutGrouped = false"));
-  p.Lk = 96;
-  p.dropoutStrides = {3 * 97 * 96, 97 * 96, 96, 1};
+  // Keys are the dropout index's unit stride (Lk = 97: rows not 4-aligned),
+  // so lanes share Philox groups along runs of keys; with sk != 1 they do not.
+  EXPECT_TRUE(mentions(s, "kDropoutKeyRuns = true"));
+  p.dropoutStrides = {3 * 97 * 97, 97 * 97, 1, 97};
   s = emitAttentionSource(p, {128, 64, 8}, AttentionKernelKind::Forward, "f");
-  EXPECT_TRUE(mentions(s, "kDropoutGrouped = true"));
+  EXPECT_TRUE(mentions(s, "kDropoutKeyRuns = false"));
 }
 
 } // namespace

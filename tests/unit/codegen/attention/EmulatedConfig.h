@@ -28,12 +28,12 @@ inline std::map<std::string, std::string> configConstants(const std::string &sou
   return out;
 }
 
-template <int D, int BM, int BN, int W, bool Bf16, bool Causal, bool Pad, bool Drop, bool Grouped>
+template <int D, int BM, int BN, int W, bool Bf16, bool Causal, bool Pad, bool Drop, bool KeyRuns>
 struct EmulatedConfig {
   static constexpr bool kBf16 = Bf16;
   static constexpr int kD = D, kBlockM = BM, kBlockN = BN, kWarps = W;
   static constexpr bool kCausal = Causal, kKeyPadding = Pad, kDropout = Drop,
-                        kDropoutGrouped = Grouped;
+                        kDropoutKeyRuns = KeyRuns;
   static inline int kB, kH, kLq, kLk;
   static inline int64_t kQb, kQh, kQj, kKb, kKh, kKk, kVb, kVh, kVk, kOb, kOh, kOj, kDOb, kDOh,
       kDOj, kDQb, kDQh, kDQj, kDKb, kDKh, kDKk, kDVb, kDVh, kDVk, kLseB, kLseH, kLseJ, kDropB,
@@ -57,7 +57,7 @@ struct EmulatedConfig {
         {"kBlockM", std::to_string(BM)}, {"kBlockN", std::to_string(BN)},
         {"kWarps", std::to_string(W)}, {"kCausal", Causal ? "true" : "false"},
         {"kKeyPadding", Pad ? "true" : "false"}, {"kDropout", Drop ? "true" : "false"},
-        {"kDropoutGrouped", Grouped ? "true" : "false"}};
+        {"kDropoutKeyRuns", KeyRuns ? "true" : "false"}};
     for (const auto &[name, want] : structure)
       if (!get(name, v) || v != want)
         return std::string(name) + " is '" + v + "', the emulation expects '" + want + "'";
