@@ -3,6 +3,7 @@
 // `dmc-attention-kernel-test --bench`: forward, grad-KV and grad-Q of
 //   B8 H16 L512 D64 bf16, dropout 0.1, no mask          (BERT-large)
 //   B8 H16 L1024 D64 bf16, dropout 0.1, causal          (GPT-2 medium)
+// and both again without dropout (what the Philox masks cost),
 // with the default tiles, each the median of 100 launches (CUDA events,
 // after 10 warm-up launches), in ms and TFLOP/s: forward 4 B H Lq Lk D flop,
 // backward 2.5x that, halved under a causal mask. The backward kernels read
@@ -171,6 +172,9 @@ int runBench(dmrt::CudaDriver &driver, const cudaDeviceProp &prop, const std::st
   gpt.dropout = 0.1;
   gpt.causal = true;
   shapes.push_back({"B8 H16 L1024 D64 bf16 dropout 0.1 causal", gpt});
+  bert.dropout = gpt.dropout = 0;
+  shapes.push_back({"B8 H16 L512 D64 bf16 dropout 0", bert});
+  shapes.push_back({"B8 H16 L1024 D64 bf16 dropout 0 causal", gpt});
   for (const Shape &s : shapes) {
     std::string error;
     if (!benchShape(driver, s, arch, sweep, error)) {
