@@ -155,16 +155,37 @@ attentionProblemOf(dm::KernelOp k) {
   }
   auto lseType = tensorOf(lse);
   p.lse = {strideOf(lseType, d.batch), strideOf(lseType, d.heads), strideOf(lseType, d.query)};
-  for (Operation &op : body)
-    if (auto drop = dyn_cast<dm::DropoutOp>(op)) {
-      // The Philox index runs row-major over `order`, whatever the layout.
-      auto ordered = scoreType.permutedTo(drop.getOrder());
-      p.dropout = drop.getP().convertToDouble();
-      p.dropoutId = static_cast<uint32_t>(drop.getId());
-      p.dropoutStrides = {strideOf(ordered, d.batch), strideOf(ordered, d.heads),
-                          strideOf(ordered, d.query), strideOf(ordered, d.key)};
+  // The dropout: drawn (dm.dropout), drawn and saved as keep bits (the
+  // forward's dm.dropout_keep_bits) or read from them (the backward's
+  // dm.dropout_apply_bits).
+  auto draw = [&](double prob, int64_t id, StringRef order) {
+    // The Philox index runs row-major over `order`, whatever the layout.
+    auto ordered = scoreType.permutedTo(order);
+    p.dropout = prob;
+    p.dropoutId = static_cast<uint32_t>(id);
+    p.dropoutStrides = {strideOf(ordered, d.batch), strideOf(ordered, d.heads),
+                        strideOf(ordered, d.query), strideOf(ordered, d.key)};
+  };
+  auto saved = [&](Value bits, StringRef word) {
+    auto t = tensorOf(bits);
+    p.keepBits = true;
+    p.bits = {strideOf(t, d.batch), strideOf(t, d.heads), strideOf(t, d.query),
+              strideOf(t, word[0])};
+  };
+  for (Operation &op : body) {
+    if (auto keep = dyn_cast<dm::DropoutKeepBitsOp>(op)) {
+      draw(keep.getP().convertToDouble(), keep.getId(), keep.getOrder());
+      saved(keep.getResult(), keep.getWord());
       break;
     }
+    if (auto apply = dyn_cast<dm::DropoutApplyBitsOp>(op)) {
+      p.dropout = apply.getP().convertToDouble();
+      saved(apply.getBits(), apply.getWord());
+      break;
+    }
+    if (auto drop = dyn_cast<dm::DropoutOp>(op)) // the forward's keep bits may follow
+      draw(drop.getP().convertToDouble(), drop.getId(), drop.getOrder());
+  }
   if (std::string why = dmcgen::validate(p); !why.empty())
     return fail(k, why);
   return std::make_pair(p, *kind);

@@ -136,6 +136,41 @@ void HostKernels<T>::dropout(const HostTensor &x, double p, uint32_t id,
 }
 
 template <typename T>
+void HostKernels<T>::dropoutKeepBits(const HostTensor &x, double p, uint32_t id,
+                                     const std::string &order, char key, char word,
+                                     uint64_t seed, HostTensor &out) {
+  uint32_t threshold = dmrt::dropoutThreshold(p);
+  std::vector<uint32_t> words(out.data.size(), 0u);
+  const size_t ki = order.find(key);
+  const int64_t wordStride = out.stride(word);
+  uint64_t n = 0;
+  // out lacks `key`, so o[1] is the offset of the row; the word adds k / 32.
+  forEachPoint<2>(order, sizesIn(x, order), {&x, &out}, [&](const auto &idx, const auto &o) {
+    const int64_t k = idx[ki];
+    const bool keep = dmrt::dropoutKeep(seed, id, n++, threshold);
+    if (keep && in<T>(x, o[0]) != -std::numeric_limits<T>::infinity())
+      words[o[1] + (k / 32) * wordStride] |= 1u << (k % 32);
+  });
+  for (size_t e = 0; e < words.size(); ++e)
+    out.data[e] = static_cast<double>(static_cast<int32_t>(words[e]));
+}
+
+template <typename T>
+void HostKernels<T>::dropoutApplyBits(const HostTensor &x, const HostTensor &bits, double p,
+                                      char key, char word, HostTensor &out) {
+  T keepScale = static_cast<T>(1.0 / (1.0 - p));
+  const size_t ki = x.dims.find(key);
+  const int64_t wordStride = bits.stride(word);
+  forEachPoint<3>(x.dims, x.shape, {&x, &bits, &out}, [&](const auto &idx, const auto &o) {
+    const int64_t k = idx[ki];
+    const uint32_t w = static_cast<uint32_t>(
+        static_cast<int32_t>(bits.data[o[1] + (k / 32) * wordStride]));
+    const bool keep = (w >> (k % 32)) & 1u;
+    out.data[o[2]] = keep ? static_cast<T>(in<T>(x, o[0]) * keepScale) : T(0);
+  });
+}
+
+template <typename T>
 void HostKernels<T>::causalMask(const HostTensor &x, char query, char key, double fill,
                                 HostTensor &out) {
   size_t qi = x.dims.find(query), ki = x.dims.find(key);

@@ -236,6 +236,17 @@ private:
                          result(o));
               return true;
             })
+            .Case([&](dm::DropoutKeepBitsOp o) {
+              K::dropoutKeepBits(get(o.getX()), o.getP().convertToDouble(),
+                                 static_cast<uint32_t>(o.getId()), o.getOrder().str(),
+                                 o.getKey()[0], o.getWord()[0], options.seed, result(o));
+              return true;
+            })
+            .Case([&](dm::DropoutApplyBitsOp o) {
+              K::dropoutApplyBits(get(o.getX()), get(o.getBits()), o.getP().convertToDouble(),
+                                  o.getKey()[0], o.getWord()[0], result(o));
+              return true;
+            })
             .Case([&](dm::CausalMaskOp o) {
               K::causalMask(get(o.getX()), o.getQuery()[0], o.getKey()[0],
                             o.getFill().convertToDouble(), result(o));

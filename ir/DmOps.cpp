@@ -137,20 +137,65 @@ LogicalResult BiasAddOp::verify() {
 LogicalResult ActivationOp::verify() { return verifyActivationKind(*this, getKind()); }
 LogicalResult ActivationGradOp::verify() { return verifyActivationKind(*this, getKind()); }
 
+/// The attributes dm.dropout and dm.dropout_keep_bits share: p in [0, 1),
+/// an id that fits 32 bits, and an order that permutes x's dims.
+LogicalResult verifyDropoutDraw(Operation *op, double p, int64_t id, StringRef order, Value x) {
+  if (!(p >= 0.0 && p < 1.0))
+    return op->emitOpError() << "probability " << p << " is outside [0, 1)";
+  if (id < 0 || id > 0xFFFFFFFFll)
+    return op->emitOpError() << "id " << id << " is outside [0, 2^32)";
+  std::string sorted = order.str(), dims = tensorOf(x).getNames().str();
+  llvm::sort(sorted);
+  llvm::sort(dims);
+  if (sorted != dims)
+    return op->emitOpError() << "order '" << order << "' is not a permutation of the dims '"
+                             << tensorOf(x).getNames() << "'";
+  return success();
+}
+
+/// `bits` has x's dims with `key` replaced by `word`, ceil(size(key) / 32)
+/// words long (dm.dropout_keep_bits and dm.dropout_apply_bits).
+LogicalResult verifyKeepBits(Operation *op, Value x, Type bitsType, StringRef key,
+                             StringRef word) {
+  auto xt = tensorOf(x);
+  auto bt = cast<dm::TensorType>(bitsType);
+  if (key.size() != 1 || word.size() != 1 || !xt.hasDim(key[0]))
+    return op->emitOpError() << "key '" << key << "' must be one dimension of x ('"
+                             << xt.getNames() << "') and word '" << word << "' one letter";
+  if (xt.hasDim(word[0]))
+    return op->emitOpError() << "word '" << word << "' is already a dimension of x ('"
+                             << xt.getNames() << "')";
+  std::string want = xt.getNames().str();
+  want[want.find(key[0])] = word[0];
+  if (bt.getNames() != want)
+    return op->emitOpError() << "keep bits have dims '" << bt.getNames() << "', expected '"
+                             << want << "' (x's with the key replaced by the word)";
+  int64_t words = (xt.getSize(key[0]) + 31) / 32;
+  for (char c : want)
+    if (bt.getSize(c) != (c == word[0] ? words : xt.getSize(c)))
+      return op->emitOpError() << "keep bits dimension '" << c << "' has size "
+                               << bt.getSize(c) << ", expected "
+                               << (c == word[0] ? words : xt.getSize(c));
+  return success();
+}
+
 LogicalResult DropoutOp::verify() {
+  return verifyDropoutDraw(*this, getP().convertToDouble(), getIdAttr().getValue().getSExtValue(),
+                           getOrder(), getX());
+}
+
+LogicalResult DropoutKeepBitsOp::verify() {
+  if (failed(verifyDropoutDraw(*this, getP().convertToDouble(),
+                               getIdAttr().getValue().getSExtValue(), getOrder(), getX())))
+    return failure();
+  return verifyKeepBits(*this, getX(), getResult().getType(), getKey(), getWord());
+}
+
+LogicalResult DropoutApplyBitsOp::verify() {
   double p = getP().convertToDouble();
   if (!(p >= 0.0 && p < 1.0))
     return emitOpError() << "probability " << p << " is outside [0, 1)";
-  int64_t id = getIdAttr().getValue().getSExtValue();
-  if (id < 0 || id > 0xFFFFFFFFll)
-    return emitOpError() << "id " << id << " is outside [0, 2^32)";
-  std::string order = getOrder().str(), dims = tensorOf(getX()).getNames().str();
-  llvm::sort(order);
-  llvm::sort(dims);
-  if (order != dims)
-    return emitOpError() << "order '" << getOrder() << "' is not a permutation of the dims '"
-                         << tensorOf(getX()).getNames() << "'";
-  return success();
+  return verifyKeepBits(*this, getX(), getBits().getType(), getKey(), getWord());
 }
 
 LogicalResult CausalMaskOp::verify() {

@@ -146,6 +146,41 @@ def Dm_DropoutOp : Dm_UnaryOp<"dropout", [], ["readsElementIndex"]> {
   let hasVerifier = 1;
 }
 
+def Dm_DropoutKeepBitsOp : Dm_SpaceOp<"dropout_keep_bits", [],
+    ["getFlopPerPoint", "getShortName", "readsElementIndex"]> {
+  let summary = "a dropout's keep decisions, 32 keys per i32 word";
+  let description = [{
+    Bit i (least significant first) of the word at position w along `word`
+    is 1 iff the element at 32 w + i along `key` exists, is not -inf in x (a
+    masked score) and dm.dropout with the same `p`, `id` and `order` keeps
+    it. The result has x's dims with `key` replaced by `word`, of size
+    ceil(size(key) / 32); a word holds its 32 bits as an i32 (bit 31 is the
+    sign). A fused attention forward writes these so that its backward
+    applies the same mask (dm.dropout_apply_bits) without drawing the Philox
+    words again.
+  }];
+  let arguments = (ins Dm_FloatTensor:$x, F64Attr:$p, I64Attr:$id, StrAttr:$order,
+                       StrAttr:$key, StrAttr:$word);
+  let results = (outs Dm_I32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dm_DropoutApplyBitsOp : Dm_SpaceOp<"dropout_apply_bits", [AllTypesMatch<["x", "result"]>],
+    ["getFlopPerPoint", "getShortName", "getNumSpaceOperands"]> {
+  let summary = "dropout from saved keep bits: x / (1 - p) where the bit is 1, else 0";
+  let description = [{
+    `bits` as dm.dropout_keep_bits writes them: its dims are x's with `key`
+    replaced by `word`; the element at k along `key` reads bit k % 32 of word
+    k / 32.
+  }];
+  let arguments = (ins Dm_FloatTensor:$x, Dm_I32Tensor:$bits, F64Attr:$p, StrAttr:$key,
+                       StrAttr:$word);
+  let results = (outs Dm_FloatTensor:$result);
+  let assemblyFormat = "$x `,` $bits attr-dict `:` type($x) `,` type($bits)";
+  let hasVerifier = 1;
+}
+
 def Dm_CausalMaskOp : Dm_UnaryOp<"causal_mask"> {
   let summary = "sets x to `fill` where the key index exceeds the query index";
   let description = [{
@@ -329,10 +364,11 @@ def Dm_SaveOp : Dm_SpaceOp<"save", [AllTypesMatch<["x", "result"]>], ["getFlopPe
   let description = [{
     Inserted by dm-autodiff: backward ops read forward results only through
     `dm.save`, so the activations a training step keeps alive are explicit.
-    Semantically the identity.
+    Semantically the identity. Saves floats, and the i32 keep bits of a
+    fused attention's dropout.
   }];
-  let arguments = (ins Dm_FloatTensor:$x);
-  let results = (outs Dm_FloatTensor:$result);
+  let arguments = (ins Dm_TensorType:$x);
+  let results = (outs Dm_TensorType:$result);
   let assemblyFormat = "$x attr-dict `:` type($result)";
 }
 

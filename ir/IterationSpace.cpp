@@ -196,6 +196,14 @@ std::string SoftmaxGradOp::getShortName() { return "softmax_dx"; }
 std::string LayerNormGradInputOp::getShortName() { return "layernorm_dx"; }
 std::string LayerNormGradParamsOp::getShortName() { return "layernorm_dparams"; }
 bool DropoutOp::readsElementIndex() { return true; }
+// Packing and applying keep bits: their dims span keys and words at once, so
+// the iteration space overcounts; they count as bit operations, not flop.
+bool DropoutKeepBitsOp::readsElementIndex() { return true; }
+double DropoutKeepBitsOp::getFlopPerPoint() { return 0.0; }
+double DropoutApplyBitsOp::getFlopPerPoint() { return 0.0; }
+unsigned DropoutApplyBitsOp::getNumSpaceOperands() { return 1; }
+std::string DropoutKeepBitsOp::getShortName() { return "dropout_bits"; }
+std::string DropoutApplyBitsOp::getShortName() { return "dropout"; }
 bool RenameOp::isView() { return true; }
 bool SaveOp::isView() { return true; }
 bool UnstackOp::isView() { return true; }

@@ -46,9 +46,45 @@ dm::KernelOp buildKernel(OpBuilder &b, Location loc, StringRef name, StringRef k
   return kernel;
 }
 
+/// A dimension letter no tensor of `func` uses (for the keep bits' words).
+char unusedDimLetter(func::FuncOp func) {
+  std::string used;
+  func.walk([&](Operation *op) {
+    for (auto range : {TypeRange(op->getResultTypes()), TypeRange(op->getOperandTypes())})
+      for (Type t : range)
+        if (auto tt = dyn_cast<dm::TensorType>(t))
+          used += tt.getNames().str();
+  });
+  for (char c : llvm::StringRef("wxyzvutrqonmlgfedcaWXYZ"))
+    if (used.find(c) == std::string::npos)
+      return c;
+  return 0;
+}
+
 struct Rewriter {
   AttentionForward f;
   AttentionBackward *g; // null: no backward (inference graph)
+  char word = 0;        // the keep bits' word dim; 0: no saved keep bits
+
+  /// The keep bits of the dropout: the scores' dims with the key's replaced
+  /// by words of 32 keys (dm.dropout_keep_bits).
+  dm::TensorType bitsType() {
+    auto t = tensorOf(f.softmax.getX());
+    std::string names = t.getNames().str();
+    SmallVector<int64_t> shape(t.getShape());
+    size_t at = names.find(f.key);
+    names[at] = word;
+    shape[at] = (shape[at] + 31) / 32;
+    return dm::TensorType::get(t.getContext(), names, shape,
+                               IntegerType::get(t.getContext(), 32));
+  }
+
+  /// dm.dropout_apply_bits of `x` (a region value) where the graph had `drop`.
+  Value applyBits(OpBuilder &b, Location loc, Value x, Value bits) {
+    std::string key(1, f.key), w(1, word);
+    return b.create<dm::DropoutApplyBitsOp>(loc, x.getType(), x, bits, f.dropout.getPAttr(),
+                                            b.getStringAttr(key), b.getStringAttr(w));
+  }
 
   /// Scores, masks and their log-sum-exp (forward) or the probabilities
   /// recomputed from it (backward), inside a region mapped by `map`.
@@ -70,10 +106,14 @@ struct Rewriter {
                                Float32Type::get(t.getContext()));
   }
 
-  /// dS = P (dP - rowsum(dO * O)), masked as the graph masked it.
-  Value scoreGrad(OpBuilder &b, IRMapping &map, Value p, Value o, Location loc) {
+  /// dS = P (dP - rowsum(dO * O)), masked as the graph masked it; the
+  /// dropout's gradient from `bits` when they were saved.
+  Value scoreGrad(OpBuilder &b, IRMapping &map, Value p, Value o, Value bits, Location loc) {
     b.clone(*g->gradScores, map);
-    if (g->gradDropout)
+    if (g->gradDropout && bits)
+      map.map(g->gradDropout.getResult(),
+              applyBits(b, loc, map.lookup(g->gradDropout.getX()), bits));
+    else if (g->gradDropout)
       b.clone(*g->gradDropout, map);
     Value dOut = map.lookup(g->gradOutput);
     // In the operands' element type (a contraction does not mix them); the
@@ -104,8 +144,11 @@ struct Rewriter {
     if (f.lengths)
       inputs.push_back(f.lengths);
     Type lse = lseType(f.softmax.getX());
+    SmallVector<Type> results = {f.output.getType(), lse};
+    if (word)
+      results.push_back(bitsType());
     auto fwd = buildKernel(
-        b, loc, "attention", "attention", inputs, {f.output.getType(), lse},
+        b, loc, "attention", "attention", inputs, results,
         [&](OpBuilder &in, IRMapping &map) -> SmallVector<Value> {
           Value masked = scores(in, map);
           Value l = in.create<dm::LogSumExpOp>(loc, lse, masked, f.softmax.getDimAttr());
@@ -113,17 +156,27 @@ struct Rewriter {
           if (f.dropout)
             in.clone(*f.dropout, map);
           in.clone(*f.output, map);
-          return {map.lookup(f.output.getResult()), l};
+          SmallVector<Value> yields = {map.lookup(f.output.getResult()), l};
+          if (word)
+            yields.push_back(in.create<dm::DropoutKeepBitsOp>(
+                loc, bitsType(), masked, f.dropout.getPAttr(), f.dropout.getIdAttr(),
+                f.dropout.getOrderAttr(), in.getStringAttr(std::string(1, f.key)),
+                in.getStringAttr(std::string(1, word))));
+          return yields;
         });
     f.output.getResult().replaceAllUsesWith(fwd.getResult(0));
     if (!g)
       return;
     Value savedLse = b.create<dm::SaveOp>(loc, lse, fwd.getResult(1));
     Value savedO = b.create<dm::SaveOp>(loc, f.output.getType(), fwd.getResult(0));
+    Value savedBits =
+        word ? b.create<dm::SaveOp>(loc, bitsType(), fwd.getResult(2)).getResult() : Value();
     // The backward kernels go where the first backward op of the pattern was.
     Operation *first = g->gradScores->isBeforeInBlock(g->gradV) ? g->gradScores : g->gradV;
     OpBuilder bb(first);
     SmallVector<Value> gin = {g->savedQ, g->savedK, g->savedV, savedO, g->gradOutput, savedLse};
+    if (savedBits)
+      gin.push_back(savedBits);
     if (f.lengths)
       gin.push_back(f.lengths);
     auto recompute = [&](OpBuilder &in, IRMapping &map) {
@@ -141,15 +194,18 @@ struct Rewriter {
         {g->gradK.getType(), g->gradV.getType()},
         [&](OpBuilder &in, IRMapping &map) -> SmallVector<Value> {
           Value p = recompute(in, map);
+          Value bits = savedBits ? map.lookup(savedBits) : Value();
           Value dropped = p;
-          if (f.dropout)
+          if (bits)
+            dropped = applyBits(in, loc, p, bits);
+          else if (f.dropout)
             dropped = in.clone(*f.dropout, map)->getResult(0);
           // The saved dropped probabilities are the recomputed ones here.
           Value savedDropped = g->gradV.getLhs() == g->gradOutput ? g->gradV.getRhs()
                                                                   : g->gradV.getLhs();
           map.map(savedDropped, dropped);
           in.clone(*g->gradV, map);
-          scoreGrad(in, map, p, map.lookup(savedO), loc);
+          scoreGrad(in, map, p, map.lookup(savedO), bits, loc);
           in.clone(*g->gradK, map);
           return {map.lookup(g->gradK.getResult()), map.lookup(g->gradV.getResult())};
         });
@@ -157,7 +213,8 @@ struct Rewriter {
                          {g->gradQ.getType()},
                          [&](OpBuilder &in, IRMapping &map) -> SmallVector<Value> {
                            Value p = recompute(in, map);
-                           scoreGrad(in, map, p, map.lookup(savedO), loc);
+                           scoreGrad(in, map, p, map.lookup(savedO),
+                                     savedBits ? map.lookup(savedBits) : Value(), loc);
                            in.clone(*g->gradQ, map);
                            return {map.lookup(g->gradQ.getResult())};
                          });
@@ -218,7 +275,10 @@ struct DmFuseAttentionPass : impl::DmFuseAttentionBase<DmFuseAttentionPass> {
         continue;
       }
       SmallVector<Operation *> replaced = replacedOps(*f, g ? &*g : nullptr);
-      Rewriter{*f, g ? &*g : nullptr}.run();
+      // A training graph's backward reads the forward's keep bits instead of
+      // drawing the dropout mask twice more.
+      char word = g && f->dropout && savedKeepBits ? unusedDimLetter(func) : 0;
+      Rewriter{*f, g ? &*g : nullptr, word}.run();
       eraseReplaced(std::move(replaced));
     }
   }

@@ -59,14 +59,20 @@ def DmFuseAttention : Pass<"dm-fuse-attention", "mlir::func::FuncOp"> {
     two backward kernels, "attention_grad_kv" and "attention_grad_q", that
     recompute the probabilities from it (`dm.softmax_lse`) and take the
     softmax gradient's row sums from dO and O (`dm.softmax_grad_rowsum`):
-    the [query x key] tensors are never stored. Each kernel carries
+    the [query x key] tensors are never stored. With dropout in a training
+    graph the forward also yields the dropout's keep bits, 32 keys per i32
+    word (`dm.dropout_keep_bits`, saved: 1/16 of the bf16 probabilities),
+    and the backward kernels apply them (`dm.dropout_apply_bits`) instead of
+    drawing the Philox words again (`keep-bits=false`: they draw). Each kernel carries
     `dm.fused` naming its kind. Attention the kernels cannot run (f32, head
     dims outside [16, 128] or not multiples of 16) stays unfused; with
     `remarks` each such softmax gets a remark saying why.
   }];
   let options = [
     Option<"remarks", "remarks", "bool", /*default=*/"false",
-           "Remark on every softmax left unfused, with the reason">
+           "Remark on every softmax left unfused, with the reason">,
+    Option<"savedKeepBits", "keep-bits", "bool", /*default=*/"true",
+           "Save the forward's dropout keep bits for the backward kernels">
   ];
   let dependentDialects = ["::dmc::dm::DmDialect"];
 }
