@@ -97,6 +97,8 @@ AttentionProblem contiguousProblem(dmrt::DType dtype, int64_t B, int64_t H, int6
   p.lse = {H * Lq, Lq, 1};
   p.scale = D > 0 ? 1.0 / std::sqrt((double)D) : 1.0;
   p.dropoutStrides = {H * Lq * Lk, Lq * Lk, Lk, 1};
+  const int64_t words = keepBitsWords(p);
+  p.bits = {H * Lq * words, Lq * words, words, 1};
   return p;
 }
 
@@ -145,6 +147,25 @@ std::string validate(const AttentionProblem &p) {
       if (v < 0)
         return std::string(name) + " = " + std::to_string(v) + ": must be >= 0";
   }
+  if (usesKeepBits(p)) {
+    // The forward writes every word of every row: distinct (b, h, j, w) must
+    // not share a word, so a dim of more than one element needs a stride.
+    const struct {
+      const char *name;
+      int64_t stride, size;
+    } bits[] = {{"bits.b", p.bits.b, p.B},
+                {"bits.h", p.bits.h, p.H},
+                {"bits.j", p.bits.j, p.Lq},
+                {"bits.w", p.bits.w, keepBitsWords(p)}};
+    for (const auto &d : bits) {
+      if (d.stride < 0)
+        return std::string(d.name) + " stride is " + std::to_string(d.stride) +
+               ": must be >= 0 (keep-bit words, int32 units)";
+      if (d.stride == 0 && d.size > 1)
+        return std::string(d.name) + " stride is 0 but that dim has " + std::to_string(d.size) +
+               " elements: the forward would write them to one keep-bit word";
+    }
+  }
   return "";
 }
 
@@ -184,6 +205,10 @@ std::string checkTiles(const AttentionProblem &p, const AttentionTiles &t,
            " needs " + (keyMajor ? "blockN" : "blockM") + " == 16 * warps = " +
            std::to_string(16 * t.warps) + " (each warp owns 16 " +
            (keyMajor ? "keys" : "queries") + ")";
+  if (kind == AttentionKernelKind::Forward && usesKeepBits(p) && t.blockN % 32 != 0)
+    return "blockN = " + std::to_string(t.blockN) +
+           ": the forward writes keep bits, so blockN must be a multiple of 32 (each key tile "
+           "writes whole 32-key words)";
   const unsigned smem = sharedBytes(p, t, kind);
   if (smem > maxSharedBytes)
     return "shared memory " + std::to_string(smem) + " bytes exceeds the " +
@@ -205,7 +230,8 @@ AttentionTiles defaultTiles(const AttentionProblem &p, AttentionKernelKind kind)
   switch (kind) {
   // D <= 64: the fastest of tileCandidates on an H100 (dmc-attention-kernel-test
   // --sweep, B8 H16 L512 and L1024 causal, dropout 0.1). D > 64: not timed;
-  // tiles that compile without register spills for sm_90a.
+  // tiles that compile without register spills for sm_90a. blockN 64 also
+  // suits a forward that writes keep bits (a multiple of 32).
   case AttentionKernelKind::Forward: return {64, 64, 4};
   case AttentionKernelKind::GradQ: return p.D <= 64 ? AttentionTiles{64, 32, 4}
                                                     : AttentionTiles{64, 64, 4};
@@ -242,16 +268,21 @@ AttentionLaunch launchGeometry(const AttentionProblem &p, const AttentionTiles &
 
 std::vector<std::string> kernelInputs(const AttentionProblem &p, AttentionKernelKind kind) {
   std::vector<std::string> in = {"q", "k", "v"};
-  if (kind != AttentionKernelKind::Forward)
+  if (kind != AttentionKernelKind::Forward) {
     in.insert(in.end(), {"o", "dO", "lse"});
+    if (usesKeepBits(p))
+      in.push_back("bits");
+  }
   if (p.keyPadding)
     in.push_back("lens");
   return in;
 }
 
-std::vector<std::string> kernelOutputs(AttentionKernelKind kind) {
+std::vector<std::string> kernelOutputs(const AttentionProblem &p, AttentionKernelKind kind) {
   switch (kind) {
-  case AttentionKernelKind::Forward: return {"o", "lse"};
+  case AttentionKernelKind::Forward:
+    return usesKeepBits(p) ? std::vector<std::string>{"o", "lse", "bits"}
+                           : std::vector<std::string>{"o", "lse"};
   case AttentionKernelKind::GradKV: return {"dK", "dV"};
   case AttentionKernelKind::GradQ: return {"dQ"};
   }

@@ -8,6 +8,13 @@
 //   GradKV   dK, dV from q, k, v, o, dO, lse   (key-block-major, deterministic)
 //   GradQ    dQ     from q, k, v, o, dO, lse   (query-block-major, deterministic)
 //
+// Dropout masks are Philox4x32-10 words over the element index. By default
+// every kernel draws them again; with `keepBits` the forward also writes the
+// mask (AND the causal / padding visibility) as one bit per element, 32 keys
+// to an int32 word, and the backward kernels read those words instead of
+// drawing: Philox runs once per training step instead of three times, for
+// 1/16 of the memory the saved bf16 probabilities would take.
+//
 // Everything a kernel is specialised on lives in AttentionProblem; the
 // emitted source is a config struct of constants plus a one-line entry, the
 // logic lives in the device headers codegen/attention/device/*.h (embedded
@@ -45,6 +52,15 @@ struct DropoutStrides {
   int64_t b = 0, h = 0, j = 0, k = 0;
 };
 
+/// Strides of the saved dropout keep bits, int32 words over (b, h, j, w): bit
+/// i (LSB first) of word w of row (b, h, j) is 1 iff key k = 32 w + i is
+/// below Lk, visible (not masked: causal, key padding) and kept by dropout
+/// (the Philox word of its element is >= the threshold). ceil(Lk / 32) words
+/// per row; bits past Lk are 0.
+struct KeepBitsStrides {
+  int64_t b = 0, h = 0, j = 0, w = 0;
+};
+
 struct AttentionProblem {
   dmrt::DType dtype = dmrt::DType::BF16; ///< of q, k, v, o, dO, dQ, dK, dV: bf16 or f16
   int64_t B = 1, H = 1; ///< batch, heads
@@ -58,7 +74,17 @@ struct AttentionProblem {
   double dropout = 0;      ///< drop probability p in [0, 1); 0 = no dropout
   uint32_t dropoutId = 0;  ///< the dropout op's Philox id
   DropoutStrides dropoutStrides;
+  /// With dropout in a training graph: the forward also writes the keep bits
+  /// (an output after lse) and the backward kernels read them (an input after
+  /// lse) instead of drawing Philox words. False: every kernel draws.
+  bool keepBits = false;
+  KeepBitsStrides bits; ///< contiguousProblem: row-major (b, h, j, w)
 };
+
+/// Keep-bit words per (b, h, j) row: ceil(Lk / 32).
+inline int64_t keepBitsWords(const AttentionProblem &p) { return (p.Lk + 31) / 32; }
+/// Whether the forward writes (and the backward kernels read) keep bits.
+inline bool usesKeepBits(const AttentionProblem &p) { return p.keepBits && p.dropout > 0; }
 
 /// Row-major strides of a (b, h, row, p) tensor whose physical order is
 /// `order`, a permutation of "bhjp" or "bhkp" (e.g. "bjhp": q laid out as
@@ -66,8 +92,9 @@ struct AttentionProblem {
 std::string rowMajorStrides(const std::string &order, int64_t B, int64_t H, int64_t rows,
                             int64_t D, AttentionStrides &out);
 
-/// A problem whose eight tensors are laid out "bhjp"/"bhkp", lse "bhj" and the
-/// dropout order "bhjk" (scale 1/sqrt(D), no mask, no dropout).
+/// A problem whose eight tensors are laid out "bhjp"/"bhkp", lse "bhj", the
+/// dropout order "bhjk" and the keep bits "bhjw" (scale 1/sqrt(D), no mask,
+/// no dropout, keepBits off).
 AttentionProblem contiguousProblem(dmrt::DType dtype, int64_t B, int64_t H, int64_t Lq,
                                    int64_t Lk, int64_t D);
 
@@ -92,7 +119,9 @@ struct AttentionTiles {
 /// Dynamic shared memory one block may use on sm_90 (227 KiB).
 inline constexpr unsigned kMaxSharedBytesSm90 = 227 * 1024;
 
-/// "" when `tiles` can run `kind` of `p` within `maxSharedBytes`, else why not.
+/// "" when `tiles` can run `kind` of `p` within `maxSharedBytes`, else why
+/// not. A forward that writes keep bits needs blockN a multiple of 32 (each
+/// key tile writes whole words).
 std::string checkTiles(const AttentionProblem &p, const AttentionTiles &tiles,
                        AttentionKernelKind kind,
                        unsigned maxSharedBytes = kMaxSharedBytesSm90);
@@ -123,11 +152,12 @@ unsigned sharedBytes(const AttentionProblem &p, const AttentionTiles &tiles,
 
 /// The names of the entry's tensor parameters in order (the kernel ABI of
 /// runtime/format/KernelAbi.h: inputs, outputs, then `seed`):
-///   Forward: q, k, v, [lens], o, lse
-///   GradKV:  q, k, v, o, dO, lse, [lens], dK, dV
-///   GradQ:   q, k, v, o, dO, lse, [lens], dQ
+///   Forward: q, k, v, [lens], o, lse, [bits]
+///   GradKV:  q, k, v, o, dO, lse, [bits], [lens], dK, dV
+///   GradQ:   q, k, v, o, dO, lse, [bits], [lens], dQ
+/// ([bits]: when keepBits and dropout > 0.)
 std::vector<std::string> kernelInputs(const AttentionProblem &p, AttentionKernelKind kind);
-std::vector<std::string> kernelOutputs(AttentionKernelKind kind);
+std::vector<std::string> kernelOutputs(const AttentionProblem &p, AttentionKernelKind kind);
 
 /// A complete CUDA C++ translation unit for NVRTC: the device headers, a
 /// config struct of constants and `extern "C" __global__ void entryName(...)`

@@ -118,6 +118,15 @@ std::string emitAttentionSource(const AttentionProblem &p, const AttentionTiles 
   w.stride("kDropH", drop ? p.dropoutStrides.h : 0);
   w.stride("kDropJ", drop ? p.dropoutStrides.j : 0);
   w.stride("kDropK", drop ? p.dropoutStrides.k : 0);
+  // Saved keep bits (int32 words over b, h, j, w): the forward writes them,
+  // the backward kernels read them instead of drawing Philox words.
+  const bool keep = usesKeepBits(p);
+  w.flag("kKeepBits", keep);
+  w.stride("kBitsB", keep ? p.bits.b : 0);
+  w.stride("kBitsH", keep ? p.bits.h : 0);
+  w.stride("kBitsJ", keep ? p.bits.j : 0);
+  w.stride("kBitsW", keep ? p.bits.w : 0);
+  w.integer("kBitsWords", keepBitsWords(p));
   w.word("kDropoutId", p.dropoutId);
   w.word("kDropThreshold", dmrt::dropoutThreshold(p.dropout));
   w.real("kKeepScale", (float)(1.0 / (1.0 - p.dropout)), "1 / (1 - p)");
@@ -129,26 +138,29 @@ std::string emitAttentionSource(const AttentionProblem &p, const AttentionTiles 
   const char *lens = pad ? "lens" : "nullptr";
   const char *in = "const uint16_t *__restrict__ ";
   const char *out = "uint16_t *__restrict__ ";
+  const char *bits = keep ? "bits" : "nullptr";
   os << "extern \"C\" __global__ void __launch_bounds__(" << 32 * tiles.warps << ")\n"
      << entryName << "(" << in << "q, " << in << "k, " << in << "v,\n    ";
   switch (kind) {
   case AttentionKernelKind::Forward:
     os << (pad ? "const int32_t *__restrict__ lens, " : "") << out
-       << "o, float *__restrict__ lse, unsigned long long seed) {\n"
+       << "o, float *__restrict__ lse, " << (keep ? "unsigned *__restrict__ bits, " : "")
+       << "unsigned long long seed) {\n"
        << "  extern __shared__ __align__(128) unsigned char smem[];\n"
-       << "  dmcattn::attentionForward<AttentionConfig>(q, k, v, " << lens
-       << ", o, lse, seed, smem);\n";
+       << "  dmcattn::attentionForward<AttentionConfig>(q, k, v, " << lens << ", o, lse, "
+       << bits << ", seed, smem);\n";
     break;
   case AttentionKernelKind::GradKV:
   case AttentionKernelKind::GradQ: {
     const bool kv = kind == AttentionKernelKind::GradKV;
-    os << in << "o, " << in << "dO, const float *__restrict__ lse,\n    "
+    os << in << "o, " << in << "dO, const float *__restrict__ lse,"
+       << (keep ? " const unsigned *__restrict__ bits," : "") << "\n    "
        << (pad ? "const int32_t *__restrict__ lens, " : "")
        << (kv ? std::string(out) + "dK, " + out + "dV" : std::string(out) + "dQ")
        << ", unsigned long long seed) {\n"
        << "  extern __shared__ __align__(128) unsigned char smem[];\n"
        << "  dmcattn::" << (kv ? "attentionGradKV" : "attentionGradQ")
-       << "<AttentionConfig>(q, k, v, o, dO, lse, " << lens << ", "
+       << "<AttentionConfig>(q, k, v, o, dO, lse, " << bits << ", " << lens << ", "
        << (kv ? "dK, dV" : "dQ") << ", seed, smem);\n";
     break;
   }

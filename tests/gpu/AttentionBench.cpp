@@ -3,11 +3,12 @@
 // `dmc-attention-kernel-test --bench`: forward, grad-KV and grad-Q of
 //   B8 H16 L512 D64 bf16, dropout 0.1, no mask          (BERT-large)
 //   B8 H16 L1024 D64 bf16, dropout 0.1, causal          (GPT-2 medium)
-// and both again without dropout (what the Philox masks cost),
-// with the default tiles, each the median of 100 launches (CUDA events,
+// both again with saved keep bits (the forward writes the dropout mask as
+// bits, the backward reads them instead of drawing Philox words), and both
+// without dropout (what the masks cost), with the default tiles, each the median of 100 launches (CUDA events,
 // after 10 warm-up launches), in ms and TFLOP/s: forward 4 B H Lq Lk D flop,
 // backward 2.5x that, halved under a causal mask. The backward kernels read
-// the forward's o and lse. `--sweep` also times every feasible tile choice
+// the forward's o, lse (and keep bits). `--sweep` also times every feasible tile choice
 // (blockM, blockN >= 32) of each kernel and names the fastest.
 //
 //===----------------------------------------------------------------------===//
@@ -60,7 +61,7 @@ struct Shape {
 };
 
 struct Buffers {
-  DeviceBuffer q, k, v, o, dO, lse, dQ, dK, dV;
+  DeviceBuffer q, k, v, o, dO, lse, bits, dQ, dK, dV;
   std::vector<void *> fwd, kv, gq;
 };
 
@@ -77,10 +78,18 @@ bool setUp(const AttentionProblem &p, Buffers &b, std::string &error) {
         b.dQ.allocate(qBytes, error) && b.dK.allocate(kBytes, error) &&
         b.dV.allocate(kBytes, error)))
     return false;
+  const bool keep = dmcgen::usesKeepBits(p);
+  if (keep && !b.bits.allocate((size_t)keepBitsSpan(p) * 4, error))
+    return false;
   b.fwd = {b.q.get(), b.k.get(), b.v.get(), b.o.get(), b.lse.get()};
-  b.kv = {b.q.get(), b.k.get(), b.v.get(), b.o.get(), b.dO.get(), b.lse.get(), b.dK.get(),
-          b.dV.get()};
-  b.gq = {b.q.get(), b.k.get(), b.v.get(), b.o.get(), b.dO.get(), b.lse.get(), b.dQ.get()};
+  b.kv = {b.q.get(), b.k.get(), b.v.get(), b.o.get(), b.dO.get(), b.lse.get()};
+  if (keep) { // the forward's output, the backward's input after lse
+    b.fwd.push_back(b.bits.get());
+    b.kv.push_back(b.bits.get());
+  }
+  b.gq = b.kv;
+  b.kv.insert(b.kv.end(), {b.dK.get(), b.dV.get()});
+  b.gq.push_back(b.dQ.get());
   return true;
 }
 
@@ -172,6 +181,10 @@ int runBench(dmrt::CudaDriver &driver, const cudaDeviceProp &prop, const std::st
   gpt.dropout = 0.1;
   gpt.causal = true;
   shapes.push_back({"B8 H16 L1024 D64 bf16 dropout 0.1 causal", gpt});
+  bert.keepBits = gpt.keepBits = true;
+  shapes.push_back({"B8 H16 L512 D64 bf16 dropout 0.1, saved keep bits", bert});
+  shapes.push_back({"B8 H16 L1024 D64 bf16 dropout 0.1 causal, saved keep bits", gpt});
+  bert.keepBits = gpt.keepBits = false;
   bert.dropout = gpt.dropout = 0;
   shapes.push_back({"B8 H16 L512 D64 bf16 dropout 0", bert});
   shapes.push_back({"B8 H16 L1024 D64 bf16 dropout 0 causal", gpt});

@@ -7,8 +7,11 @@
 // plants faults the comparison must catch: every output zeroed, every
 // output x1.05, and (with dropout) o, dQ, dK, dV against a reference whose
 // masks were drawn with dropout id + 1. The backward kernels run twice and
-// must give the same bits (no atomics). Exit 0 only when every output
-// matches and every planted fault is caught; 77 without a GPU.
+// must give the same bits (no atomics). Saved keep bits (keepBits): the
+// forward's must equal the reference's exactly, the backward reads the
+// reference's, and a flipped bit in either must be caught (checkKeepBits).
+// Exit 0 only when every output matches and every planted fault is caught;
+// 77 without a GPU.
 //
 //   dmc-attention-kernel-test            the correctness cases
 //   dmc-attention-kernel-test --case I   case I only (e.g. under compute-sanitizer)
@@ -100,27 +103,113 @@ std::vector<Case> cases() {
   }
   c.push_back({"bf16 Lq197 Lk64 D64 causal (Lq > Lk)",
                problem(DType::BF16, 197, 64, 64, true, 0), {}});
+  // Saved keep bits, as the emulation's cases (AttentionEmulationTest.cpp).
+  const auto keep = [](Case k) {
+    k.p.keepBits = true;
+    return k;
+  };
+  c.push_back(keep({"bf16 Lq37 Lk77 D32 causal dropout, keep bits",
+                    problem(DType::BF16, 37, 77, 32, true, 0.15), {}}));
+  {
+    Case k = keep({"f16 L45 D64 padding{0,29} dropout, keep bits (b, h, w, j)",
+                   problem(DType::F16, 45, 45, 64, false, 0.2), {0, 29}});
+    k.p.keyPadding = true;
+    k.p.bits = {3 * 2 * 45, 2 * 45, 1, 45};
+    c.push_back(k);
+  }
+  c.push_back(keep({"bf16 L197 D64 dropout bhjk, keep bits (vit)",
+                    problem(DType::BF16, 197, 197, 64, false, 0.1), {}}));
   return c;
 }
 
 struct Tally {
-  int cases = 0, outputs = 0, planted = 0, caught = 0, failed = 0;
+  int cases = 0, outputs = 0, expectedOutputs = 0, planted = 0, caught = 0, failed = 0;
 };
+
+/// Keep-bit words start as this (cudaMemset bytes), so one the forward
+/// leaves unwritten fails the exact compare.
+constexpr int kPoisonByte = 0xA5;
+
+/// Counts a planted fault, caught or not.
+void planted(Tally &tally, bool caught, const std::string &what) {
+  ++tally.planted;
+  tally.caught += caught;
+  if (!caught)
+    std::printf("  NOT CAUGHT: planted fault %s\n", what.c_str());
+}
 
 /// A planted fault: `got` altered (or `ref` wrong) must fail the comparison.
 void plant(Tally &tally, const std::string &what, const std::vector<double> &ref,
            std::vector<double> got, dmrt::PlantedFault f, double rtol) {
   if (f != dmrt::PlantedFault::None)
     dmrt::plantFault(got, f);
-  ++tally.planted;
-  if (!dmrt::compareOutput(ref, got, rtol).pass)
-    ++tally.caught;
-  else
-    std::printf("  NOT CAUGHT: planted fault %s\n", what.c_str());
+  planted(tally, !dmrt::compareOutput(ref, got, rtol).pass, what);
 }
 
 template <class T> bool fetch(const DeviceBuffer &b, std::vector<T> &out, std::string &error) {
   return b.download(out.data(), out.size() * sizeof(T), error);
+}
+
+/// The keep-bit checks of a case (p.keepBits): the forward's words `got`
+/// against `refBits` exactly, and a flipped bit planted there; then the
+/// backward again from the reference bits with the heaviest kept element's
+/// bit flipped: dK, dV, dQ must match the reference of the flipped bits and
+/// (a planted fault) fail the true reference. Four outputs.
+bool checkKeepBits(dmrt::CudaDriver &driver, const std::vector<LoadedKernel> &kernels,
+                   const std::vector<void *> &kvArgs, const std::vector<void *> &qArgs,
+                   const Case &c, const HostTensors &t, const Outputs &ref,
+                   const std::vector<uint32_t> &refBits, const std::vector<uint32_t> &got,
+                   DeviceBuffer &bitsIn, const DeviceBuffer &dK, const DeviceBuffer &dV,
+                   const DeviceBuffer &dQ, Tally &tally, std::string &error) {
+  const AttentionProblem &p = c.p;
+  const std::vector<uint32_t> want = gatherKeepBits(p, refBits);
+  std::vector<uint32_t> have = gatherKeepBits(p, got);
+  const std::string diff = compareKeepBits(p, want, have);
+  ++tally.outputs;
+  tally.failed += !diff.empty();
+  std::printf("  %s bits %zu words %s\n", diff.empty() ? "ok  " : "FAIL", have.size(),
+              diff.empty() ? "identical" : diff.c_str());
+  have[have.size() / 2] ^= 1u << 7;
+  planted(tally, !compareKeepBits(p, want, have).empty(), c.name + " bits one bit flipped");
+
+  const KeptElement e = heaviestKeptElement(p, t, refBits);
+  if (e.probability <= 0) {
+    error = "no kept element to flip";
+    return false;
+  }
+  std::vector<uint32_t> flipped = refBits;
+  flipped[e.word] ^= e.mask;
+  Outputs wrong;
+  referenceBackward(p, t, kSeed, p.dropoutId, wrong, &flipped);
+  std::vector<uint16_t> hDK(spanOf(p.dK, p.B, p.H, p.Lk, p.D)),
+      hDV(spanOf(p.dV, p.B, p.H, p.Lk, p.D)), hDQ(spanOf(p.dQ, p.B, p.H, p.Lq, p.D));
+  if (!(bitsIn.upload(flipped.data(), flipped.size() * 4, error) &&
+        launchKernel(driver, kernels[1], kvArgs, kSeed, nullptr, error) &&
+        launchKernel(driver, kernels[2], qArgs, kSeed, nullptr, error) &&
+        cudaOk(cudaDeviceSynchronize(), "kernels", error) && fetch(dK, hDK, error) &&
+        fetch(dV, hDV, error) && fetch(dQ, hDQ, error)))
+    return false;
+  std::printf("  flipped keep bit (b %lld, h %lld, j %lld, k %lld), P = %.3f:\n",
+              (long long)e.b, (long long)e.h, (long long)e.j, (long long)e.k, e.probability);
+  const struct {
+    const char *name;
+    const std::vector<double> &flippedRef, &trueRef;
+    std::vector<double> got;
+  } outs[] = {{"dK", wrong.dK, ref.dK, gather(p, hDK, p.dK, p.Lk)},
+              {"dV", wrong.dV, ref.dV, gather(p, hDV, p.dV, p.Lk)},
+              {"dQ", wrong.dQ, ref.dQ, gather(p, hDQ, p.dQ, p.Lq)}};
+  bool changed = false;
+  for (const auto &out : outs) {
+    const double rtol = comparisonRtol(p, out.name);
+    dmrt::Comparison cmp = dmrt::compareOutput(out.flippedRef, out.got, rtol);
+    ++tally.outputs;
+    tally.failed += !cmp.pass;
+    std::printf("  %s %-4s %s\n", cmp.pass ? "ok  " : "FAIL", out.name,
+                dmrt::describeComparison(cmp).c_str());
+    changed |= !dmrt::compareOutput(out.trueRef, out.got, rtol).pass;
+  }
+  planted(tally, changed, c.name + " flipped keep bit in the backward");
+  return true;
 }
 
 bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, int index,
@@ -147,7 +236,17 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
   if (!buildKernels(driver, p, kinds, tiles, arch, kernels, error))
     return false;
 
-  DeviceBuffer q, k, v, o, dO, lse, lens, oOut, lseOut, dQ, dK, dV;
+  const bool keep = dmcgen::usesKeepBits(p);
+  const std::vector<uint32_t> refBits =
+      keep ? referenceKeepBits(p, c.lens, kSeed, p.dropoutId) : std::vector<uint32_t>{};
+  std::vector<uint32_t> hBits(refBits.size());
+  DeviceBuffer q, k, v, o, dO, lse, lens, oOut, lseOut, dQ, dK, dV, bitsOut, bitsIn;
+  if (keep && !(bitsOut.allocate(refBits.size() * 4, error) &&
+                cudaOk(cudaMemset(bitsOut.get(), kPoisonByte, refBits.size() * 4),
+                       "cudaMemset", error) &&
+                bitsIn.allocate(refBits.size() * 4, error) &&
+                bitsIn.upload(refBits.data(), refBits.size() * 4, error)))
+    return false;
   const auto bytes16 = [](const std::vector<uint16_t> &x) { return x.size() * 2; };
   std::vector<uint16_t> hO(t.o.size()), hDQ(spanOf(p.dQ, p.B, p.H, p.Lq, p.D)),
       hDK(spanOf(p.dK, p.B, p.H, p.Lk, p.D)), hDV(spanOf(p.dV, p.B, p.H, p.Lk, p.D));
@@ -167,11 +266,15 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
     return false;
   std::vector<void *> fwdArgs = {q.get(), k.get(), v.get()}, bwdArgs = fwdArgs;
   bwdArgs.insert(bwdArgs.end(), {o.get(), dO.get(), lse.get()});
+  if (keep)
+    bwdArgs.push_back(bitsIn.get());
   if (p.keyPadding) {
     fwdArgs.push_back(lens.get());
     bwdArgs.push_back(lens.get());
   }
   fwdArgs.insert(fwdArgs.end(), {oOut.get(), lseOut.get()});
+  if (keep)
+    fwdArgs.push_back(bitsOut.get());
   std::vector<void *> kvArgs = bwdArgs, qArgs = bwdArgs;
   kvArgs.insert(kvArgs.end(), {dK.get(), dV.get()});
   qArgs.push_back(dQ.get());
@@ -183,7 +286,8 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
            cudaOk(cudaDeviceSynchronize(), "kernels", error);
   };
   if (!(runAll() && fetch(oOut, hO, error) && fetch(lseOut, hLse, error) &&
-        fetch(dQ, hDQ, error) && fetch(dK, hDK, error) && fetch(dV, hDV, error)))
+        fetch(dQ, hDQ, error) && fetch(dK, hDK, error) && fetch(dV, hDV, error) &&
+        (!keep || fetch(bitsOut, hBits, error))))
     return false;
   // Deterministic: a second run gives the same bits.
   std::vector<uint16_t> again(hDK.size()), againQ(hDQ.size());
@@ -192,6 +296,7 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
   const bool same = again == hDK && againQ == hDQ;
 
   ++tally.cases;
+  tally.expectedOutputs += keep ? 9 : 5;
   std::printf("case %d: %s\n", index, c.name.c_str());
   const struct {
     const char *name;
@@ -230,7 +335,8 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
       plant(tally, where + " dropout id + 1", w, out.got, dmrt::PlantedFault::None, rtol);
     }
   }
-  return true;
+  return !keep || checkKeepBits(driver, kernels, kvArgs, qArgs, c, t, ref, refBits, hBits,
+                                bitsIn, dK, dV, dQ, tally, error);
 }
 
 /// Runs every case, or only case `only` (>= 0).
@@ -258,7 +364,7 @@ int runCorrectness(dmrt::CudaDriver &driver, const std::string &arch, int only) 
               "planted); %d outputs failed, %d cases could not run\n",
               tally.cases, tally.outputs, tally.caught, tally.planted, tally.failed, errors);
   const bool pass = errors == 0 && tally.cases == expected && tally.failed == 0 &&
-                    tally.caught == tally.planted && tally.outputs == 5 * tally.cases;
+                    tally.caught == tally.planted && tally.outputs == tally.expectedOutputs;
   std::printf("%s\n", pass ? "PASS" : "FAIL");
   return pass ? 0 : 1;
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace dmc::attention_test {
@@ -73,16 +74,28 @@ int64_t keyLimit(const AttentionProblem &p, const HostTensors &t, int64_t b) {
   return std::clamp<int64_t>(t.lens[b], 0, p.Lk);
 }
 
-/// The dropout factor of element (b, h, j, k): 0 or 1 / (1 - p).
-double dropFactor(const AttentionProblem &p, uint64_t seed, uint32_t id, int64_t b, int64_t h,
-                  int64_t j, int64_t k) {
-  if (!(p.dropout > 0))
-    return 1.0;
+/// Index of the word holding key k of keep-bit row (b, h, j).
+size_t keepWordIndex(const AttentionProblem &p, int64_t b, int64_t h, int64_t j, int64_t k) {
+  return (size_t)(b * p.bits.b + h * p.bits.h + j * p.bits.j + (k >> 5) * p.bits.w);
+}
+
+/// Whether dropout keeps element (b, h, j, k) (Philox, as the kernels draw).
+bool drawKeep(const AttentionProblem &p, uint64_t seed, uint32_t id, int64_t b, int64_t h,
+              int64_t j, int64_t k) {
   const auto &s = p.dropoutStrides;
   const uint64_t n = (uint64_t)(b * s.b + h * s.h + j * s.j + k * s.k);
-  return dmrt::dropoutWord(seed, id, n) >= dmrt::dropoutThreshold(p.dropout)
-             ? 1.0 / (1.0 - p.dropout)
-             : 0.0;
+  return dmrt::dropoutWord(seed, id, n) >= dmrt::dropoutThreshold(p.dropout);
+}
+
+/// The dropout factor of element (b, h, j, k): 0 or 1 / (1 - p), drawn or
+/// (with `bits`) read from the saved keep bits.
+double dropFactor(const AttentionProblem &p, uint64_t seed, uint32_t id, int64_t b, int64_t h,
+                  int64_t j, int64_t k, const std::vector<uint32_t> *bits) {
+  if (!(p.dropout > 0))
+    return 1.0;
+  const bool keep = bits ? ((*bits)[keepWordIndex(p, b, h, j, k)] >> (k & 31)) & 1u
+                         : drawKeep(p, seed, id, b, h, j, k);
+  return keep ? 1.0 / (1.0 - p.dropout) : 0.0;
 }
 
 /// Probabilities P[j][k] of head (b, h) (0 where masked) and lse[j].
@@ -147,7 +160,7 @@ void storeForward(const AttentionProblem &p, const Outputs &ref, HostTensors &t)
 }
 
 void referenceForward(const AttentionProblem &p, const HostTensors &t, uint64_t seed,
-                      uint32_t dropoutId, Outputs &out) {
+                      uint32_t dropoutId, Outputs &out, const std::vector<uint32_t> *keepBits) {
   const Logical q = logical(p, t.q, p.q, p.Lq), k = logical(p, t.k, p.k, p.Lk),
                 v = logical(p, t.v, p.v, p.Lk);
   out.o.assign((size_t)(p.B * p.H * p.Lq * p.D), 0.0);
@@ -164,7 +177,7 @@ void referenceForward(const AttentionProblem &p, const HostTensors &t, uint64_t 
           const double w = P[j * p.Lk + kk];
           if (w == 0)
             continue;
-          const double pd = w * dropFactor(p, seed, dropoutId, b, h, j, kk);
+          const double pd = w * dropFactor(p, seed, dropoutId, b, h, j, kk, keepBits);
           for (int64_t d = 0; d < p.D; ++d)
             o[d] += pd * v.at(b, h, kk, d);
         }
@@ -173,7 +186,7 @@ void referenceForward(const AttentionProblem &p, const HostTensors &t, uint64_t 
 }
 
 void referenceBackward(const AttentionProblem &p, const HostTensors &t, uint64_t seed,
-                       uint32_t dropoutId, Outputs &out) {
+                       uint32_t dropoutId, Outputs &out, const std::vector<uint32_t> *keepBits) {
   const Logical q = logical(p, t.q, p.q, p.Lq), k = logical(p, t.k, p.k, p.Lk),
                 v = logical(p, t.v, p.v, p.Lk), o = logical(p, t.o, p.o, p.Lq),
                 dO = logical(p, t.dO, p.dO, p.Lq);
@@ -193,7 +206,7 @@ void referenceBackward(const AttentionProblem &p, const HostTensors &t, uint64_t
           const double w = P[j * p.Lk + kk];
           if (w == 0)
             continue;
-          const double f = dropFactor(p, seed, dropoutId, b, h, j, kk);
+          const double f = dropFactor(p, seed, dropoutId, b, h, j, kk, keepBits);
           double dpd = 0; // dO . v
           for (int64_t d = 0; d < p.D; ++d)
             dpd += dO.at(b, h, j, d) * v.at(b, h, kk, d);
@@ -206,6 +219,84 @@ void referenceBackward(const AttentionProblem &p, const HostTensors &t, uint64_t
         }
       }
     }
+}
+
+int64_t keepBitsSpan(const AttentionProblem &p) {
+  return (p.B - 1) * p.bits.b + (p.H - 1) * p.bits.h + (p.Lq - 1) * p.bits.j +
+         (dmcgen::keepBitsWords(p) - 1) * p.bits.w + 1;
+}
+
+std::vector<uint32_t> referenceKeepBits(const AttentionProblem &p,
+                                        const std::vector<int32_t> &lens, uint64_t seed,
+                                        uint32_t dropoutId) {
+  std::vector<uint32_t> words((size_t)keepBitsSpan(p), 0u);
+  HostTensors lensOnly;
+  lensOnly.lens = lens;
+  for (int64_t b = 0; b < p.B; ++b) {
+    const int64_t limit = keyLimit(p, lensOnly, b);
+    for (int64_t h = 0; h < p.H; ++h)
+      for (int64_t j = 0; j < p.Lq; ++j) {
+        const int64_t end = p.causal ? std::min(limit, j + 1) : limit;
+        for (int64_t k = 0; k < end; ++k)
+          if (drawKeep(p, seed, dropoutId, b, h, j, k))
+            words[keepWordIndex(p, b, h, j, k)] |= 1u << (k & 31);
+      }
+  }
+  return words;
+}
+
+std::vector<uint32_t> gatherKeepBits(const AttentionProblem &p,
+                                     const std::vector<uint32_t> &data) {
+  const int64_t W = dmcgen::keepBitsWords(p);
+  std::vector<uint32_t> out;
+  out.reserve((size_t)(p.B * p.H * p.Lq * W));
+  for (int64_t b = 0; b < p.B; ++b)
+    for (int64_t h = 0; h < p.H; ++h)
+      for (int64_t j = 0; j < p.Lq; ++j)
+        for (int64_t w = 0; w < W; ++w)
+          out.push_back(data[keepWordIndex(p, b, h, j, 32 * w)]);
+  return out;
+}
+
+std::string compareKeepBits(const AttentionProblem &p, const std::vector<uint32_t> &ref,
+                            const std::vector<uint32_t> &got) {
+  if (ref.size() != got.size())
+    return "sizes differ: " + std::to_string(ref.size()) + " vs " + std::to_string(got.size());
+  const int64_t W = dmcgen::keepBitsWords(p);
+  size_t bad = 0, first = 0;
+  for (size_t i = ref.size(); i-- > 0;)
+    if (ref[i] != got[i]) {
+      ++bad;
+      first = i;
+    }
+  if (bad == 0)
+    return "";
+  char buf[256];
+  const int64_t row = (int64_t)first / W;
+  std::snprintf(buf, sizeof buf, "%zu of %zu words differ; first (b %lld, h %lld, j %lld, w %lld): "
+                "expected 0x%08x, got 0x%08x", bad, ref.size(),
+                (long long)(row / p.Lq / p.H), (long long)(row / p.Lq % p.H),
+                (long long)(row % p.Lq), (long long)((int64_t)first % W), ref[first], got[first]);
+  return buf;
+}
+
+KeptElement heaviestKeptElement(const AttentionProblem &p, const HostTensors &t,
+                                const std::vector<uint32_t> &keepBits) {
+  const Logical q = logical(p, t.q, p.q, p.Lq), k = logical(p, t.k, p.k, p.Lk);
+  KeptElement best;
+  std::vector<double> P, lse;
+  for (int64_t b = 0; b < p.B; ++b)
+    for (int64_t h = 0; h < p.H; ++h) {
+      probabilities(p, t, q, k, b, h, P, lse);
+      for (int64_t j = 0; j < p.Lq; ++j)
+        for (int64_t kk = 0; kk < p.Lk; ++kk) {
+          const size_t word = keepWordIndex(p, b, h, j, kk);
+          const uint32_t mask = 1u << (kk & 31);
+          if ((keepBits[word] & mask) && P[j * p.Lk + kk] > best.probability)
+            best = {b, h, j, kk, word, mask, P[j * p.Lk + kk]};
+        }
+    }
+  return best;
 }
 
 /// bf16 keeps 8 significant bits (unit roundoff u = 2^-9 ~ 0.002), f16 11

@@ -15,6 +15,12 @@
 // unmasked key (causal: past the tile's last query; padding: past lens[b])
 // are not visited.
 //
+// With Cfg::kKeepBits the forward also writes the dropout mask AND the
+// visibility of every element as int32 words (Masking.h): each visited key
+// tile stores its kBlockN / 32 words of the warp's rows from the fragment's
+// keep bits (Store.h storeKeepWords), and after the loop the warp zeros the
+// words of the tiles it skipped, so every word of every row < Lq is written.
+//
 // Shared memory: Q [kBlockM][D], then 2 stages of K [kBlockN][D], V [kBlockN][D].
 //
 //===----------------------------------------------------------------------===//
@@ -38,8 +44,8 @@ template <class Cfg> DMC_ATTN_DEV int keyLimit(const int32_t *lens, int b) {
 
 template <class Cfg>
 DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const uint16_t *v,
-                                   const int32_t *lens, uint16_t *o, float *lse, uint64_t seed,
-                                   unsigned char *smem) {
+                                   const int32_t *lens, uint16_t *o, float *lse, uint32_t *bits,
+                                   uint64_t seed, unsigned char *smem) {
   constexpr bool Bf16 = Cfg::kBf16;
   constexpr int D = Cfg::kD, BM = Cfg::kBlockM, BN = Cfg::kBlockN, NT = 32 * Cfg::kWarps;
   static_assert(BM == 16 * Cfg::kWarps, "forward: each warp owns 16 queries");
@@ -134,6 +140,12 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
     if constexpr (Cfg::kDropout) {
       KeepBits<NA> keep;
       dropoutQueryMajor<Cfg>(keep, seed, b, h, wq0, k0);
+      if constexpr (Cfg::kKeepBits) {
+        // Masked elements have P = 0 already: the AND only shapes the saved bits.
+        if (needMask)
+          keepVisibleOnly<Cfg>(keep, wq0, k0, kLimit);
+        storeKeepWords<Cfg>(bits, b, h, wq0, k0, keep);
+      }
       DMC_ATTN_UNROLL
       for (int a = 0; a < NA; ++a)
         DMC_ATTN_UNROLL
@@ -144,6 +156,14 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
   }
   if (nTiles > 0)
     cpAsyncWait<0>();
+  if constexpr (Cfg::kKeepBits) {
+    // The tiles visited above wrote words [0, visited * BN / 32) of this
+    // warp's rows (causal: tiles with k0 <= wq0 + 15); zero the rest.
+    int visited = nTiles;
+    if (Cfg::kCausal && (wq0 + 15) / BN + 1 < visited)
+      visited = (wq0 + 15) / BN + 1;
+    zeroKeepWords<Cfg>(bits, b, h, wq0, visited * (BN / 32));
+  }
 
   uint16_t *oHead = o + (int64_t)b * Cfg::kOb + (int64_t)h * Cfg::kOh;
   float *lseHead = lse + (int64_t)b * Cfg::kLseB + (int64_t)h * Cfg::kLseH;

@@ -14,6 +14,9 @@
 // Deterministic, no atomics: each dK/dV element is summed by one lane in a
 // fixed order. Query tiles before the first that can see these keys
 // (causal) are not visited; key tiles at or past lens[b] write zeros.
+// With Cfg::kKeepBits the keep bits come from the forward's saved words
+// (Masking.h SavedKeepKeyMajor: one 32-bit load per lane and 8 queries)
+// instead of Philox.
 //
 // Per query tile: wait for its Q, dO, o (cp.async, issued a tile ahead)
 // and barrier; issue the next tile's copies and lse loads; Drow from the
@@ -33,8 +36,8 @@ namespace dmcattn {
 template <class Cfg>
 DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const uint16_t *v,
                                   const uint16_t *o, const uint16_t *dO, const float *lse,
-                                  const int32_t *lens, uint16_t *dK, uint16_t *dV,
-                                  uint64_t seed, unsigned char *smem) {
+                                  const uint32_t *bits, const int32_t *lens, uint16_t *dK,
+                                  uint16_t *dV, uint64_t seed, unsigned char *smem) {
   constexpr bool Bf16 = Cfg::kBf16;
   constexpr int D = Cfg::kD, BM = Cfg::kBlockM, BN = Cfg::kBlockN, NT = 32 * Cfg::kWarps;
   static_assert(BN == 16 * Cfg::kWarps, "grad-kv: each warp owns 16 keys");
@@ -113,8 +116,12 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
       for (int e = 0; e < 4; ++e)
         s[a][e] = dp[a][e] = 0.f;
     // The mask first: integer work independent of the mma chain below.
+    // (Saved keep bits: the loads first, the shuffles once the mma is issued.)
     KeepBits<NA> keep;
-    if constexpr (Cfg::kDropout)
+    SavedKeepKeyMajor<Cfg, NA> saved;
+    if constexpr (Cfg::kKeepBits)
+      saved.load(bits, b, h, wk0, qs0);
+    else if constexpr (Cfg::kDropout)
       dropoutKeyMajor<Cfg>(keep, seed, b, h, wk0, qs0);
     mmaRowsRows<Bf16, NA, D / 16, KVTile, QTile>(s, ks, 16 * warp, qsT, 0);
     const bool needMask = wk0 + 16 > kLimit || (Cfg::kCausal && wk0 + 15 > qs0);
@@ -124,6 +131,8 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
       DMC_ATTN_UNROLL
       for (int e = 0; e < 4; ++e)
         s[a][e] = fastExp2(s[a][e] - lseS[8 * a + 2 * t + (e & 1)]); // P^T
+    if constexpr (Cfg::kKeepBits)
+      saved.expand(keep);
     if constexpr (Cfg::kDropout) {
       DMC_ATTN_UNROLL
       for (int a = 0; a < NA; ++a)

@@ -10,6 +10,9 @@
 //   dQ += dS K;  finally dQ *= scale
 //
 // Deterministic: every dQ element is summed by one lane in a fixed order.
+// With Cfg::kKeepBits the keep bits come from the forward's saved words
+// (Masking.h savedKeepQueryMajor: a lane loads the words of its two rows)
+// instead of Philox.
 // Shared memory: Q, dO, o [kBlockM][D]; 2 stages of K, V [kBlockN][D];
 // lse (log2 units) and Drow [kBlockM] f32, Drow from the o and dO tiles.
 //
@@ -24,8 +27,8 @@ namespace dmcattn {
 template <class Cfg>
 DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uint16_t *v,
                                  const uint16_t *o, const uint16_t *dO, const float *lse,
-                                 const int32_t *lens, uint16_t *dQ, uint64_t seed,
-                                 unsigned char *smem) {
+                                 const uint32_t *bits, const int32_t *lens, uint16_t *dQ,
+                                 uint64_t seed, unsigned char *smem) {
   constexpr bool Bf16 = Cfg::kBf16;
   constexpr int D = Cfg::kD, BM = Cfg::kBlockM, BN = Cfg::kBlockN, NT = 32 * Cfg::kWarps;
   static_assert(BM == 16 * Cfg::kWarps, "grad-q: each warp owns 16 queries");
@@ -106,6 +109,9 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
       DMC_ATTN_UNROLL
       for (int e = 0; e < 4; ++e)
         s[a][e] = dp[a][e] = 0.f;
+    KeepBits<NA> keep;
+    if constexpr (Cfg::kKeepBits) // the loads first: their latency hides behind the mma
+      savedKeepQueryMajor<Cfg>(keep, bits, b, h, wq0, k0);
     mmaRowsRows<Bf16, NA, D / 16, QTile, KVTile>(s, qs, 16 * warp, ks, 0);
     const bool needMask = k0 + BN > kLimit || (Cfg::kCausal && k0 + BN - 1 > wq0);
     scaleMask<Cfg, false>(s, wq0, k0, kLimit, needMask);
@@ -116,8 +122,7 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
         s[a][e] = fastExp2(s[a][e] - lseRow[e >> 1]); // P
     mmaRowsRows<Bf16, NA, D / 16, QTile, KVTile>(dp, dos, 16 * warp, vs, 0);
 
-    KeepBits<NA> keep;
-    if constexpr (Cfg::kDropout)
+    if constexpr (!Cfg::kKeepBits && Cfg::kDropout)
       dropoutQueryMajor<Cfg>(keep, seed, b, h, wq0, k0);
     DMC_ATTN_UNROLL
     for (int a = 0; a < NA; ++a)

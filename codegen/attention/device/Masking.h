@@ -14,6 +14,11 @@
 // keep bits by shuffles (about one Philox call per 4 elements); otherwise
 // each element draws its own word.
 //
+// Saved keep bits (Cfg::kKeepBits): the forward writes each element's keep
+// bit AND its visibility (not masked) as int32 words, bit i of word w of row
+// (b, h, j) for key 32w + i (Store.h storeKeepWords); the backward kernels
+// read them (savedKeepQueryMajor, SavedKeepKeyMajor) instead of drawing.
+//
 //===----------------------------------------------------------------------===//
 #ifndef DMC_ATTENTION_DEVICE_MASKING_H
 #define DMC_ATTENTION_DEVICE_MASKING_H
@@ -258,6 +263,106 @@ DMC_ATTN_DEV void dropoutKeyMajor(KeepBits<NA> &bits, uint64_t seed, int b, int 
     }
   }
 }
+
+/// Clears the keep bits of masked elements of a query-major fragment (rows
+/// queries from `query0`, columns keys from `key0`): keys >= kLimit and, when
+/// causal, keys after the query. By index, as scaleMask masks.
+template <class Cfg, int NA>
+DMC_ATTN_DEV void keepVisibleOnly(KeepBits<NA> &bits, int query0, int key0, int kLimit) {
+  const int g = laneId() >> 2, t = laneId() & 3;
+  KeepBits<NA> visible;
+  visible.clear();
+  DMC_ATTN_UNROLL
+  for (int a = 0; a < NA; ++a)
+    DMC_ATTN_UNROLL
+    for (int e = 0; e < 4; ++e) {
+      const int key = key0 + 8 * a + 2 * t + (e & 1), query = query0 + g + 8 * (e >> 1);
+      visible.set(a, e, key < kLimit && !(Cfg::kCausal && key > query));
+    }
+  DMC_ATTN_UNROLL
+  for (int i = 0; i < (NA * 4 + 31) / 32; ++i)
+    bits.w[i] &= visible.w[i];
+}
+
+/// Word `w` of saved keep-bit row (b, h, j), 0 for rows >= Lq and words past
+/// the row (never read out of bounds).
+template <class Cfg>
+DMC_ATTN_DEV uint32_t savedKeepWord(const uint32_t *words, int b, int h, int j, int w) {
+  if (j >= Cfg::kLq || w >= Cfg::kBitsWords)
+    return 0u;
+  return words[(int64_t)b * Cfg::kBitsB + (int64_t)h * Cfg::kBitsH + (int64_t)j * Cfg::kBitsJ +
+               (int64_t)w * Cfg::kBitsW];
+}
+
+/// dropoutQueryMajor's keep bits (AND visibility) from the saved words:
+/// row 0 is query `query0`, column 0 key `key0`, a multiple of 8*NA (the key
+/// tile). Each lane loads the words its rows g, g + 8 span (one per 32 keys;
+/// the quad's lanes load the same words) and picks its keys' bits.
+template <class Cfg, int NA>
+DMC_ATTN_DEV void savedKeepQueryMajor(KeepBits<NA> &bits, const uint32_t *words, int b, int h,
+                                      int query0, int key0) {
+  const int g = laneId() >> 2, t = laneId() & 3;
+  // A tile of 32-key multiples starts on a word; otherwise on a 16-key half.
+  constexpr bool Aligned = NA % 4 == 0;
+  constexpr int NW = Aligned ? NA / 4 : (8 * NA + 16 + 31) / 32; // words a row spans
+  const int w0 = key0 >> 5, o = Aligned ? 0 : key0 & 31;
+  bits.clear();
+  DMC_ATTN_UNROLL
+  for (int hf = 0; hf < 2; ++hf) {
+    uint32_t m[NW + 1];
+    DMC_ATTN_UNROLL
+    for (int i = 0; i < NW; ++i)
+      m[i] = savedKeepWord<Cfg>(words, b, h, query0 + g + 8 * hf, w0 + i);
+    m[NW] = 0;
+    DMC_ATTN_UNROLL
+    for (int a = 0; a < NA; ++a) {
+      // Keys key0 + 8a .. + 7: bits o + 8a .. of the row's words from w0.
+      const uint32_t x = bitsFrom(m[(8 * a) >> 5], m[((8 * a) >> 5) + 1], o);
+      const int at = ((8 * a) & 31) + 2 * t;
+      bits.set(a, 2 * hf, (x >> at) & 1u);
+      bits.set(a, 2 * hf + 1, (x >> (at + 1)) & 1u);
+    }
+  }
+}
+
+/// dropoutKeyMajor's keep bits (AND visibility) from the saved words: row 0
+/// is key `key0` (a multiple of 16: the fragment's 16 keys share one word),
+/// column 0 query `query0`. For each chunk of up to 4 atoms (8 columns) lane
+/// g loads the word of column g (load: one word per lane and chunk, issued
+/// early), and lane g reads bits g and g + 8 of every column's 16 keys from
+/// lane 4j + t by a butterfly shuffle (expand), as dropoutKeyMajor exchanges
+/// Philox bits.
+template <class Cfg, int NA> struct SavedKeepKeyMajor {
+  static constexpr int CH = NA % 4 == 0 ? 4 : 2; // atoms per chunk (NA is even)
+  static_assert(NA % CH == 0, "key-major keep bits: whole chunks of atoms");
+  uint32_t mine[NA / CH]; ///< bit r: key key0 + r of this lane's column of each chunk
+
+  DMC_ATTN_DEV void load(const uint32_t *words, int b, int h, int key0, int query0) {
+    const int g = laneId() >> 2, t = laneId() & 3;
+    const int j = g % (2 * CH); // column j of a chunk: atom a0 + j/2, parity j%2
+    DMC_ATTN_UNROLL
+    for (int c = 0; c < NA / CH; ++c) {
+      const int col = query0 + 8 * (c * CH + (j >> 1)) + 2 * t + (j & 1);
+      // Keys >= Lk have no word (and are masked): 0.
+      mine[c] = key0 < Cfg::kLk
+                    ? savedKeepWord<Cfg>(words, b, h, col, key0 >> 5) >> (key0 & 31)
+                    : 0u;
+    }
+  }
+  DMC_ATTN_DEV void expand(KeepBits<NA> &bits) const {
+    const int g = laneId() >> 2;
+    bits.clear();
+    DMC_ATTN_UNROLL
+    for (int c = 0; c < NA / CH; ++c)
+      DMC_ATTN_UNROLL
+      for (int jj = 0; jj < 2 * CH; ++jj) {
+        const uint32_t m = shflXor(mine[c], 4 * (g ^ jj)); // from lane 4jj + t
+        const int a = c * CH + (jj >> 1), e = jj & 1;
+        bits.set(a, e, (m >> g) & 1u);
+        bits.set(a, 2 + e, (m >> (g + 8)) & 1u);
+      }
+  }
+};
 
 } // namespace dmcattn
 

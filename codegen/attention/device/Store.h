@@ -1,8 +1,8 @@
 //===- Store.h - Accumulator fragments to global memory; lse rows ---*- CUDA -*-===//
 //
 // Stores of a warp's 16 x D f32 accumulator (Mma.h C layout) as bf16/f16
-// rows of a global tensor, and the lse rows the backward kernels stage in
-// shared memory (in log2 units).
+// rows of a global tensor, the forward's saved keep-bit words, and the lse
+// rows the backward kernels stage in shared memory (in log2 units).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_ATTENTION_DEVICE_STORE_H
@@ -28,6 +28,50 @@ DMC_ATTN_DEV void storeRows(uint16_t *base, int64_t rowStride, int row0, int row
     for (int a = 0; a < NA; ++a)
       *reinterpret_cast<uint32_t *>(dst + 8 * a) =
           pack2<Bf16>(acc[a][2 * half] * factor, acc[a][2 * half + 1] * factor);
+  }
+}
+
+/// Writes the keep bits of a query-major fragment (rows queries query0 + g,
+/// + 8; columns keys key0 + 8a + 2t + c, key0 a multiple of 32) as words
+/// key0/32 .. + NA/4 of the saved rows (Masking.h): each lane packs its bits
+/// of a word at their key offsets, the quad ORs them (two shuffles) and one
+/// lane per (row, word) stores. Rows >= Lq and words past the row are skipped.
+template <class Cfg, int NA>
+DMC_ATTN_DEV void storeKeepWords(uint32_t *words, int b, int h, int query0, int key0,
+                                 const KeepBits<NA> &keep) {
+  static_assert(NA % 4 == 0, "keep-bit words: the key tile is a multiple of 32");
+  constexpr int NW = NA / 4; // words per row
+  const int g = laneId() >> 2, t = laneId() & 3;
+  uint32_t *head = words + (int64_t)b * Cfg::kBitsB + (int64_t)h * Cfg::kBitsH;
+  DMC_ATTN_UNROLL
+  for (int hf = 0; hf < 2; ++hf)
+    DMC_ATTN_UNROLL
+    for (int i = 0; i < NW; ++i) {
+      uint32_t w = 0; // this lane's keys 8 a4 + 2t + c, placed as if t = 0
+      DMC_ATTN_UNROLL
+      for (int a4 = 0; a4 < 4; ++a4)
+        DMC_ATTN_UNROLL
+        for (int c = 0; c < 2; ++c)
+          w |= (keep.keep(4 * i + a4, 2 * hf + c) ? 1u : 0u) << (8 * a4 + c);
+      w <<= 2 * t;
+      w |= shflXor(w, 1);
+      w |= shflXor(w, 2);
+      const int row = query0 + g + 8 * hf, word = (key0 >> 5) + i;
+      if (t == (hf * NW + i) % 4 && row < Cfg::kLq && word < Cfg::kBitsWords)
+        head[(int64_t)row * Cfg::kBitsJ + (int64_t)word * Cfg::kBitsW] = w;
+    }
+}
+
+/// Zeros words [word0, kBitsWords) of the saved rows query0 .. + 15 (< Lq):
+/// the key tiles a forward warp never visits (past the last visible key).
+template <class Cfg>
+DMC_ATTN_DEV void zeroKeepWords(uint32_t *words, int b, int h, int query0, int word0) {
+  const int n = Cfg::kBitsWords - word0;
+  uint32_t *head = words + (int64_t)b * Cfg::kBitsB + (int64_t)h * Cfg::kBitsH;
+  for (int i = laneId(); i < 16 * n; i += 32) {
+    const int row = query0 + (i & 15), word = word0 + (i >> 4);
+    if (row < Cfg::kLq)
+      head[(int64_t)row * Cfg::kBitsJ + (int64_t)word * Cfg::kBitsW] = 0u;
   }
 }
 

@@ -2,7 +2,7 @@
 //
 // The emitted sources of a set of problems (bf16/f16, D 32/64/128, causal,
 // key padding, dropout with and without shared Philox groups, Lq != Lk,
-// odd L, transposed layouts) compile through the project's NVRTC driver for
+// odd L, transposed layouts, saved keep bits) compile through the project's NVRTC driver for
 // sm_90a and sm_80, each giving a cubin that holds its entry.
 //
 //===----------------------------------------------------------------------===//
@@ -52,6 +52,29 @@ std::vector<Named> problems() {
   out.push_back({"f16_d128_odd", contiguousProblem(DType::F16, 1, 1, 33, 65, 128)});
   out.push_back({"bf16_d16_tiny", contiguousProblem(DType::BF16, 1, 1, 1, 1, 16)});
   out.push_back({"bf16_d96", contiguousProblem(DType::BF16, 1, 2, 50, 50, 96)});
+  // Saved keep bits: the forward writes them, the backward kernels read them.
+  {
+    AttentionProblem p = contiguousProblem(DType::BF16, 8, 16, 512, 512, 64);
+    p.dropout = 0.1;
+    p.keepBits = true;
+    out.push_back({"bf16_d64_keepbits_bert", p});
+  }
+  {
+    AttentionProblem p = contiguousProblem(DType::F16, 2, 3, 97, 45, 128);
+    p.causal = true;
+    p.keyPadding = true;
+    p.dropout = 0.2;
+    p.keepBits = true;
+    p.bits = {3 * 2 * 97, 2 * 97, 1, 97}; // (b, h, w, j)
+    out.push_back({"f16_d128_keepbits_masks_wj", p});
+  }
+  {
+    AttentionProblem p = contiguousProblem(DType::BF16, 2, 12, 197, 197, 64);
+    p.dropout = 0.1;
+    p.dropoutStrides = {12 * 197 * 197, 197 * 197, 1, 197}; // order bhkj: no key runs
+    p.keepBits = true;
+    out.push_back({"bf16_d64_keepbits_bhkj", p});
+  }
   return out;
 }
 

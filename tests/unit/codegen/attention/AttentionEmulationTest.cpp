@@ -3,7 +3,10 @@
 // Each case emits the three kernels' sources, reads their configs back
 // (EmulatedConfig.h), runs the device templates in the warp emulator and
 // compares every output with the double-precision reference, with the same
-// tolerance as the GPU test; a planted ×1.05 in each output must fail.
+// tolerance as the GPU test; a planted ×1.05 in each output must fail. With
+// saved keep bits the forward's bits must equal the reference's exactly,
+// the backward runs from the reference bits, and a flipped bit must be
+// caught in the forward's bits and in the backward's gradients.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,52 +57,116 @@ void expectMatch(const AttentionProblem &p, const char *what, const std::vector<
   EXPECT_FALSE(dmrt::compareOutput(ref, scaled, rtol).pass) << what << " x1.05 not caught";
 }
 
-template <class Fwd, class KV, class Q>
-void runCase(const AttentionProblem &p, const std::vector<int32_t> &lens, const Tiles &tiles) {
-  ASSERT_EQ(validate(p), "");
-  HostTensors t;
-  fillInputs(p, 0xA77E, lens, t);
-  Outputs ref;
-  referenceForward(p, t, kSeed, p.dropoutId, ref);
+/// Keep-bit words start as this, so one the forward leaves unwritten fails
+/// the exact compare (the reference could only hold it by a 2^-32 chance).
+constexpr uint32_t kPoison = 0xA5A5A5A5u;
 
-  // Forward: every output element starts as NaN, so one left unwritten fails.
-  setConfig<Fwd>(p, tiles.forward, AttentionKernelKind::Forward);
-  std::vector<uint16_t> o((size_t)spanOf(p.o, p.B, p.H, p.Lq, p.D), 0xFFFF);
-  std::vector<float> lse((size_t)spanOf(p.lse, p.B, p.H, p.Lq),
-                         std::numeric_limits<float>::quiet_NaN());
-  registerInputs(t);
-  AttentionLaunch l = launchGeometry(p, tiles.forward, AttentionKernelKind::Forward);
-  dmcemu::launch(l.grid, l.block[0], l.sharedBytes, [&](unsigned char *smem) {
-    dmcattn::attentionForward<Fwd>(t.q.data(), t.k.data(), t.v.data(), t.lens.data(), o.data(),
-                                   lse.data(), kSeed, smem);
-  });
-  expectMatch(p, "o", ref.o, gather(p, o, p.o, p.Lq));
-  expectMatch(p, "lse", ref.lse, gatherLse(p, lse));
+/// The backward kernels' outputs, in logical order.
+struct Grads {
+  std::vector<double> dK, dV, dQ;
+};
 
-  // Backward from the reference's o and lse.
-  storeForward(p, ref, t);
-  referenceBackward(p, t, kSeed, p.dropoutId, ref);
+/// Runs GradKV and GradQ on t (o, lse stored) and, with keep bits, `bits`.
+template <class KV, class Q>
+void runBackward(const AttentionProblem &p, const Tiles &tiles, const HostTensors &t,
+                 const std::vector<uint32_t> &bits, Grads &out) {
+  const uint32_t *b = bits.empty() ? nullptr : bits.data();
   registerInputs(t);
   setConfig<KV>(p, tiles.gradKV, AttentionKernelKind::GradKV);
   std::vector<uint16_t> dK((size_t)spanOf(p.dK, p.B, p.H, p.Lk, p.D), 0xFFFF);
   std::vector<uint16_t> dV((size_t)spanOf(p.dV, p.B, p.H, p.Lk, p.D), 0xFFFF);
-  l = launchGeometry(p, tiles.gradKV, AttentionKernelKind::GradKV);
+  AttentionLaunch l = launchGeometry(p, tiles.gradKV, AttentionKernelKind::GradKV);
   dmcemu::launch(l.grid, l.block[0], l.sharedBytes, [&](unsigned char *smem) {
     dmcattn::attentionGradKV<KV>(t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.dO.data(),
-                                 t.lse.data(), t.lens.data(), dK.data(), dV.data(), kSeed,
+                                 t.lse.data(), b, t.lens.data(), dK.data(), dV.data(), kSeed,
                                  smem);
   });
-  expectMatch(p, "dK", ref.dK, gather(p, dK, p.dK, p.Lk));
-  expectMatch(p, "dV", ref.dV, gather(p, dV, p.dV, p.Lk));
+  out.dK = gather(p, dK, p.dK, p.Lk);
+  out.dV = gather(p, dV, p.dV, p.Lk);
 
   setConfig<Q>(p, tiles.gradQ, AttentionKernelKind::GradQ);
   std::vector<uint16_t> dQ((size_t)spanOf(p.dQ, p.B, p.H, p.Lq, p.D), 0xFFFF);
   l = launchGeometry(p, tiles.gradQ, AttentionKernelKind::GradQ);
   dmcemu::launch(l.grid, l.block[0], l.sharedBytes, [&](unsigned char *smem) {
     dmcattn::attentionGradQ<Q>(t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.dO.data(),
-                               t.lse.data(), t.lens.data(), dQ.data(), kSeed, smem);
+                               t.lse.data(), b, t.lens.data(), dQ.data(), kSeed, smem);
   });
-  expectMatch(p, "dQ", ref.dQ, gather(p, dQ, p.dQ, p.Lq));
+  out.dQ = gather(p, dQ, p.dQ, p.Lq);
+}
+
+/// The forward's keep bits against the reference, exactly; a flipped bit in
+/// them must fail the same compare.
+void expectKeepBits(const AttentionProblem &p, const std::vector<uint32_t> &ref,
+                    std::vector<uint32_t> got) {
+  const std::vector<uint32_t> want = gatherKeepBits(p, ref);
+  std::vector<uint32_t> have = gatherKeepBits(p, got);
+  const std::string diff = compareKeepBits(p, want, have);
+  EXPECT_EQ(diff, "") << "keep bits";
+  std::printf("  bits %zu words %s\n", have.size(), diff.empty() ? "identical" : "DIFFER");
+  have[have.size() / 2] ^= 1u << 7;
+  EXPECT_NE(compareKeepBits(p, want, have), "") << "a flipped keep bit not caught";
+}
+
+template <class Fwd, class KV, class Q>
+void runCase(const AttentionProblem &p, const std::vector<int32_t> &lens, const Tiles &tiles) {
+  ASSERT_EQ(validate(p), "");
+  const bool keep = usesKeepBits(p);
+  HostTensors t;
+  fillInputs(p, 0xA77E, lens, t);
+  Outputs ref;
+  referenceForward(p, t, kSeed, p.dropoutId, ref);
+  const std::vector<uint32_t> refBits =
+      keep ? referenceKeepBits(p, lens, kSeed, p.dropoutId) : std::vector<uint32_t>{};
+
+  // Forward: every output element starts as NaN (keep bits as kPoison), so
+  // one left unwritten fails.
+  setConfig<Fwd>(p, tiles.forward, AttentionKernelKind::Forward);
+  std::vector<uint16_t> o((size_t)spanOf(p.o, p.B, p.H, p.Lq, p.D), 0xFFFF);
+  std::vector<float> lse((size_t)spanOf(p.lse, p.B, p.H, p.Lq),
+                         std::numeric_limits<float>::quiet_NaN());
+  std::vector<uint32_t> bits(refBits.size(), kPoison);
+  registerInputs(t);
+  AttentionLaunch l = launchGeometry(p, tiles.forward, AttentionKernelKind::Forward);
+  dmcemu::launch(l.grid, l.block[0], l.sharedBytes, [&](unsigned char *smem) {
+    dmcattn::attentionForward<Fwd>(t.q.data(), t.k.data(), t.v.data(), t.lens.data(), o.data(),
+                                   lse.data(), keep ? bits.data() : nullptr, kSeed, smem);
+  });
+  expectMatch(p, "o", ref.o, gather(p, o, p.o, p.Lq));
+  expectMatch(p, "lse", ref.lse, gatherLse(p, lse));
+  if (keep)
+    expectKeepBits(p, refBits, bits);
+
+  // Backward from the reference's o, lse (and keep bits).
+  storeForward(p, ref, t);
+  referenceBackward(p, t, kSeed, p.dropoutId, ref);
+  Grads got;
+  runBackward<KV, Q>(p, tiles, t, refBits, got);
+  expectMatch(p, "dK", ref.dK, got.dK);
+  expectMatch(p, "dV", ref.dV, got.dV);
+  expectMatch(p, "dQ", ref.dQ, got.dQ);
+  if (!keep)
+    return;
+
+  // The backward reads the bits, not Philox: with the bit of the kept,
+  // visible element of the largest probability flipped it must match the
+  // reference of the flipped bits and no longer the true one.
+  const KeptElement e = heaviestKeptElement(p, t, refBits);
+  ASSERT_GT(e.probability, 0.0);
+  std::vector<uint32_t> flipped = refBits;
+  flipped[e.word] ^= e.mask;
+  Outputs wrong;
+  referenceBackward(p, t, kSeed, p.dropoutId, wrong, &flipped);
+  Grads fault;
+  runBackward<KV, Q>(p, tiles, t, flipped, fault);
+  std::printf("  flipped keep bit (b %lld, h %lld, j %lld, k %lld), P = %.3f:\n", (long long)e.b,
+              (long long)e.h, (long long)e.j, (long long)e.k, e.probability);
+  expectMatch(p, "dK", wrong.dK, fault.dK);
+  expectMatch(p, "dV", wrong.dV, fault.dV);
+  expectMatch(p, "dQ", wrong.dQ, fault.dQ);
+  const bool caught = !dmrt::compareOutput(ref.dK, fault.dK, comparisonRtol(p, "dK")).pass ||
+                      !dmrt::compareOutput(ref.dV, fault.dV, comparisonRtol(p, "dV")).pass ||
+                      !dmrt::compareOutput(ref.dQ, fault.dQ, comparisonRtol(p, "dQ")).pass;
+  EXPECT_TRUE(caught) << "a flipped keep bit given to the backward is not caught";
 }
 
 TEST(AttentionEmulation, PhiloxMatchesTheRuntime) {
@@ -118,7 +185,8 @@ TEST(AttentionEmulation, PhiloxMatchesTheRuntime) {
   }
 }
 
-// Config types: <D, blockM, blockN, warps, bf16, causal, padding, dropout, key runs>.
+// Config types: <D, blockM, blockN, warps, bf16, causal, padding, dropout, key runs[,
+// keep bits]>.
 
 TEST(AttentionEmulation, CausalDropoutCrossAttentionBf16) {
   // Lq != Lk, odd Lq; order bhjk with Lk = 44: Philox groups shared by lanes.
@@ -201,6 +269,59 @@ TEST(AttentionEmulation, Length197UnalignedDropoutVitTiles) {
   runCase<EmulatedConfig<64, 32, 32, 2, true, false, false, true, true>,
           EmulatedConfig<64, 32, 32, 2, true, false, false, true, true>,
           EmulatedConfig<64, 32, 32, 2, true, false, false, true, true>>(p, {}, tiles);
+}
+
+} // namespace
+
+namespace {
+
+// Saved keep bits: the forward writes them, the backward reads them.
+
+TEST(AttentionEmulation, KeepBitsCausalDropout) {
+  // Lq != Lk, odd Lq; the causal forward skips key tiles past each warp's
+  // last query, whose words it must still zero. GradQ with 16-key tiles reads
+  // half words.
+  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 2, 37, 77, 32);
+  p.causal = true;
+  p.dropout = 0.15;
+  p.dropoutId = 7;
+  p.keepBits = true;
+  Tiles tiles{{32, 32, 2}, {32, 32, 2}, {32, 16, 2}};
+  using Kv = EmulatedConfig<32, 32, 32, 2, true, true, false, true, true, true>;
+  runCase<Kv, Kv, EmulatedConfig<32, 32, 16, 2, true, true, false, true, true, true>>(p, {},
+                                                                                     tiles);
+}
+
+TEST(AttentionEmulation, KeepBitsKeyPaddingUnalignedF16) {
+  // Lk = 45: two words a row, the second holding 13 keys; batch 0 has no
+  // key (every word 0, nothing visited); bits laid out (b, h, w, j): the word
+  // stride is not 1.
+  AttentionProblem p = contiguousProblem(dmrt::DType::F16, 2, 1, 45, 45, 64);
+  p.keyPadding = true;
+  p.dropout = 0.2;
+  p.dropoutId = 3;
+  p.keepBits = true;
+  p.bits = {2 * 45, 2 * 45, 1, 45};
+  Tiles tiles{{32, 64, 2}, {32, 32, 2}, {16, 32, 1}};
+  runCase<EmulatedConfig<64, 32, 64, 2, false, false, true, true, true, true>,
+          EmulatedConfig<64, 32, 32, 2, false, false, true, true, true, true>,
+          EmulatedConfig<64, 16, 32, 1, false, false, true, true, true, true>>(p, {0, 29},
+                                                                               tiles);
+}
+
+TEST(AttentionEmulation, KeepBitsLength197VitDefaultTiles) {
+  // vit-base's dropout order bhjk with L = 197 (7 words a row, the last
+  // holding 5 keys) and the default tiles.
+  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 2, 197, 197, 64);
+  p.dropout = 0.1;
+  p.dropoutId = 11;
+  p.keepBits = true;
+  Tiles tiles{defaultTiles(p, AttentionKernelKind::Forward),
+              defaultTiles(p, AttentionKernelKind::GradKV),
+              defaultTiles(p, AttentionKernelKind::GradQ)};
+  runCase<EmulatedConfig<64, 64, 64, 4, true, false, false, true, true, true>,
+          EmulatedConfig<64, 64, 64, 4, true, false, false, true, true, true>,
+          EmulatedConfig<64, 64, 32, 4, true, false, false, true, true, true>>(p, {}, tiles);
 }
 
 } // namespace

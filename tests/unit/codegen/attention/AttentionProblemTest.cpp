@@ -70,6 +70,24 @@ TEST(AttentionProblem, ValidateNamesFieldAndValue) {
          p.dropoutStrides.j = -4;
        },
        {"dropoutStrides.j = -4"}},
+      {[](AttentionProblem &p) {
+         p.dropout = 0.1;
+         p.keepBits = true;
+         p.bits.h = -1;
+       },
+       {"bits.h stride is -1", ">= 0"}},
+      {[](AttentionProblem &p) {
+         p.dropout = 0.1;
+         p.keepBits = true;
+         p.bits.w = 0; // Lk = 97: 4 words a row
+       },
+       {"bits.w stride is 0", "4 elements"}},
+      {[](AttentionProblem &p) {
+         p.dropout = 0.1;
+         p.keepBits = true;
+         p.bits.j = 0;
+       },
+       {"bits.j stride is 0", "97 elements"}},
   };
   for (const Case &c : cases) {
     AttentionProblem p = base();
@@ -79,6 +97,26 @@ TEST(AttentionProblem, ValidateNamesFieldAndValue) {
     for (const std::string &m : c.mentions)
       EXPECT_TRUE(mentions(e, m)) << "'" << e << "' should mention '" << m << "'";
   }
+}
+
+TEST(AttentionProblem, KeepBitsStrides) {
+  AttentionProblem p = base();
+  EXPECT_EQ(keepBitsWords(p), 4); // ceil(97 / 32)
+  EXPECT_EQ(p.bits.w, 1);
+  EXPECT_EQ(p.bits.j, 4);
+  EXPECT_EQ(p.bits.h, 97 * 4);
+  EXPECT_EQ(p.bits.b, 3 * 97 * 4);
+  // Without dropout keepBits means nothing: no strides are checked.
+  p.keepBits = true;
+  p.bits = {0, 0, 0, 0};
+  EXPECT_FALSE(usesKeepBits(p));
+  EXPECT_EQ(validate(p), "");
+  // One word a row needs no word stride; a size-1 dim no stride either.
+  AttentionProblem one = contiguousProblem(dmrt::DType::BF16, 1, 2, 10, 32, 64);
+  one.dropout = 0.1;
+  one.keepBits = true;
+  one.bits = {0, 10, 1, 0};
+  EXPECT_EQ(validate(one), "");
 }
 
 TEST(AttentionProblem, SupportedHeadDims) {
@@ -104,24 +142,42 @@ TEST(AttentionTiles, RejectionsSayWhy) {
   AttentionProblem bad = p;
   bad.D = 20;
   EXPECT_TRUE(mentions(checkTiles(bad, {64, 64, 4}, K::GradQ), "invalid problem"));
+  // A forward that writes keep bits writes whole 32-key words per key tile;
+  // the backward kernels read any tile.
+  AttentionProblem keep = p;
+  keep.dropout = 0.1;
+  keep.keepBits = true;
+  const std::string why = checkTiles(keep, {64, 16, 4}, K::Forward);
+  EXPECT_TRUE(mentions(why, "blockN = 16")) << why;
+  EXPECT_TRUE(mentions(why, "multiple of 32")) << why;
+  EXPECT_TRUE(mentions(why, "keep bits")) << why;
+  EXPECT_TRUE(mentions(checkTiles(keep, {64, 48, 4}, K::Forward), "multiple of 32"));
+  EXPECT_EQ(checkTiles(keep, {64, 32, 4}, K::Forward), "");
+  EXPECT_EQ(checkTiles(keep, {64, 16, 4}, K::GradQ), "");
+  keep.keepBits = false;
+  EXPECT_EQ(checkTiles(keep, {64, 16, 4}, K::Forward), "");
 }
 
 TEST(AttentionTiles, CandidatesIncludeDefaultsAndReasons) {
-  AttentionProblem p = base();
-  for (auto kind : {AttentionKernelKind::Forward, AttentionKernelKind::GradKV,
-                    AttentionKernelKind::GradQ}) {
-    auto all = tileCandidates(p, kind);
-    EXPECT_EQ(all.size(), 64u);
-    int feasible = 0;
-    bool hasDefault = false;
-    for (const TileCandidate &c : all) {
-      feasible += c.rejected.empty();
-      hasDefault |= c.rejected.empty() && c.tiles == defaultTiles(p, kind);
-      EXPECT_EQ(c.rejected, checkTiles(p, c.tiles, kind));
+  AttentionProblem keep = base();
+  keep.dropout = 0.1;
+  keep.keepBits = true;
+  for (const AttentionProblem &p : {base(), keep}) {
+    for (auto kind : {AttentionKernelKind::Forward, AttentionKernelKind::GradKV,
+                      AttentionKernelKind::GradQ}) {
+      auto all = tileCandidates(p, kind);
+      EXPECT_EQ(all.size(), 64u);
+      int feasible = 0;
+      bool hasDefault = false;
+      for (const TileCandidate &c : all) {
+        feasible += c.rejected.empty();
+        hasDefault |= c.rejected.empty() && c.tiles == defaultTiles(p, kind);
+        EXPECT_EQ(c.rejected, checkTiles(p, c.tiles, kind));
+      }
+      EXPECT_TRUE(hasDefault) << kernelKindName(kind) << (p.keepBits ? " keep bits" : "");
+      EXPECT_GE(feasible, 4) << kernelKindName(kind);
+      EXPECT_LT(feasible, 64) << kernelKindName(kind);
     }
-    EXPECT_TRUE(hasDefault) << kernelKindName(kind);
-    EXPECT_GE(feasible, 4) << kernelKindName(kind);
-    EXPECT_LT(feasible, 64) << kernelKindName(kind);
   }
 }
 
@@ -156,7 +212,7 @@ TEST(AttentionSource, ParametersFollowTheKernelAbi) {
             (std::vector<std::string>{"q", "k", "v", "lens"}));
   EXPECT_EQ(kernelInputs(p, AttentionKernelKind::GradQ),
             (std::vector<std::string>{"q", "k", "v", "o", "dO", "lse", "lens"}));
-  EXPECT_EQ(kernelOutputs(AttentionKernelKind::GradKV), (std::vector<std::string>{"dK", "dV"}));
+  EXPECT_EQ(kernelOutputs(p, AttentionKernelKind::GradKV), (std::vector<std::string>{"dK", "dV"}));
   std::string fwd = emitAttentionSource(p, defaultTiles(p, AttentionKernelKind::Forward),
                                         AttentionKernelKind::Forward, "attn_fwd");
   EXPECT_TRUE(mentions(fwd, "attn_fwd(const uint16_t *__restrict__ q, const uint16_t "
@@ -174,6 +230,54 @@ TEST(AttentionSource, ParametersFollowTheKernelAbi) {
                                       AttentionKernelKind::GradQ, "attn_q");
   EXPECT_FALSE(mentions(q, "lens,"));
   EXPECT_TRUE(mentions(q, "const float *__restrict__ lse,\n    uint16_t *__restrict__ dQ"));
+}
+
+TEST(AttentionSource, KeepBitsParametersAndConfig) {
+  AttentionProblem p = base();
+  p.dropout = 0.1;
+  p.keepBits = true;
+  p.bits = {2000, 500, 5, 1}; // padded rows
+  using K = AttentionKernelKind;
+  EXPECT_EQ(kernelOutputs(p, K::Forward), (std::vector<std::string>{"o", "lse", "bits"}));
+  EXPECT_EQ(kernelInputs(p, K::Forward), (std::vector<std::string>{"q", "k", "v"}));
+  p.keyPadding = true;
+  EXPECT_EQ(kernelInputs(p, K::GradKV),
+            (std::vector<std::string>{"q", "k", "v", "o", "dO", "lse", "bits", "lens"}));
+  EXPECT_EQ(kernelInputs(p, K::GradQ),
+            (std::vector<std::string>{"q", "k", "v", "o", "dO", "lse", "bits", "lens"}));
+  EXPECT_EQ(kernelOutputs(p, K::GradQ), (std::vector<std::string>{"dQ"}));
+
+  std::string fwd = emitAttentionSource(p, defaultTiles(p, K::Forward), K::Forward, "f");
+  EXPECT_TRUE(mentions(fwd, "float *__restrict__ lse, unsigned *__restrict__ bits, unsigned "
+                            "long long seed)"))
+      << fwd;
+  EXPECT_TRUE(mentions(fwd, "(q, k, v, lens, o, lse, bits, seed, smem)")) << fwd;
+  EXPECT_TRUE(mentions(fwd, "kKeepBits = true"));
+  EXPECT_TRUE(mentions(fwd, "kBitsB = 2000ll"));
+  EXPECT_TRUE(mentions(fwd, "kBitsH = 500ll"));
+  EXPECT_TRUE(mentions(fwd, "kBitsJ = 5ll"));
+  EXPECT_TRUE(mentions(fwd, "kBitsW = 1ll"));
+  EXPECT_TRUE(mentions(fwd, "kBitsWords = 4;"));
+  std::string kv = emitAttentionSource(p, defaultTiles(p, K::GradKV), K::GradKV, "kv");
+  EXPECT_TRUE(mentions(kv, "const float *__restrict__ lse, const unsigned *__restrict__ bits,"
+                           "\n    const int32_t *__restrict__ lens, uint16_t *__restrict__ dK"))
+      << kv;
+  EXPECT_TRUE(mentions(kv, "(q, k, v, o, dO, lse, bits, lens, dK, dV, seed, smem)")) << kv;
+  p.keyPadding = false;
+  std::string q = emitAttentionSource(p, defaultTiles(p, K::GradQ), K::GradQ, "q");
+  EXPECT_TRUE(mentions(q, "const unsigned *__restrict__ bits,\n    uint16_t *__restrict__ dQ"))
+      << q;
+  EXPECT_TRUE(mentions(q, "(q, k, v, o, dO, lse, bits, nullptr, dQ, seed, smem)")) << q;
+
+  // Without dropout there is nothing to save: no parameter, kKeepBits false.
+  p.dropout = 0;
+  EXPECT_EQ(kernelOutputs(p, K::Forward), (std::vector<std::string>{"o", "lse"}));
+  EXPECT_EQ(kernelInputs(p, K::GradQ),
+            (std::vector<std::string>{"q", "k", "v", "o", "dO", "lse"}));
+  fwd = emitAttentionSource(p, defaultTiles(p, K::Forward), K::Forward, "f");
+  EXPECT_FALSE(mentions(fwd, "bits,"));
+  EXPECT_TRUE(mentions(fwd, "kKeepBits = false"));
+  EXPECT_TRUE(mentions(fwd, "(q, k, v, nullptr, o, lse, nullptr, seed, smem)")) << fwd;
 }
 
 TEST(AttentionSource, ConfigCarriesTheProblem) {

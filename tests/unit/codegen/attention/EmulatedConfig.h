@@ -28,16 +28,17 @@ inline std::map<std::string, std::string> configConstants(const std::string &sou
   return out;
 }
 
-template <int D, int BM, int BN, int W, bool Bf16, bool Causal, bool Pad, bool Drop, bool KeyRuns>
+template <int D, int BM, int BN, int W, bool Bf16, bool Causal, bool Pad, bool Drop, bool KeyRuns,
+          bool KeepBits = false>
 struct EmulatedConfig {
   static constexpr bool kBf16 = Bf16;
   static constexpr int kD = D, kBlockM = BM, kBlockN = BN, kWarps = W;
   static constexpr bool kCausal = Causal, kKeyPadding = Pad, kDropout = Drop,
-                        kDropoutKeyRuns = KeyRuns;
-  static inline int kB, kH, kLq, kLk;
+                        kDropoutKeyRuns = KeyRuns, kKeepBits = KeepBits;
+  static inline int kB, kH, kLq, kLk, kBitsWords;
   static inline int64_t kQb, kQh, kQj, kKb, kKh, kKk, kVb, kVh, kVk, kOb, kOh, kOj, kDOb, kDOh,
       kDOj, kDQb, kDQh, kDQj, kDKb, kDKh, kDKk, kDVb, kDVh, kDVk, kLseB, kLseH, kLseJ, kDropB,
-      kDropH, kDropJ, kDropK;
+      kDropH, kDropJ, kDropK, kBitsB, kBitsH, kBitsJ, kBitsW;
   static inline uint32_t kDropoutId, kDropThreshold;
   static inline float kKeepScale, kScale, kScaleLog2;
 
@@ -57,12 +58,13 @@ struct EmulatedConfig {
         {"kBlockM", std::to_string(BM)}, {"kBlockN", std::to_string(BN)},
         {"kWarps", std::to_string(W)}, {"kCausal", Causal ? "true" : "false"},
         {"kKeyPadding", Pad ? "true" : "false"}, {"kDropout", Drop ? "true" : "false"},
-        {"kDropoutKeyRuns", KeyRuns ? "true" : "false"}};
+        {"kDropoutKeyRuns", KeyRuns ? "true" : "false"},
+        {"kKeepBits", KeepBits ? "true" : "false"}};
     for (const auto &[name, want] : structure)
       if (!get(name, v) || v != want)
         return std::string(name) + " is '" + v + "', the emulation expects '" + want + "'";
     const std::pair<const char *, int *> ints[] = {
-        {"kB", &kB}, {"kH", &kH}, {"kLq", &kLq}, {"kLk", &kLk}};
+        {"kB", &kB}, {"kH", &kH}, {"kLq", &kLq}, {"kLk", &kLk}, {"kBitsWords", &kBitsWords}};
     for (const auto &[name, field] : ints) {
       if (!get(name, v))
         return std::string(name) + " missing";
@@ -76,7 +78,8 @@ struct EmulatedConfig {
         {"kDQh", &kDQh},   {"kDQj", &kDQj},   {"kDKb", &kDKb},   {"kDKh", &kDKh},
         {"kDKk", &kDKk},   {"kDVb", &kDVb},   {"kDVh", &kDVh},   {"kDVk", &kDVk},
         {"kLseB", &kLseB}, {"kLseH", &kLseH}, {"kLseJ", &kLseJ}, {"kDropB", &kDropB},
-        {"kDropH", &kDropH}, {"kDropJ", &kDropJ}, {"kDropK", &kDropK}};
+        {"kDropH", &kDropH}, {"kDropJ", &kDropJ}, {"kDropK", &kDropK},
+        {"kBitsB", &kBitsB}, {"kBitsH", &kBitsH}, {"kBitsJ", &kBitsJ}, {"kBitsW", &kBitsW}};
     for (const auto &[name, field] : strides) {
       if (!get(name, v))
         return std::string(name) + " missing";
