@@ -11,6 +11,7 @@
 #include "runtime/ReferenceData.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 #include <sys/stat.h>
 
@@ -171,10 +172,14 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
         parseU64(ref.metadata["unit"], unit);
         if (ref.metadata.count("max_int"))
           parseU64(ref.metadata["max_int"], maxInt);
+        int64_t inputMax = int64_t(maxInt);
+        // A bit-field input: any 32-bit word (runtime/ReferenceData.h).
+        if (auto it = ref.metadata.find("max_int." + refName); it != ref.metadata.end())
+          inputMax = std::strtoll(it->second.c_str(), nullptr, 10);
         std::vector<double> v =
             referenceValues(t->numElements(), seed,
                             referenceStream(uint32_t(unit), uint32_t(k)), !isFloatDType(t->dtype),
-                            int64_t(maxInt));
+                            inputMax);
         host = fromDoubles("", t->dtype, {t->numElements()}, v).bytes;
       } else if (opt.reference) {
         if (!rt) {

@@ -38,13 +38,18 @@ inline uint32_t argumentStream(const std::string &name) {
 /// The stream of input `k` of kernel `n` (contractions: 1000 + n).
 inline uint32_t referenceStream(uint32_t unit, uint32_t input) { return unit * 64 + input; }
 
-/// Element `e` of stream `stream` (before rounding to storage).
+/// Element `e` of stream `stream` (before rounding to storage): a float in
+/// [-1, 1), an integer in [1, maxInt], or with maxInt < 0 any 32-bit word as
+/// an int32 (bit fields such as a fused attention's saved keep bits, whose
+/// every bit a check must exercise).
 inline double referenceValue(int64_t e, uint64_t seed, uint32_t stream, bool integer,
                              int64_t maxInt) {
   uint32_t key[2] = {uint32_t(seed), uint32_t(seed >> 32)};
   uint32_t ctr[4] = {uint32_t(e), uint32_t(uint64_t(e) >> 32), stream, 0x72656621u};
   uint32_t out[4];
   philox4x32_10(ctr, key, out);
+  if (integer && maxInt < 0) // any 32-bit word (bit fields: saved keep bits)
+    return double(int32_t(out[0]));
   return integer ? double(1 + out[0] % uint64_t(maxInt < 1 ? 1 : maxInt))
                  : double(out[0] >> 8) / 8388608.0 - 1.0;
 }

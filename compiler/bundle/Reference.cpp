@@ -38,29 +38,41 @@ llvm::Error writeOne(Operation *op, const std::string &path, const ReferenceOpti
       for (char c : dm::iterationDims(&inner))
         maxInt = std::max(maxInt, dm::dimSize(&inner, c));
   std::vector<HostTensor> inputs;
+  std::vector<bool> bitFields(op->getNumOperands(), false);
+  if (auto kernel = dyn_cast<dm::KernelOp>(op))
+    for (auto [k, arg] : llvm::enumerate(kernel.getBody().getArguments()))
+      bitFields[k] = !arg.use_empty() && llvm::all_of(arg.getUsers(), [](Operation *u) {
+        return isa<dm::DropoutApplyBitsOp>(u);
+      });
   for (auto [k, v] : llvm::enumerate(op->getOperands()))
-    inputs.push_back(draw(v.getType(), options.seed, dmrt::referenceStream(unit, k), maxInt));
+    inputs.push_back(draw(v.getType(), options.seed, dmrt::referenceStream(unit, k),
+                          bitFields[k] ? -1 : maxInt));
   InterpreterOptions interpreter{Precision::F32, options.seed};
   interpreter.roundKernelOperands = true; // as a fused kernel's tensor cores read them
   auto outputs = interpretOp(op, inputs, interpreter);
   if (!outputs)
     return outputs.takeError();
-  // Inputs are redrawn on the GPU from the seed; outputs are stored in fp32,
-  // sampled when large.
+  // Inputs are redrawn on the GPU from the seed; outputs are stored in fp32
+  // (integers as i32), sampled when large.
   dmrt::TensorFile file;
   file.metadata["seed"] = std::to_string(options.seed);
   file.metadata["unit"] = std::to_string(unit);
   file.metadata["max_int"] = std::to_string(maxInt);
-  for (auto [k, v] : llvm::enumerate(op->getOperands()))
+  for (auto [k, v] : llvm::enumerate(op->getOperands())) {
     file.metadata["dims.in" + std::to_string(k)] = inputs[k].dims;
+    if (bitFields[k]) // keep bits: every bit of a word drawn (runtime/ReferenceData.h)
+      file.metadata["max_int.in" + std::to_string(k)] = "-1";
+  }
   for (auto [k, r] : llvm::enumerate(op->getResults())) {
     const HostTensor &t = (*outputs)[k];
     std::string name = "out" + std::to_string(k);
     int64_t count = int64_t(t.data.size());
     int64_t stride = dmrt::referenceStride(count, options.samples);
     std::vector<double> sampled = dmrt::referenceSample(t.data, stride);
-    file.tensors.push_back(
-        dmrt::fromDoubles(name, dmrt::DType::F32, {int64_t(sampled.size())}, sampled));
+    // Integer outputs (keep bits: 32-bit words) exactly, as I32.
+    bool integer = isa<IntegerType>(cast<dm::TensorType>(r.getType()).getElementType());
+    file.tensors.push_back(dmrt::fromDoubles(name, integer ? dmrt::DType::I32 : dmrt::DType::F32,
+                                             {int64_t(sampled.size())}, sampled));
     file.metadata["dims." + name] = t.dims;
     file.metadata["stride." + name] = std::to_string(stride);
     file.metadata["count." + name] = std::to_string(count);

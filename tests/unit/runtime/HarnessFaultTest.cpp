@@ -219,4 +219,24 @@ TEST(HarnessSampling, ReaderChecksTheMetadata) {
   EXPECT_FALSE(referenceSampling(f, "k0.safetensors", "out0", 100, 100, stride, err));
 }
 
+TEST(HarnessSampling, BitFieldInputsDrawEveryBit) {
+  // maxInt < 0 (a fused attention's saved keep bits): any 32-bit word as an
+  // int32, so bit 31 (negative values) and high bits appear; a positive
+  // maxInt stays in [1, maxInt] (sequence lengths).
+  std::vector<double> w = referenceValues(256, 7, 3, true, -1);
+  std::vector<double> n = referenceValues(256, 7, 3, true, 64);
+  uint32_t seen = 0;
+  for (double v : w) {
+    ASSERT_EQ(v, std::floor(v));
+    ASSERT_GE(v, -2147483648.0);
+    ASSERT_LE(v, 2147483647.0);
+    seen |= static_cast<uint32_t>(static_cast<int32_t>(v));
+  }
+  EXPECT_EQ(seen, 0xFFFFFFFFu);
+  for (double v : n) {
+    EXPECT_GE(v, 1);
+    EXPECT_LE(v, 64);
+  }
+}
+
 } // namespace
