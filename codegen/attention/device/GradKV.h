@@ -90,9 +90,19 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
     for (int e = 0; e < 4; ++e)
       dk[a][e] = dv[a][e] = 0.f;
 
+  // Saved keep bits: the words of query tile qt + 1 load during tile qt.
+  SavedKeepKeyMajor<Cfg, NA> savedNext;
+  if constexpr (Cfg::kKeepBits)
+    if (nTiles > 0)
+      savedNext.load(bits, b, h, wk0, qBegin);
+
   for (int qt = 0; qt < nTiles; ++qt) {
     const int stage = qt & 1;
     const int qs0 = qBegin + qt * BM;
+    const SavedKeepKeyMajor<Cfg, NA> saved = savedNext;
+    if constexpr (Cfg::kKeepBits)
+      if (qt + 1 < nTiles)
+        savedNext.load(bits, b, h, wk0, qs0 + BM);
     float *lseS = stats + stage * 2 * BM, *drowS = lseS + BM;
     const uint32_t qsT = qdo + stage * 3 * QTile::kBytes;
     const uint32_t dosT = qsT + QTile::kBytes;
@@ -116,12 +126,9 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
       for (int e = 0; e < 4; ++e)
         s[a][e] = dp[a][e] = 0.f;
     // The mask first: integer work independent of the mma chain below.
-    // (Saved keep bits: the loads first, the shuffles once the mma is issued.)
+    // (Saved keep bits: loaded a tile ahead, shuffled once the mma is issued.)
     KeepBits<NA> keep;
-    SavedKeepKeyMajor<Cfg, NA> saved;
-    if constexpr (Cfg::kKeepBits)
-      saved.load(bits, b, h, wk0, qs0);
-    else if constexpr (Cfg::kDropout)
+    if constexpr (!Cfg::kKeepBits && Cfg::kDropout)
       dropoutKeyMajor<Cfg>(keep, seed, b, h, wk0, qs0);
     mmaRowsRows<Bf16, NA, D / 16, KVTile, QTile>(s, ks, 16 * warp, qsT, 0);
     const bool needMask = wk0 + 16 > kLimit || (Cfg::kCausal && wk0 + 15 > qs0);

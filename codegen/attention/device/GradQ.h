@@ -11,7 +11,8 @@
 //
 // Deterministic: every dQ element is summed by one lane in a fixed order.
 // With Cfg::kKeepBits the keep bits come from the forward's saved words
-// (Masking.h savedKeepQueryMajor: a lane loads the words of its two rows)
+// (Masking.h SavedKeepQueryMajor: a lane loads the words of its two rows,
+// a key tile ahead)
 // instead of Philox.
 // Shared memory: Q, dO, o [kBlockM][D]; 2 stages of K, V [kBlockN][D];
 // lse (log2 units) and Drow [kBlockM] f32, Drow from the o and dO tiles.
@@ -77,7 +78,17 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
     dq[a][0] = dq[a][1] = dq[a][2] = dq[a][3] = 0.f;
   float lseRow[2] = {0.f, 0.f}, drowRow[2] = {0.f, 0.f};
 
+  // Saved keep bits: the words of key tile kt + 1 load during tile kt.
+  SavedKeepQueryMajor<Cfg, NA> keepNext;
+  if constexpr (Cfg::kKeepBits)
+    if (nTiles > 0)
+      keepNext.load(bits, b, h, wq0, 0);
+
   for (int kt = 0; kt < nTiles; ++kt) {
+    const SavedKeepQueryMajor<Cfg, NA> keepNow = keepNext;
+    if constexpr (Cfg::kKeepBits)
+      if (kt + 1 < nTiles)
+        keepNext.load(bits, b, h, wq0, (kt + 1) * BN);
     cpAsyncWait<0>();
     syncThreads(); // tile kt (and Q, dO, o) visible; tile kt-1's stage free
     if (kt == 0) {
@@ -110,8 +121,8 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
       for (int e = 0; e < 4; ++e)
         s[a][e] = dp[a][e] = 0.f;
     KeepBits<NA> keep;
-    if constexpr (Cfg::kKeepBits) // the loads first: their latency hides behind the mma
-      savedKeepQueryMajor<Cfg>(keep, bits, b, h, wq0, k0);
+    if constexpr (Cfg::kKeepBits)
+      keepNow.expand(keep, k0);
     mmaRowsRows<Bf16, NA, D / 16, QTile, KVTile>(s, qs, 16 * warp, ks, 0);
     const bool needMask = k0 + BN > kLimit || (Cfg::kCausal && k0 + BN - 1 > wq0);
     scaleMask<Cfg, false>(s, wq0, k0, kLimit, needMask);

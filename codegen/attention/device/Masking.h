@@ -17,7 +17,7 @@
 // Saved keep bits (Cfg::kKeepBits): the forward writes each element's keep
 // bit AND its visibility (not masked) as int32 words, bit i of word w of row
 // (b, h, j) for key 32w + i (Store.h storeKeepWords); the backward kernels
-// read them (savedKeepQueryMajor, SavedKeepKeyMajor) instead of drawing.
+// read them (SavedKeepQueryMajor, SavedKeepKeyMajor) instead of drawing.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_ATTENTION_DEVICE_MASKING_H
@@ -295,35 +295,41 @@ DMC_ATTN_DEV uint32_t savedKeepWord(const uint32_t *words, int b, int h, int j, 
 }
 
 /// dropoutQueryMajor's keep bits (AND visibility) from the saved words:
-/// row 0 is query `query0`, column 0 key `key0`, a multiple of 8*NA (the key
-/// tile). Each lane loads the words its rows g, g + 8 span (one per 32 keys;
-/// the quad's lanes load the same words) and picks its keys' bits.
-template <class Cfg, int NA>
-DMC_ATTN_DEV void savedKeepQueryMajor(KeepBits<NA> &bits, const uint32_t *words, int b, int h,
-                                      int query0, int key0) {
-  const int g = laneId() >> 2, t = laneId() & 3;
+/// rows are queries query0 + g, + 8, columns keys from key0, a multiple of
+/// 8*NA (the key tile). `load` fetches the words rows g, g + 8 span (one per
+/// 32 keys; the quad's lanes load the same words), `expand` picks the lane's
+/// keys' bits; a kernel loads a tile ahead so the loads' latency hides behind
+/// a tile of work.
+template <class Cfg, int NA> struct SavedKeepQueryMajor {
   // A tile of 32-key multiples starts on a word; otherwise on a 16-key half.
-  constexpr bool Aligned = NA % 4 == 0;
-  constexpr int NW = Aligned ? NA / 4 : (8 * NA + 16 + 31) / 32; // words a row spans
-  const int w0 = key0 >> 5, o = Aligned ? 0 : key0 & 31;
-  bits.clear();
-  DMC_ATTN_UNROLL
-  for (int hf = 0; hf < 2; ++hf) {
-    uint32_t m[NW + 1];
+  static constexpr bool Aligned = NA % 4 == 0;
+  static constexpr int NW = Aligned ? NA / 4 : (8 * NA + 16 + 31) / 32; // words a row spans
+  uint32_t m[2][NW];
+
+  DMC_ATTN_DEV void load(const uint32_t *words, int b, int h, int query0, int key0) {
+    const int g = laneId() >> 2, w0 = key0 >> 5;
     DMC_ATTN_UNROLL
-    for (int i = 0; i < NW; ++i)
-      m[i] = savedKeepWord<Cfg>(words, b, h, query0 + g + 8 * hf, w0 + i);
-    m[NW] = 0;
-    DMC_ATTN_UNROLL
-    for (int a = 0; a < NA; ++a) {
-      // Keys key0 + 8a .. + 7: bits o + 8a .. of the row's words from w0.
-      const uint32_t x = bitsFrom(m[(8 * a) >> 5], m[((8 * a) >> 5) + 1], o);
-      const int at = ((8 * a) & 31) + 2 * t;
-      bits.set(a, 2 * hf, (x >> at) & 1u);
-      bits.set(a, 2 * hf + 1, (x >> (at + 1)) & 1u);
-    }
+    for (int hf = 0; hf < 2; ++hf)
+      DMC_ATTN_UNROLL
+      for (int i = 0; i < NW; ++i)
+        m[hf][i] = savedKeepWord<Cfg>(words, b, h, query0 + g + 8 * hf, w0 + i);
   }
-}
+  DMC_ATTN_DEV void expand(KeepBits<NA> &bits, int key0) const {
+    const int t = laneId() & 3, o = Aligned ? 0 : key0 & 31;
+    bits.clear();
+    DMC_ATTN_UNROLL
+    for (int hf = 0; hf < 2; ++hf)
+      DMC_ATTN_UNROLL
+      for (int a = 0; a < NA; ++a) {
+        // Keys key0 + 8a .. + 7: bits o + 8a .. of the row's words from w0.
+        const int wi = (8 * a) >> 5;
+        const uint32_t x = bitsFrom(m[hf][wi], wi + 1 < NW ? m[hf][wi + 1] : 0u, o);
+        const int at = ((8 * a) & 31) + 2 * t;
+        bits.set(a, 2 * hf, (x >> at) & 1u);
+        bits.set(a, 2 * hf + 1, (x >> (at + 1)) & 1u);
+      }
+  }
+};
 
 /// dropoutKeyMajor's keep bits (AND visibility) from the saved words: row 0
 /// is key `key0` (a multiple of 16: the fragment's 16 keys share one word),

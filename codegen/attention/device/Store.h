@@ -67,9 +67,12 @@ DMC_ATTN_DEV void storeKeepWords(uint32_t *words, int b, int h, int query0, int 
 template <class Cfg>
 DMC_ATTN_DEV void zeroKeepWords(uint32_t *words, int b, int h, int query0, int word0) {
   const int n = Cfg::kBitsWords - word0;
+  if (n <= 0)
+    return;
   uint32_t *head = words + (int64_t)b * Cfg::kBitsB + (int64_t)h * Cfg::kBitsH;
+  // Consecutive lanes on consecutive words of a row: whole sectors per row.
   for (int i = laneId(); i < 16 * n; i += 32) {
-    const int row = query0 + (i & 15), word = word0 + (i >> 4);
+    const int row = query0 + i / n, word = word0 + i % n;
     if (row < Cfg::kLq)
       head[(int64_t)row * Cfg::kBitsJ + (int64_t)word * Cfg::kBitsW] = 0u;
   }

@@ -293,7 +293,13 @@ TEST(AttentionSource, ConfigCarriesTheProblem) {
   EXPECT_TRUE(mentions(s, "kScale = 0x1p-3f"));
   EXPECT_TRUE(mentions(s, "kLq = 97"));
   EXPECT_TRUE(mentions(s, "kKk = 64ll"));
-  EXPECT_TRUE(mentions(s, "__launch_bounds__(256)"));
+  // The forward asks for blocks per SM at 168 registers a thread: 256
+  // threads -> 1; 128 -> 3. The backward kernels leave it to ptxas.
+  EXPECT_TRUE(mentions(s, "__launch_bounds__(256, 1)"));
+  EXPECT_TRUE(mentions(emitAttentionSource(p, {64, 64, 4}, AttentionKernelKind::Forward, "f"),
+                       "__launch_bounds__(128, 3)"));
+  EXPECT_TRUE(mentions(emitAttentionSource(p, {64, 64, 4}, AttentionKernelKind::GradQ, "f"),
+                       "__launch_bounds__(128)\n"));
   // Keys are the dropout index's unit stride (Lk = 97: rows not 4-aligned),
   // so lanes share Philox groups along runs of keys; with sk != 1 they do not.
   EXPECT_TRUE(mentions(s, "kDropoutKeyRuns = true"));
