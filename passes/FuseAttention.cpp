@@ -129,10 +129,10 @@ struct Rewriter {
     for (Operation *mask : g->gradMasks)
       ds = b.clone(*mask, map)->getResult(0);
     // The kernels round dS to the element type once, here, before the dq and
-    // dk MMAs. (They also round probabilities, but unnormalized in the
-    // forward and before the dropout scale in the backward: an order the
-    // region's ops do not have, so those stay unmarked and the check's bound
-    // covers them.)
+    // dk MMAs. (They also round probabilities: grad-kv dropout(P) before the
+    // dv MMA, marked where it is built; the forward P unnormalized, an order
+    // the region's ops do not have, so that stays unmarked and the check's
+    // bound covers it.)
     ds.getDefiningOp()->setAttr(dm::kRoundedAttr, b.getUnitAttr());
     return ds;
   }
@@ -200,6 +200,9 @@ struct Rewriter {
             dropped = applyBits(in, loc, p, bits);
           else if (f.dropout)
             dropped = in.clone(*f.dropout, map)->getResult(0);
+          // The kernel rounds dropout(P), scale included, for the dv MMA.
+          if (f.dropout)
+            dropped.getDefiningOp()->setAttr(dm::kRoundedAttr, in.getUnitAttr());
           // The saved dropped probabilities are the recomputed ones here.
           Value savedDropped = g->gradV.getLhs() == g->gradOutput ? g->gradV.getRhs()
                                                                   : g->gradV.getLhs();

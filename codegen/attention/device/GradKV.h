@@ -145,7 +145,10 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
       for (int a = 0; a < NA; ++a)
         DMC_ATTN_UNROLL
         for (int e = 0; e < 4; ++e)
-          dp[a][e] = keep.keep(a, e) ? s[a][e] : 0.f; // dropout(P)^T, unscaled
+          // dropout(P)^T with its 1/(1-p): rounded to bf16/f16 for the mma
+          // as the region's dropout op is (dm.rounded), so the reference
+          // models this rounding exactly.
+          dp[a][e] = keep.keep(a, e) ? s[a][e] * Cfg::kKeepScale : 0.f;
       mmaRegsCols<Bf16, DA, BM / 16, QTile>(dv, dp, dosT, 0);
       DMC_ATTN_UNROLL
       for (int a = 0; a < NA; ++a)
@@ -172,7 +175,7 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
   storeRows<Bf16>(dK + (int64_t)b * Cfg::kDKb + (int64_t)h * Cfg::kDKh, Cfg::kDKk, wk0,
                   Cfg::kLk, dk, Cfg::kScale);
   storeRows<Bf16>(dV + (int64_t)b * Cfg::kDVb + (int64_t)h * Cfg::kDVh, Cfg::kDVk, wk0,
-                  Cfg::kLk, dv, Cfg::kKeepScale);
+                  Cfg::kLk, dv, 1.f);
 }
 
 } // namespace dmcattn
