@@ -139,8 +139,15 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
 
     if constexpr (Cfg::kDropout) {
       KeepBits<NA> keep;
-      dropoutQueryMajor<Cfg>(keep, seed, b, h, wq0, k0);
-      if constexpr (Cfg::kKeepBits) {
+      if constexpr (Cfg::kKeepBits && Cfg::kDropoutKeyRuns) {
+        // The words straight from the quad's row masks (no repacking).
+        RowKeepWords<NA> rows;
+        dropoutQueryMajor<Cfg, NA, true>(keep, seed, b, h, wq0, k0, &rows);
+        storeRowKeepWords<Cfg>(bits, b, h, wq0, k0, kLimit, needMask, rows);
+      } else {
+        dropoutQueryMajor<Cfg>(keep, seed, b, h, wq0, k0);
+      }
+      if constexpr (Cfg::kKeepBits && !Cfg::kDropoutKeyRuns) {
         // Masked elements have P = 0 already: the AND only shapes the saved bits.
         if (needMask)
           keepVisibleOnly<Cfg>(keep, wq0, k0, kLimit);

@@ -131,9 +131,18 @@ DMC_ATTN_DEV uint32_t bitsFrom(uint32_t lo, uint32_t hi, int s) {
 /// quad ORs its nibbles into one bit mask per row (bit p = index 4*(n0/4) + p)
 /// and each lane reads its keys' bits from it. Otherwise every element draws
 /// its own word.
-template <class Cfg, int NA>
+/// The keep words of a query-major fragment's two rows (g and g + 8), 32
+/// keys each from the tile's first key: what the forward saves, read off the
+/// quad's row masks in dropoutQueryMajor (same in all 4 lanes of a quad).
+template <int NA> struct RowKeepWords {
+  static constexpr int kWords = NA / 4 > 0 ? NA / 4 : 1;
+  uint32_t w[2][kWords];
+};
+
+/// With Words (and key runs), also the fragment rows' keep words into *rows.
+template <class Cfg, int NA, bool Words = false>
 DMC_ATTN_DEV void dropoutQueryMajor(KeepBits<NA> &bits, uint64_t seed, int b, int h, int query0,
-                                    int key0) {
+                                    int key0, RowKeepWords<NA> *rows = nullptr) {
   const int g = laneId() >> 2, t = laneId() & 3;
   const int64_t head = (int64_t)b * Cfg::kDropB + (int64_t)h * Cfg::kDropH;
   bits.clear();
@@ -174,7 +183,14 @@ DMC_ATTN_DEV void dropoutQueryMajor(KeepBits<NA> &bits, uint64_t seed, int b, in
         mask[hf][i] |= shflXor(mask[hf][i], 1);
         mask[hf][i] |= shflXor(mask[hf][i], 2);
       }
-      // Key 8a + 2t + c of this row is bit (n0 & 3) + 8a + 2t + c.
+      // Key 8a + 2t + c of this row is bit (n0 & 3) + 8a + 2t + c; key 32i
+      // starts word i of the row.
+      if constexpr (Words) {
+        static_assert(NA % 4 == 0, "saved keep words: key tiles of whole words");
+        DMC_ATTN_UNROLL
+        for (int i = 0; i < NA / 4; ++i)
+          rows->w[hf][i] = bitsFrom(mask[hf][i], mask[hf][i + 1], (int)(n0[hf] & 3));
+      }
       const int s = (int)(n0[hf] & 3) + 2 * t;
       DMC_ATTN_UNROLL
       for (int a = 0; a < NA; ++a) {

@@ -62,6 +62,35 @@ DMC_ATTN_DEV void storeKeepWords(uint32_t *words, int b, int h, int query0, int 
     }
 }
 
+/// Writes the keep words dropoutQueryMajor read off its row masks (rows
+/// query0 + g, + 8; words key0/32 .. + NA/4), ANDed with visibility on a
+/// tile that needs the mask: keys below kLimit and, causal, up to the row's
+/// query. One lane per (row, word) stores.
+template <class Cfg, int NA>
+DMC_ATTN_DEV void storeRowKeepWords(uint32_t *words, int b, int h, int query0, int key0,
+                                    int kLimit, bool needMask, const RowKeepWords<NA> &rows) {
+  constexpr int NW = NA / 4;
+  const int g = laneId() >> 2, t = laneId() & 3;
+  uint32_t *head = words + (int64_t)b * Cfg::kBitsB + (int64_t)h * Cfg::kBitsH;
+  DMC_ATTN_UNROLL
+  for (int hf = 0; hf < 2; ++hf)
+    DMC_ATTN_UNROLL
+    for (int i = 0; i < NW; ++i) {
+      const int row = query0 + g + 8 * hf, word = (key0 >> 5) + i;
+      if (t != (hf * NW + i) % 4 || row >= Cfg::kLq || word >= Cfg::kBitsWords)
+        continue;
+      uint32_t w = rows.w[hf][i];
+      if (needMask) { // keys [32 word, limit) are visible
+        int limit = kLimit;
+        if (Cfg::kCausal && row + 1 < limit)
+          limit = row + 1;
+        const int n = limit - 32 * word;
+        w &= n <= 0 ? 0u : n >= 32 ? ~0u : (1u << n) - 1u;
+      }
+      head[(int64_t)row * Cfg::kBitsJ + (int64_t)word * Cfg::kBitsW] = w;
+    }
+}
+
 /// Zeros words [word0, kBitsWords) of the saved rows query0 .. + 15 (< Lq):
 /// the key tiles a forward warp never visits (past the last visible key).
 template <class Cfg>

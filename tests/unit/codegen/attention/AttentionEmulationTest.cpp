@@ -229,6 +229,21 @@ TEST(AttentionEmulation, TransposedLayoutsKeyMajorDropoutOrder) {
           EmulatedConfig<16, 32, 16, 2, true, false, false, true, false>>(p, {}, tiles);
 }
 
+TEST(AttentionEmulation, KeepBitsKeyMajorDropoutOrderCausal) {
+  // Dropout order "bhkj" (sk = Lq): no runs of keys, so the forward packs
+  // the saved words from the fragment's keep bits (and ANDs visibility on
+  // the causal diagonal) instead of reading them off the row masks.
+  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 2, 2, 24, 40, 16);
+  p.causal = true;
+  p.dropout = 0.1;
+  p.dropoutStrides = {2 * 24 * 40, 24 * 40, 1, 24};
+  p.keepBits = true;
+  Tiles tiles{{32, 32, 2}, {16, 32, 2}, {32, 16, 2}};
+  runCase<EmulatedConfig<16, 32, 32, 2, true, true, false, true, false, true>,
+          EmulatedConfig<16, 16, 32, 2, true, true, false, true, false, true>,
+          EmulatedConfig<16, 32, 16, 2, true, true, false, true, false, true>>(p, {}, tiles);
+}
+
 TEST(AttentionEmulation, HeadDim128DefaultTilesCausalPadding) {
   AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 2, 1, 70, 70, 128);
   p.causal = true;
