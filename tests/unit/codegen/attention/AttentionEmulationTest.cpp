@@ -270,7 +270,7 @@ TEST(AttentionEmulation, Length197AlignedDropoutDefaultTiles) {
               defaultTiles(p, AttentionKernelKind::GradQ)};
   runCase<EmulatedConfig<64, 64, 64, 4, true, false, false, true, true>,
           EmulatedConfig<64, 64, 64, 4, true, false, false, true, true>,
-          EmulatedConfig<64, 64, 32, 4, true, false, false, true, true>>(p, {}, tiles);
+          EmulatedConfig<64, 64, 64, 4, true, false, false, true, true>>(p, {}, tiles);
 }
 
 TEST(AttentionEmulation, Length197UnalignedDropoutVitTiles) {
@@ -336,7 +336,7 @@ TEST(AttentionEmulation, KeepBitsLength197VitDefaultTiles) {
               defaultTiles(p, AttentionKernelKind::GradQ)};
   runCase<EmulatedConfig<64, 64, 64, 4, true, false, false, true, true, true>,
           EmulatedConfig<64, 64, 64, 4, true, false, false, true, true, true>,
-          EmulatedConfig<64, 64, 32, 4, true, false, false, true, true, true>>(p, {}, tiles);
+          EmulatedConfig<64, 64, 64, 4, true, false, false, true, true, true>>(p, {}, tiles);
 }
 
 } // namespace
