@@ -17,8 +17,9 @@
 //
 // With Cfg::kKeepBits the forward also writes the dropout mask AND the
 // visibility of every element as int32 words (Masking.h): each visited key
-// tile stores its kBlockN / 32 words of the warp's rows from the fragment's
-// keep bits (Store.h storeKeepWords), and after the loop the warp zeros the
+// tile stores its kBlockN / 32 words of the warp's rows, read off the Philox
+// row masks (key runs) or packed from the fragment's keep bits (Store.h
+// storeRowKeepWords), and after the loop the warp zeros the
 // words of the tiles it skipped, so every word of every row < Lq is written.
 //
 // Shared memory: Q [kBlockM][D], then 2 stages of K [kBlockN][D], V [kBlockN][D].
@@ -139,19 +140,15 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
 
     if constexpr (Cfg::kDropout) {
       KeepBits<NA> keep;
-      if constexpr (Cfg::kKeepBits && Cfg::kDropoutKeyRuns) {
-        // The words straight from the quad's row masks (no repacking).
+      if constexpr (Cfg::kKeepBits) {
+        // With key runs the words come straight from the quad's row masks.
         RowKeepWords<NA> rows;
-        dropoutQueryMajor<Cfg, NA, true>(keep, seed, b, h, wq0, k0, &rows);
+        dropoutQueryMajor<Cfg, NA, Cfg::kDropoutKeyRuns>(keep, seed, b, h, wq0, k0, &rows);
+        if constexpr (!Cfg::kDropoutKeyRuns)
+          packRowKeepWords(keep, rows);
         storeRowKeepWords<Cfg>(bits, b, h, wq0, k0, kLimit, needMask, rows);
       } else {
         dropoutQueryMajor<Cfg>(keep, seed, b, h, wq0, k0);
-      }
-      if constexpr (Cfg::kKeepBits && !Cfg::kDropoutKeyRuns) {
-        // Masked elements have P = 0 already: the AND only shapes the saved bits.
-        if (needMask)
-          keepVisibleOnly<Cfg>(keep, wq0, k0, kLimit);
-        storeKeepWords<Cfg>(bits, b, h, wq0, k0, keep);
       }
       DMC_ATTN_UNROLL
       for (int a = 0; a < NA; ++a)

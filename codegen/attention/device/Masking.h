@@ -16,7 +16,7 @@
 //
 // Saved keep bits (Cfg::kKeepBits): the forward writes each element's keep
 // bit AND its visibility (not masked) as int32 words, bit i of word w of row
-// (b, h, j) for key 32w + i (Store.h storeKeepWords); the backward kernels
+// (b, h, j) for key 32w + i (Store.h storeRowKeepWords); the backward kernels
 // read them (SavedKeepQueryMajor, SavedKeepKeyMajor) instead of drawing.
 //
 //===----------------------------------------------------------------------===//
@@ -280,24 +280,28 @@ DMC_ATTN_DEV void dropoutKeyMajor(KeepBits<NA> &bits, uint64_t seed, int b, int 
   }
 }
 
-/// Clears the keep bits of masked elements of a query-major fragment (rows
-/// queries from `query0`, columns keys from `key0`): keys >= kLimit and, when
-/// causal, keys after the query. By index, as scaleMask masks.
-template <class Cfg, int NA>
-DMC_ATTN_DEV void keepVisibleOnly(KeepBits<NA> &bits, int query0, int key0, int kLimit) {
-  const int g = laneId() >> 2, t = laneId() & 3;
-  KeepBits<NA> visible;
-  visible.clear();
+/// The keep words of a query-major fragment's rows (RowKeepWords) packed
+/// from its keep bits, for dropout orders without key runs: each lane places
+/// its keys 8a + 2t + c of a word, the quad ORs them (two shuffles).
+template <int NA> DMC_ATTN_DEV void packRowKeepWords(const KeepBits<NA> &keep,
+                                                     RowKeepWords<NA> &rows) {
+  static_assert(NA % 4 == 0, "keep-bit words: the key tile is a multiple of 32");
+  const int t = laneId() & 3;
   DMC_ATTN_UNROLL
-  for (int a = 0; a < NA; ++a)
+  for (int hf = 0; hf < 2; ++hf)
     DMC_ATTN_UNROLL
-    for (int e = 0; e < 4; ++e) {
-      const int key = key0 + 8 * a + 2 * t + (e & 1), query = query0 + g + 8 * (e >> 1);
-      visible.set(a, e, key < kLimit && !(Cfg::kCausal && key > query));
+    for (int i = 0; i < NA / 4; ++i) {
+      uint32_t w = 0; // this lane's keys 8 a4 + 2t + c, placed as if t = 0
+      DMC_ATTN_UNROLL
+      for (int a4 = 0; a4 < 4; ++a4)
+        DMC_ATTN_UNROLL
+        for (int c = 0; c < 2; ++c)
+          w |= (keep.keep(4 * i + a4, 2 * hf + c) ? 1u : 0u) << (8 * a4 + c);
+      w <<= 2 * t;
+      w |= shflXor(w, 1);
+      w |= shflXor(w, 2);
+      rows.w[hf][i] = w;
     }
-  DMC_ATTN_UNROLL
-  for (int i = 0; i < (NA * 4 + 31) / 32; ++i)
-    bits.w[i] &= visible.w[i];
 }
 
 /// Word `w` of saved keep-bit row (b, h, j), 0 for rows >= Lq and words past

@@ -31,41 +31,10 @@ DMC_ATTN_DEV void storeRows(uint16_t *base, int64_t rowStride, int row0, int row
   }
 }
 
-/// Writes the keep bits of a query-major fragment (rows queries query0 + g,
-/// + 8; columns keys key0 + 8a + 2t + c, key0 a multiple of 32) as words
-/// key0/32 .. + NA/4 of the saved rows (Masking.h): each lane packs its bits
-/// of a word at their key offsets, the quad ORs them (two shuffles) and one
-/// lane per (row, word) stores. Rows >= Lq and words past the row are skipped.
-template <class Cfg, int NA>
-DMC_ATTN_DEV void storeKeepWords(uint32_t *words, int b, int h, int query0, int key0,
-                                 const KeepBits<NA> &keep) {
-  static_assert(NA % 4 == 0, "keep-bit words: the key tile is a multiple of 32");
-  constexpr int NW = NA / 4; // words per row
-  const int g = laneId() >> 2, t = laneId() & 3;
-  uint32_t *head = words + (int64_t)b * Cfg::kBitsB + (int64_t)h * Cfg::kBitsH;
-  DMC_ATTN_UNROLL
-  for (int hf = 0; hf < 2; ++hf)
-    DMC_ATTN_UNROLL
-    for (int i = 0; i < NW; ++i) {
-      uint32_t w = 0; // this lane's keys 8 a4 + 2t + c, placed as if t = 0
-      DMC_ATTN_UNROLL
-      for (int a4 = 0; a4 < 4; ++a4)
-        DMC_ATTN_UNROLL
-        for (int c = 0; c < 2; ++c)
-          w |= (keep.keep(4 * i + a4, 2 * hf + c) ? 1u : 0u) << (8 * a4 + c);
-      w <<= 2 * t;
-      w |= shflXor(w, 1);
-      w |= shflXor(w, 2);
-      const int row = query0 + g + 8 * hf, word = (key0 >> 5) + i;
-      if (t == (hf * NW + i) % 4 && row < Cfg::kLq && word < Cfg::kBitsWords)
-        head[(int64_t)row * Cfg::kBitsJ + (int64_t)word * Cfg::kBitsW] = w;
-    }
-}
-
-/// Writes the keep words dropoutQueryMajor read off its row masks (rows
-/// query0 + g, + 8; words key0/32 .. + NA/4), ANDed with visibility on a
-/// tile that needs the mask: keys below kLimit and, causal, up to the row's
-/// query. One lane per (row, word) stores.
+/// Writes a fragment's keep words (rows query0 + g, + 8; words key0/32 ..
+/// + NA/4: RowKeepWords, from dropoutQueryMajor or packRowKeepWords), ANDed
+/// with visibility on a tile that needs the mask: keys below kLimit and,
+/// causal, up to the row's query. One lane per (row, word) stores.
 template <class Cfg, int NA>
 DMC_ATTN_DEV void storeRowKeepWords(uint32_t *words, int b, int h, int query0, int key0,
                                     int kLimit, bool needMask, const RowKeepWords<NA> &rows) {
