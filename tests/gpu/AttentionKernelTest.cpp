@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tests/gpu/AttentionCases.h"
 #include "tests/gpu/AttentionGpu.h"
 #include "tests/gpu/AttentionReference.h"
 #include "tests/gpu/GpuTestDevice.h"
@@ -44,84 +45,6 @@ namespace {
 
 constexpr unsigned long long kSeed = 0x0123456789ABCDEFull;
 
-struct Case {
-  std::string name;
-  AttentionProblem p;
-  std::vector<int32_t> lens;
-};
-
-AttentionProblem problem(dmrt::DType t, int64_t Lq, int64_t Lk, int64_t D, bool causal,
-                         double dropout) {
-  AttentionProblem p = dmcgen::contiguousProblem(t, 2, 3, Lq, Lk, D);
-  p.causal = causal;
-  p.dropout = dropout;
-  p.dropoutId = 11;
-  return p;
-}
-
-std::vector<Case> cases() {
-  using dmrt::DType;
-  std::vector<Case> c;
-  c.push_back({"bf16 L64 D64", problem(DType::BF16, 64, 64, 64, false, 0), {}});
-  c.push_back({"bf16 L97 D64 causal dropout", problem(DType::BF16, 97, 97, 64, true, 0.1), {}});
-  {
-    Case k{"bf16 L197 D64 padding{0,131} dropout", problem(DType::BF16, 197, 197, 64, false, 0.1),
-           {0, 131}};
-    k.p.keyPadding = true;
-    c.push_back(k);
-  }
-  {
-    Case k{"bf16 L197 D128 causal padding{197,77}", problem(DType::BF16, 197, 197, 128, true, 0),
-           {197, 77}};
-    k.p.keyPadding = true;
-    c.push_back(k);
-  }
-  c.push_back({"bf16 Lq97 Lk128 D64 dropout (grouped Philox)",
-               problem(DType::BF16, 97, 128, 64, false, 0.1), {}});
-  {
-    Case k{"bf16 L197 D64 q bjhp k,v bkhp causal dropout",
-           problem(DType::BF16, 197, 197, 64, true, 0.1), {}};
-    dmcgen::rowMajorStrides("bjhp", 2, 3, 197, 64, k.p.q);
-    dmcgen::rowMajorStrides("bkhp", 2, 3, 197, 64, k.p.k);
-    k.p.v = k.p.k;
-    c.push_back(k);
-  }
-  {
-    Case k{"f16 L97 D128 padding{50,97} dropout", problem(DType::F16, 97, 97, 128, false, 0.1),
-           {50, 97}};
-    k.p.keyPadding = true;
-    c.push_back(k);
-  }
-  c.push_back({"bf16 L64 D32 causal", problem(DType::BF16, 64, 64, 32, true, 0), {}});
-  {
-    // Strides of slices of a stacked [b][j][3][h][p] tensor: rows 3*H*D apart.
-    Case k{"bf16 L128 D64 stacked-qkv strides dropout (grouped)",
-           problem(DType::BF16, 128, 128, 64, false, 0.1), {}};
-    for (dmcgen::AttentionStrides *s : {&k.p.q, &k.p.k, &k.p.v})
-      *s = {128 * 3 * 3 * 64, 64, 3 * 3 * 64, 1};
-    c.push_back(k);
-  }
-  c.push_back({"bf16 Lq197 Lk64 D64 causal (Lq > Lk)",
-               problem(DType::BF16, 197, 64, 64, true, 0), {}});
-  // Saved keep bits, as the emulation's cases (AttentionEmulationTest.cpp).
-  const auto keep = [](Case k) {
-    k.p.keepBits = true;
-    return k;
-  };
-  c.push_back(keep({"bf16 Lq37 Lk77 D32 causal dropout, keep bits",
-                    problem(DType::BF16, 37, 77, 32, true, 0.15), {}}));
-  {
-    Case k = keep({"f16 L45 D64 padding{0,29} dropout, keep bits (b, h, w, j)",
-                   problem(DType::F16, 45, 45, 64, false, 0.2), {0, 29}});
-    k.p.keyPadding = true;
-    k.p.bits = {3 * 2 * 45, 2 * 45, 1, 45};
-    c.push_back(k);
-  }
-  c.push_back(keep({"bf16 L197 D64 dropout bhjk, keep bits (vit)",
-                    problem(DType::BF16, 197, 197, 64, false, 0.1), {}}));
-  return c;
-}
-
 struct Tally {
   int cases = 0, outputs = 0, expectedOutputs = 0, planted = 0, caught = 0, failed = 0;
 };
@@ -144,6 +67,16 @@ void plant(Tally &tally, const std::string &what, const std::vector<double> &ref
   if (f != dmrt::PlantedFault::None)
     dmrt::plantFault(got, f);
   planted(tally, !dmrt::compareOutput(ref, got, rtol).pass, what);
+}
+
+/// Checks one output against its reference and prints the line; counted.
+void check(Tally &tally, const char *name, const std::vector<double> &ref,
+           const std::vector<double> &got, double rtol) {
+  dmrt::Comparison cmp = dmrt::compareOutput(ref, got, rtol);
+  ++tally.outputs;
+  tally.failed += !cmp.pass;
+  std::printf("  %s %-4s %s\n", cmp.pass ? "ok  " : "FAIL", name,
+              dmrt::describeComparison(cmp).c_str());
 }
 
 template <class T> bool fetch(const DeviceBuffer &b, std::vector<T> &out, std::string &error) {
@@ -201,11 +134,7 @@ bool checkKeepBits(dmrt::CudaDriver &driver, const std::vector<LoadedKernel> &ke
   bool changed = false;
   for (const auto &out : outs) {
     const double rtol = comparisonRtol(p, out.name);
-    dmrt::Comparison cmp = dmrt::compareOutput(out.flippedRef, out.got, rtol);
-    ++tally.outputs;
-    tally.failed += !cmp.pass;
-    std::printf("  %s %-4s %s\n", cmp.pass ? "ok  " : "FAIL", out.name,
-                dmrt::describeComparison(cmp).c_str());
+    check(tally, out.name, out.flippedRef, out.got, rtol);
     changed |= !dmrt::compareOutput(out.trueRef, out.got, rtol).pass;
   }
   planted(tally, changed, c.name + " flipped keep bit in the backward");
@@ -319,11 +248,7 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
   }
   for (const auto &out : outs) {
     const double rtol = comparisonRtol(p, out.name);
-    dmrt::Comparison cmp = dmrt::compareOutput(out.ref, out.got, rtol);
-    ++tally.outputs;
-    tally.failed += !cmp.pass;
-    std::printf("  %s %-4s %s\n", cmp.pass ? "ok  " : "FAIL", out.name,
-                dmrt::describeComparison(cmp).c_str());
+    check(tally, out.name, out.ref, out.got, rtol);
     const std::string where = c.name + " " + out.name;
     plant(tally, where + " zeroed", out.ref, out.got, dmrt::PlantedFault::Zero, rtol);
     plant(tally, where + " x1.05", out.ref, out.got, dmrt::PlantedFault::Scale, rtol);

@@ -1,0 +1,30 @@
+//===- AttentionCases.h - The fused attention GPU test's problems -*- C++ -*-===//
+//
+// The problems dmc-attention-kernel-test checks (AttentionKernelTest.cpp):
+// head dims, masks, dropout orders, strides and saved keep bits.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMC_TESTS_GPU_ATTENTIONCASES_H
+#define DMC_TESTS_GPU_ATTENTIONCASES_H
+
+#include "codegen/attention/AttentionProblem.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dmc::attention_test {
+
+/// One problem; `lens` the key lengths per batch with key padding.
+struct Case {
+  std::string name;
+  dmcgen::AttentionProblem p;
+  std::vector<int32_t> lens;
+};
+
+/// Every case, in the order `--case I` numbers them.
+std::vector<Case> cases();
+
+} // namespace dmc::attention_test
+
+#endif // DMC_TESTS_GPU_ATTENTIONCASES_H
