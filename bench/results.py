@@ -27,9 +27,42 @@ class Settings:
     budget_s: float  # no new system starts once this much time has passed
     dmc_run: str = None  # dmc-run for the fallback (None: the built one)
     reference: str = "auto"  # the PyTorch layer: "dmc", "bench" or "auto" (systems.py)
+    tuned: str = None  # the cases' bundles compiled with this GPU's tuning database, or None
 
     def bundle(self, case):
         return os.path.join(self.bundles, case.name + ".dmlib")
+
+    def tuned_bundle(self, case):
+        """(bundle, the compile's tuning summary line) of `case` with this GPU's database."""
+        if not self.tuned:
+            raise RuntimeError("no tuning database for this GPU among the tuned bundles")
+        summary = ""
+        try:
+            with open(os.path.join(self.tuned, case.name + ".tuning.txt")) as f:
+                lines = [l.strip() for l in f if "kernel(s) measured" in l]
+            summary = lines[-1] if lines else ""
+        except OSError:
+            pass
+        return os.path.join(self.tuned, case.name + ".dmlib"), summary
+
+
+def tuned_bundles(bundles, device):
+    """The folder of tuned bundles made for `device`: make-bundles.sh compiles every case
+    with each tuning-db/*.jsonl into BUNDLES-tuned/DB/ and writes the database's device
+    name into DB/DEVICE. None when no database is for this device."""
+    root = os.path.normpath(bundles) + "-tuned"
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return None
+    for name in names:
+        try:
+            with open(os.path.join(root, name, "DEVICE")) as f:
+                if f.read().strip() == device:
+                    return os.path.join(root, name)
+        except OSError:
+            continue
+    return None
 
 
 def failure_reason(error, limit=240):

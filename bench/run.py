@@ -45,8 +45,10 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", help="comma-separated case names (default: every case; "
                    f"--quick: {','.join(QUICK_CASES)})")
-    p.add_argument("--systems", default="dmc,eager,compile,compile-cudagraphs",
-                   help="comma-separated systems (default: all four)")
+    p.add_argument("--systems", default=None,
+                   help="comma-separated systems (default: dmc, eager, compile, "
+                        "compile-cudagraphs, and dmc-tuned where make-bundles.sh compiled "
+                        "the cases with a tuning database for this GPU)")
     p.add_argument("--steps", type=int, help="timed steps per system (default 50; --quick 10)")
     p.add_argument("--warmup", type=int, help="warm-up steps (default 10; --quick 3)")
     p.add_argument("--profile-steps", type=int,
@@ -98,7 +100,8 @@ def benchmark(args, argv, cases, runners, device, environment):
     settings = results_mod.Settings(steps=args.steps, warmup=args.warmup,
                                     profile_steps=args.profile_steps, bundles=args.bundles,
                                     budget_s=args.budget_s, dmc_run=args.dmc_run,
-                                    reference=args.reference)
+                                    reference=args.reference,
+                                    tuned=results_mod.tuned_bundles(args.bundles, device))
     document = {
         "schema": results_mod.SCHEMA,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -138,7 +141,9 @@ def benchmark(args, argv, cases, runners, device, environment):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
-    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    default_systems = args.systems is None
+    systems = [s.strip() for s in (args.systems or "dmc,eager,compile,compile-cudagraphs")
+               .split(",") if s.strip()]
     names = args.cases.split(",") if args.cases else (QUICK_CASES if args.quick else None)
     try:
         cases = model.load_cases(os.path.join(HERE, "cases"), names)
@@ -167,8 +172,11 @@ def main(argv=None):
     except Exception as e:  # the run goes on: each system reports its own GPU time
         check = f"FAILED, GPU times will be missing: {results_mod.failure_reason(e)}"
     log(f"profiler check {check}")
+    device = torch.cuda.get_device_name(0)
+    if default_systems and results_mod.tuned_bundles(args.bundles, device):
+        systems.insert(1, "dmc-tuned")
     return benchmark(args, argv, cases, {s: systems_mod.RUNNERS[s] for s in systems},
-                     torch.cuda.get_device_name(0),
+                     device,
                      lambda: dict(env.environment(REPO, args.bundles), **{"profiler check": check}))
 
 

@@ -5,6 +5,8 @@
   eager               the plain-PyTorch layer (SDPA attention), eager
   compile             torch.compile(layer) (Inductor, default mode)
   compile-cudagraphs  torch.compile(layer, mode="reduce-overhead") (CUDA graphs)
+  dmc-tuned           the bundle compiled with this GPU's tuning database (tuning-db/),
+                      run by default when make-bundles.sh made one for this device
   dmc-graphs          (not run by default) dmc.torch.Layer(bundle, graphs=True): the
                       runtime's own CUDA graphs, replayed while the bound pointers stay
                       the same
@@ -101,10 +103,10 @@ def _release():
         pass
 
 
-def run_dmc(case, settings, graphs=None):
+def run_dmc(case, settings, graphs=None, bundle=None):
     """dmc.torch.Layer with its defaults, or with the runtime's CUDA graphs on or off."""
     dmc_torch, why = _import_dmc_torch()
-    bundle = settings.bundle(case)
+    bundle = bundle or settings.bundle(case)
     model.check_bundle(case, bundle)  # made from this case, not stale
     if dmc_torch is None and graphs is None:
         result = dmcrun.bench(dmcrun.find(REPO, settings.dmc_run), bundle, settings.steps,
@@ -154,8 +156,17 @@ def _run_torch(case, settings, compile_mode):
     return result
 
 
+def run_dmc_tuned(case, settings):
+    """run_dmc on the bundle compiled with this GPU's tuning database."""
+    bundle, summary = settings.tuned_bundle(case)
+    result = run_dmc(case, settings, bundle=bundle)
+    result["note"] = f"tuned ({os.path.basename(settings.tuned)}): {summary or 'no summary'}"
+    return result
+
+
 RUNNERS = {
     "dmc": run_dmc,
+    "dmc-tuned": run_dmc_tuned,
     "dmc-graphs": lambda case, settings: run_dmc(case, settings, graphs=True),
     "eager": lambda case, settings: _run_torch(case, settings, None),
     "compile": lambda case, settings: _run_torch(case, settings, "default"),

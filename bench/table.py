@@ -73,6 +73,8 @@ def notes(results):
             in_process = result.get("source", "").startswith("in-process")
             if result.get("status") == "ok" and not in_process:
                 out.append(f"\\* {entry['name']} {system}: {result['source']}.")
+            if result.get("status") == "ok" and system == "dmc-tuned" and result.get("note"):
+                out.append(f"{entry['name']} {system}: {result['note']}.")
             for warning in result.get("warnings", []):
                 out.append(f"Warning, {entry['name']} {system}: {warning}.")
     return out

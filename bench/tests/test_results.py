@@ -138,5 +138,43 @@ class Reason(unittest.TestCase):
         self.assertTrue(long.endswith("..."))
 
 
+class TunedBundles(unittest.TestCase):
+    """make-bundles.sh's BUNDLES-tuned/DB/{DEVICE, NAME.dmlib, NAME.tuning.txt}."""
+
+    def setUp(self):
+        import os
+        self.tmp = tempfile.TemporaryDirectory()
+        self.bundles = os.path.join(self.tmp.name, "bench")
+        os.makedirs(self.bundles)
+        for db, device in (("h100", "NVIDIA H100 80GB HBM3"), ("h200", "NVIDIA H200")):
+            d = os.path.join(self.bundles + "-tuned", db)
+            os.makedirs(d)
+            with open(os.path.join(d, "DEVICE"), "w") as f:
+                f.write(device + "\n")
+        with open(os.path.join(self.bundles + "-tuned", "h200", "one.tuning.txt"), "w") as f:
+            f.write("database: 800 matched\n8 of 13 kernel(s) measured, 6 changed; predicted "
+                    "159.52 us against the default's 162.00 us\n")
+        self.case = fixtures.write_case(self.tmp.name, dict(TINY_ENCODER, name="one"))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_the_set_for_this_device_only(self):
+        import os
+        found = results.tuned_bundles(self.bundles, "NVIDIA H200")
+        self.assertEqual(found, os.path.join(self.bundles + "-tuned", "h200"))
+        self.assertIsNone(results.tuned_bundles(self.bundles, "NVIDIA A100-SXM4-80GB"))
+        self.assertIsNone(results.tuned_bundles("/nonexistent/bench", "NVIDIA H200"))
+        s = settings()
+        s.tuned = found
+        bundle, summary = s.tuned_bundle(self.case)
+        self.assertEqual(bundle, os.path.join(found, "one.dmlib"))
+        self.assertTrue(summary.startswith("8 of 13 kernel(s) measured, 6 changed"))
+
+    def test_no_database_for_this_gpu_is_a_clear_failure(self):
+        with self.assertRaisesRegex(RuntimeError, "no tuning database for this GPU"):
+            settings().tuned_bundle(self.case)
+
+
 if __name__ == "__main__":
     unittest.main()

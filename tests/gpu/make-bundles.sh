@@ -42,6 +42,10 @@
 #                                    (~0.5 MiB each): dmc's side of the
 #                                    benchmark (bench/run.py); SOURCE holds
 #                                    the commit they were compiled at
+#   gpu-bundles/bench-tuned/DB/NAME.dmlib  the same compiled with --db
+#                                    tuning-db/DB.jsonl (NAME.tuning.txt: the
+#                                    compile's report; DEVICE: the database's
+#                                    GPU), the benchmark's dmc-tuned system
 #   gpu-deps/                        the header-only dependencies the GPU
 #                                    build needs and the device lacks
 #                                    (nlohmann/json, copied from Debian's
@@ -204,6 +208,24 @@ mkdir -p "$out/bench"
 for m in bench/cases/*.json; do
   echo "make-bundles: bench $(basename "$m" .json)"
   compile "$m" "$out/bench/$(basename "$m" .json).dmlib"
+done
+# The same with each committed tuning database (dmc compile --db): the
+# benchmark's dmc-tuned system runs the set whose DEVICE names the GPU; the
+# compile's report (records matched, kernels measured and changed) beside.
+for db in tuning-db/*.jsonl; do
+  stem=$(basename "$db" .jsonl)
+  dir="$out/bench-tuned/$stem"
+  mkdir -p "$dir"
+  for m in bench/cases/*.json; do
+    name=$(basename "$m" .json)
+    echo "make-bundles: bench $name tuned with $db"
+    "$dmc" compile "$m" -o "$dir/$name.dmlib" --db "$db" > "$dir/$name.tuning.txt" 2>&1 ||
+      { cat "$dir/$name.tuning.txt" >&2; exit 1; }
+  done
+  # "dmc compile: tuning-db/h200.jsonl for NVIDIA H200 (9.0), ...": the device.
+  sed -n 's/^dmc compile: .* for \(.*\) ([0-9.]*), .*/\1/p' "$dir/$name.tuning.txt" | head -1 \
+    > "$dir/DEVICE"
+  [ -s "$dir/DEVICE" ] || { echo "make-bundles: no device named in $dir/$name.tuning.txt" >&2; exit 1; }
 done
 commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD -- 2>/dev/null || commit="$commit+dirty"
