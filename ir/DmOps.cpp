@@ -153,8 +153,9 @@ LogicalResult verifyDropoutDraw(Operation *op, double p, int64_t id, StringRef o
   return success();
 }
 
-/// `bits` has x's dims with `key` replaced by `word`, ceil(size(key) / 32)
-/// words long (dm.dropout_keep_bits and dm.dropout_apply_bits).
+/// `bits` has x's dims with `key` replaced by `word` (in any layout),
+/// ceil(size(key) / 32) words long (dm.dropout_keep_bits and
+/// dm.dropout_apply_bits).
 LogicalResult verifyKeepBits(Operation *op, Value x, Type bitsType, StringRef key,
                              StringRef word) {
   auto xt = tensorOf(x);
@@ -165,11 +166,14 @@ LogicalResult verifyKeepBits(Operation *op, Value x, Type bitsType, StringRef ke
   if (xt.hasDim(word[0]))
     return op->emitOpError() << "word '" << word << "' is already a dimension of x ('"
                              << xt.getNames() << "')";
-  std::string want = xt.getNames().str();
+  std::string want = xt.getNames().str(), have = bt.getNames().str();
   want[want.find(key[0])] = word[0];
-  if (bt.getNames() != want)
-    return op->emitOpError() << "keep bits have dims '" << bt.getNames() << "', expected '"
-                             << want << "' (x's with the key replaced by the word)";
+  std::string sortedWant = want, sortedHave = have;
+  llvm::sort(sortedWant);
+  llvm::sort(sortedHave);
+  if (sortedHave != sortedWant) // any layout of them
+    return op->emitOpError() << "keep bits have dims '" << have << "', expected '" << want
+                             << "' in some order (x's with the key replaced by the word)";
   int64_t words = (xt.getSize(key[0]) + 31) / 32;
   for (char c : want)
     if (bt.getSize(c) != (c == word[0] ? words : xt.getSize(c)))

@@ -46,7 +46,8 @@ dm::KernelOp buildKernel(OpBuilder &b, Location loc, StringRef name, StringRef k
   return kernel;
 }
 
-/// A dimension letter no tensor of `func` uses (for the keep bits' words).
+/// A dimension letter no tensor of `func` uses (for the keep bits' words);
+/// 0 when every candidate is taken, and the kernels then draw the mask.
 char unusedDimLetter(func::FuncOp func) {
   std::string used;
   func.walk([&](Operation *op) {
@@ -79,7 +80,8 @@ struct Rewriter {
                                IntegerType::get(t.getContext(), 32));
   }
 
-  /// dm.dropout_apply_bits of `x` (a region value) where the graph had `drop`.
+  /// dm.dropout_apply_bits of `x` (a region value): the graph's dropout of x
+  /// with the mask read from `bits`.
   Value applyBits(OpBuilder &b, Location loc, Value x, Value bits) {
     std::string key(1, f.key), w(1, word);
     return b.create<dm::DropoutApplyBitsOp>(loc, x.getType(), x, bits, f.dropout.getPAttr(),

@@ -181,6 +181,65 @@ func.func @dropout_id_too_large(%x: !dm.tensor<[b=2, i=8], f32>) {
 
 // -----
 
+// Saved keep bits (dm-fuse-attention): x's dims with the key replaced by
+// ceil(keys / 32) words, in any layout.
+
+func.func @keep_bits_ok(%x: !dm.tensor<[j=3, k=40], bf16>) {
+  %0 = dm.dropout_keep_bits %x {p = 0.1 : f64, id = 0 : i64, order = "jk", key = "k", word = "w"} : <[j=3, k=40], bf16> -> <[w=2, j=3], i32>
+  %1 = dm.dropout_apply_bits %x, %0 {p = 0.1 : f64, key = "k", word = "w"} : <[j=3, k=40], bf16>, <[w=2, j=3], i32>
+  return
+}
+
+// -----
+
+func.func @keep_bits_word_count(%x: !dm.tensor<[j=3, k=40], bf16>) {
+  // expected-error @+1 {{'dm.dropout_keep_bits' op keep bits dimension 'w' has size 1, expected 2}}
+  %0 = dm.dropout_keep_bits %x {p = 0.1 : f64, id = 0 : i64, order = "jk", key = "k", word = "w"} : <[j=3, k=40], bf16> -> <[j=3, w=1], i32>
+  return
+}
+
+// -----
+
+func.func @keep_bits_dims(%x: !dm.tensor<[j=3, k=40], bf16>) {
+  // expected-error @+1 {{'dm.dropout_keep_bits' op keep bits have dims 'jv', expected 'jw' in some order}}
+  %0 = dm.dropout_keep_bits %x {p = 0.1 : f64, id = 0 : i64, order = "jk", key = "k", word = "w"} : <[j=3, k=40], bf16> -> <[j=3, v=2], i32>
+  return
+}
+
+// -----
+
+func.func @keep_bits_word_is_a_dim(%x: !dm.tensor<[j=3, k=40], bf16>) {
+  // expected-error @+1 {{'dm.dropout_keep_bits' op word 'j' is already a dimension of x ('jk')}}
+  %0 = dm.dropout_keep_bits %x {p = 0.1 : f64, id = 0 : i64, order = "jk", key = "k", word = "j"} : <[j=3, k=40], bf16> -> <[j=3, w=2], i32>
+  return
+}
+
+// -----
+
+func.func @keep_bits_order(%x: !dm.tensor<[j=3, k=40], bf16>) {
+  // expected-error @+1 {{'dm.dropout_keep_bits' op order 'jq' is not a permutation of the dims 'jk'}}
+  %0 = dm.dropout_keep_bits %x {p = 0.1 : f64, id = 0 : i64, order = "jq", key = "k", word = "w"} : <[j=3, k=40], bf16> -> <[j=3, w=2], i32>
+  return
+}
+
+// -----
+
+func.func @apply_bits_key(%x: !dm.tensor<[j=3, k=40], bf16>, %b: !dm.tensor<[j=3, w=2], i32>) {
+  // expected-error @+1 {{'dm.dropout_apply_bits' op key 'q' must be one dimension of x ('jk') and word 'w' one letter}}
+  %0 = dm.dropout_apply_bits %x, %b {p = 0.1 : f64, key = "q", word = "w"} : <[j=3, k=40], bf16>, <[j=3, w=2], i32>
+  return
+}
+
+// -----
+
+func.func @apply_bits_p(%x: !dm.tensor<[j=3, k=40], bf16>, %b: !dm.tensor<[j=3, w=2], i32>) {
+  // expected-error @+1 {{'dm.dropout_apply_bits' op probability 1.000000e+00 is outside [0, 1)}}
+  %0 = dm.dropout_apply_bits %x, %b {p = 1.0 : f64, key = "k", word = "w"} : <[j=3, k=40], bf16>, <[j=3, w=2], i32>
+  return
+}
+
+// -----
+
 // The counter order must be a permutation of the dims.
 func.func @dropout_order(%x: !dm.tensor<[b=2, i=8], f32>) {
   // expected-error @+1 {{'dm.dropout' op order 'bj' is not a permutation of the dims 'bi'}}
