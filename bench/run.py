@@ -89,11 +89,12 @@ def write_json(path, document):
     os.replace(tmp, path)
 
 
-def benchmark(args, argv, cases, runners, device, environment):
+def benchmark(args, argv, cases, runners, device, environment, tuned=None):
     """Runs `runners` over `cases` and writes bench.json, bench.md and bench.png.
 
     `environment()` is called after the runs (library versions are known only once
-    every system has loaded its libraries). Returns the exit status.
+    every system has loaded its libraries); `tuned` is the folder of this GPU's tuned
+    bundles (results.tuned_bundles) or None. Returns the exit status.
     """
     os.makedirs(args.out, exist_ok=True)
     json_path = os.path.join(args.out, "bench.json")
@@ -101,7 +102,7 @@ def benchmark(args, argv, cases, runners, device, environment):
                                     profile_steps=args.profile_steps, bundles=args.bundles,
                                     budget_s=args.budget_s, dmc_run=args.dmc_run,
                                     reference=args.reference,
-                                    tuned=results_mod.tuned_bundles(args.bundles, device))
+                                    tuned=tuned)
     document = {
         "schema": results_mod.SCHEMA,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -173,11 +174,13 @@ def main(argv=None):
         check = f"FAILED, GPU times will be missing: {results_mod.failure_reason(e)}"
     log(f"profiler check {check}")
     device = torch.cuda.get_device_name(0)
-    if default_systems and results_mod.tuned_bundles(args.bundles, device):
+    tuned = results_mod.tuned_bundles(args.bundles, device)  # found once, used by dmc-tuned
+    if default_systems and tuned:
         systems.insert(1, "dmc-tuned")
     return benchmark(args, argv, cases, {s: systems_mod.RUNNERS[s] for s in systems},
                      device,
-                     lambda: dict(env.environment(REPO, args.bundles), **{"profiler check": check}))
+                     lambda: dict(env.environment(REPO, args.bundles), **{"profiler check": check}),
+                     tuned)
 
 
 if __name__ == "__main__":

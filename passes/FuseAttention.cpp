@@ -147,8 +147,9 @@ struct Rewriter {
       inputs.push_back(f.lengths);
     Type lse = lseType(f.softmax.getX());
     SmallVector<Type> results = {f.output.getType(), lse};
+    dm::TensorType bits = word ? bitsType() : dm::TensorType();
     if (word)
-      results.push_back(bitsType());
+      results.push_back(bits);
     auto fwd = buildKernel(
         b, loc, "attention", "attention", inputs, results,
         [&](OpBuilder &in, IRMapping &map) -> SmallVector<Value> {
@@ -161,7 +162,7 @@ struct Rewriter {
           SmallVector<Value> yields = {map.lookup(f.output.getResult()), l};
           if (word)
             yields.push_back(in.create<dm::DropoutKeepBitsOp>(
-                loc, bitsType(), masked, f.dropout.getPAttr(), f.dropout.getIdAttr(),
+                loc, bits, masked, f.dropout.getPAttr(), f.dropout.getIdAttr(),
                 f.dropout.getOrderAttr(), in.getStringAttr(std::string(1, f.key)),
                 in.getStringAttr(std::string(1, word))));
           return yields;
@@ -172,7 +173,7 @@ struct Rewriter {
     Value savedLse = b.create<dm::SaveOp>(loc, lse, fwd.getResult(1));
     Value savedO = b.create<dm::SaveOp>(loc, f.output.getType(), fwd.getResult(0));
     Value savedBits =
-        word ? b.create<dm::SaveOp>(loc, bitsType(), fwd.getResult(2)).getResult() : Value();
+        word ? b.create<dm::SaveOp>(loc, bits, fwd.getResult(2)).getResult() : Value();
     // The backward kernels go where the first backward op of the pattern was.
     Operation *first = g->gradScores->isBeforeInBlock(g->gradV) ? g->gradScores : g->gradV;
     OpBuilder bb(first);

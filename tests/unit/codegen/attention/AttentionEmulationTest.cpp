@@ -107,6 +107,13 @@ void expectKeepBits(const AttentionProblem &p, const std::vector<uint32_t> &ref,
   EXPECT_NE(compareKeepBits(p, want, have), "") << "a flipped keep bit not caught";
 }
 
+/// The library's default tiles of the three kernels for `p`.
+Tiles defaults(const AttentionProblem &p) {
+  return {defaultTiles(p, AttentionKernelKind::Forward),
+          defaultTiles(p, AttentionKernelKind::GradKV),
+          defaultTiles(p, AttentionKernelKind::GradQ)};
+}
+
 template <class Fwd, class KV, class Q>
 void runCase(const AttentionProblem &p, const std::vector<int32_t> &lens, const Tiles &tiles) {
   ASSERT_EQ(validate(p), "");
@@ -248,9 +255,7 @@ TEST(AttentionEmulation, HeadDim128DefaultTilesCausalPadding) {
   AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 2, 1, 70, 70, 128);
   p.causal = true;
   p.keyPadding = true;
-  Tiles tiles{defaultTiles(p, AttentionKernelKind::Forward),
-              defaultTiles(p, AttentionKernelKind::GradKV),
-              defaultTiles(p, AttentionKernelKind::GradQ)};
+  Tiles tiles = defaults(p);
   ASSERT_EQ(tiles.forward, (AttentionTiles{64, 64, 4}));
   ASSERT_EQ(tiles.gradKV, (AttentionTiles{32, 64, 4}));
   ASSERT_EQ(tiles.gradQ, (AttentionTiles{64, 64, 4}));
@@ -265,9 +270,7 @@ TEST(AttentionEmulation, Length197AlignedDropoutDefaultTiles) {
   AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 2, 197, 197, 64);
   p.dropout = 0.1;
   p.dropoutStrides = {2 * 197 * 200, 197 * 200, 200, 1};
-  Tiles tiles{defaultTiles(p, AttentionKernelKind::Forward),
-              defaultTiles(p, AttentionKernelKind::GradKV),
-              defaultTiles(p, AttentionKernelKind::GradQ)};
+  Tiles tiles = defaults(p);
   runCase<EmulatedConfig<64, 64, 64, 4, true, false, false, true, true>,
           EmulatedConfig<64, 64, 64, 4, true, false, false, true, true>,
           EmulatedConfig<64, 64, 64, 4, true, false, false, true, true>>(p, {}, tiles);
@@ -285,10 +288,6 @@ TEST(AttentionEmulation, Length197UnalignedDropoutVitTiles) {
           EmulatedConfig<64, 32, 32, 2, true, false, false, true, true>,
           EmulatedConfig<64, 32, 32, 2, true, false, false, true, true>>(p, {}, tiles);
 }
-
-} // namespace
-
-namespace {
 
 // Saved keep bits: the forward writes them, the backward reads them.
 
@@ -331,9 +330,7 @@ TEST(AttentionEmulation, KeepBitsLength197VitDefaultTiles) {
   p.dropout = 0.1;
   p.dropoutId = 11;
   p.keepBits = true;
-  Tiles tiles{defaultTiles(p, AttentionKernelKind::Forward),
-              defaultTiles(p, AttentionKernelKind::GradKV),
-              defaultTiles(p, AttentionKernelKind::GradQ)};
+  Tiles tiles = defaults(p);
   runCase<EmulatedConfig<64, 64, 64, 4, true, false, false, true, true, true>,
           EmulatedConfig<64, 64, 64, 4, true, false, false, true, true, true>,
           EmulatedConfig<64, 64, 64, 4, true, false, false, true, true, true>>(p, {}, tiles);
