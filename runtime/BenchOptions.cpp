@@ -117,6 +117,11 @@ std::string algorithmSweepLine(const AlgorithmSweep &s) {
                             "enumerated), %d failed, %d rep%s each",
                             s.tried, s.heuristic, s.enumerated, s.errors,
                             s.reps, s.reps == 1 ? "" : "s");
+  if (!s.checkedAgainst.empty())
+    line += format("; checked against the %s: %d rejected", s.checkedAgainst == "default"
+                                                                ? "default's outputs"
+                                                                : s.checkedAgainst.c_str(),
+                   s.rejected);
   if (!s.enumerationError.empty())
     line += "; enumeration failed: " + s.enumerationError;
   line += s.heuristicUs > 0
@@ -130,8 +135,6 @@ std::string algorithmSweepLine(const AlgorithmSweep &s) {
   line += format(" by %s #%d: ", s.bestIsHeuristic ? "heuristic" : "enumerated",
                  s.bestIndex) +
           s.bestAlgorithm;
-  if (s.bestChecked)
-    line += s.bestPass ? " [checked: pass]" : " [checked: FAIL]";
   return line;
 }
 

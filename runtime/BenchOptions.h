@@ -39,8 +39,9 @@ std::string stepTableHeader();
 std::string stepTableRow(const StepResult &r, const std::string &check);
 /// The line under a contraction's row when it swept its algorithms
 /// (--algorithms all): tried, heuristic and enumerated counts, failures, reps,
-/// the heuristic best's time, the fastest's time, speed-up, index and
-/// description ("none ran" when no algorithm ran).
+/// what the outputs were checked against and how many were rejected, the
+/// heuristic best's time, the fastest passing one's time, speed-up, index
+/// and description ("none ran" when no algorithm ran and passed).
 std::string algorithmSweepLine(const AlgorithmSweep &s);
 /// `pct` as "12.3%" right-aligned in `width`, or "-" when it is not > 0 (not
 /// measured, e.g. StepResult::pctSameCopy when the copy could not run).

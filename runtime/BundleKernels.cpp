@@ -3,6 +3,8 @@
 
 #include "runtime/LayerPlan.h"
 
+#include <cstdio>
+
 namespace dmrt {
 namespace {
 
@@ -106,6 +108,16 @@ bool BundleKernels::prepareContraction(size_t i, std::string &error) {
     error = contractionName(b_, i) + ": " + error;
     return false;
   }
+  if (c.algorithm != kHeuristicAlgorithm) {
+    GemmAlgoConfig algo;
+    std::string why;
+    if (!parseAlgorithm(c.algorithm, algo, why) || !runner->useAlgorithm(algo, why)) {
+      std::string line = contractionName(b_, i) + ": " + why +
+                         "; running the heuristic's algorithm instead";
+      std::fprintf(stderr, "dmrt: warning: %s\n", line.c_str());
+      warnings_.push_back(line);
+    }
+  }
   gemms_[i] = std::move(runner);
   return true;
 }
@@ -120,7 +132,7 @@ bool BundleKernels::prepareAll(const CubinImages &images, std::string &error) {
   for (size_t i = 0; i < b_.contractions.size(); ++i) {
     if (!prepareContraction(i, error))
       return false;
-    if (!gemms_[i]->algorithms(1, best, error)) {
+    if (!gemms_[i]->chosenAlgorithm() && !gemms_[i]->algorithms(1, best, error)) {
       error = contractionName(b_, i) + ": " + error;
       return false;
     }

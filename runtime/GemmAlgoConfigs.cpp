@@ -13,6 +13,11 @@
 
 namespace dmrt {
 
+// GemmAlgoConfig (runtime/format, no cuBLASLt include) spells these as 0.
+static_assert(CUBLASLT_MATMUL_TILE_UNDEFINED == 0 && CUBLASLT_MATMUL_STAGES_UNDEFINED == 0 &&
+                  CUBLASLT_REDUCTION_SCHEME_NONE == 0 && CUBLASLT_CLUSTER_SHAPE_AUTO == 0,
+              "GemmAlgoConfig's defaults are cuBLASLt's UNDEFINED / NONE / AUTO");
+
 namespace {
 
 struct IdName {
@@ -58,25 +63,12 @@ std::string lookup(const IdName (&table)[N], uint32_t id, const char *prefix) {
   return std::string(prefix) + "#" + std::to_string(id);
 }
 
-auto keyOf(const GemmAlgoConfig &c) {
-  return std::make_tuple(c.algoId, c.tile, c.stages, c.splitK, c.reduction,
-                         c.swizzle, c.customOption, c.clusterShape);
-}
-
 bool keyIn(const std::vector<GemmAlgoConfig> &list, const GemmAlgoConfig &c) {
   return std::any_of(list.begin(), list.end(),
                      [&](const GemmAlgoConfig &o) { return o.sameKey(c); });
 }
 
 } // namespace
-
-bool GemmAlgoConfig::operator==(const GemmAlgoConfig &o) const {
-  return sameKey(o) && innerShape == o.innerShape;
-}
-
-bool GemmAlgoConfig::sameKey(const GemmAlgoConfig &o) const {
-  return keyOf(*this) == keyOf(o);
-}
 
 std::string tileName(uint32_t tile) { return lookup(kTiles, tile, "tile"); }
 std::string stagesName(uint32_t stages) {

@@ -89,7 +89,60 @@ bool applyAlgoConfig(cublasLtMatmulAlgo_t &algo, const GemmAlgoConfig &c,
               sizeof(c.clusterShape)));
 }
 
-//===--- GemmRunner::enumerateAlgorithms ----------------------------------===//
+//===--- GemmRunner: one configuration, and the enumeration ---------------===//
+
+bool GemmRunner::checkedAlgorithm(const GemmAlgoConfig &c, GemmAlgorithm &out,
+                                  std::string &error) {
+  if (!op_) {
+    error = "GemmRunner::checkedAlgorithm before init";
+    return false;
+  }
+  // cublasLtMatmulAlgoCheck looks at the bias / aux pointers' alignment.
+  if (!bound_ && (bias_ || aux_) && workspace_ &&
+      !bindPointers(workspace_, workspace_, error))
+    return false;
+  GemmAlgorithm a;
+  cublasStatus_t s = cublasLtMatmulAlgoInit(handle_, kComputeType, kScaleType, typeA_, typeB_,
+                                            typeD_, typeD_, c.algoId, &a.algo);
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    error = std::string("cublasLtMatmulAlgoInit(id ") + std::to_string(c.algoId) +
+            ") failed: " + cublasStatusName(s);
+    return false;
+  }
+  if (!applyAlgoConfig(a.algo, c, error))
+    return false;
+  cublasLtMatmulHeuristicResult_t r{};
+  s = cublasLtMatmulAlgoCheck(handle_, op_, la_, lb_, lc_, ld_, &a.algo, &r);
+  if (s == CUBLAS_STATUS_SUCCESS)
+    s = r.state;
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    error = std::string("cublasLtMatmulAlgoCheck refuses it: ") + cublasStatusName(s);
+    return false;
+  }
+  if (r.workspaceSize > kWorkspaceBytes) {
+    error = "it needs " + bytesName(r.workspaceSize) + " of workspace, more than the " +
+            bytesName(kWorkspaceBytes) + " the runner has";
+    return false;
+  }
+  a.config = c;
+  a.workspaceBytes = r.workspaceSize;
+  a.waves = r.wavesCount;
+  a.source = GemmAlgoSource::Enumerated;
+  a.description = describeAlgorithm(c, a.workspaceBytes);
+  out = std::move(a);
+  return true;
+}
+
+bool GemmRunner::useAlgorithm(const GemmAlgoConfig &c, std::string &error) {
+  GemmAlgorithm a;
+  if (!checkedAlgorithm(c, a, error)) {
+    error = "algorithm \"" + describeAlgorithm(c, 0) + "\" for " + what_ + ": " + error;
+    return false;
+  }
+  chosen_ = a;
+  hasChosen_ = true;
+  return true;
+}
 
 namespace {
 /// A CUBLASLT_ALGO_CAP_* array of uint32_t (size query first).
@@ -225,21 +278,8 @@ bool GemmRunner::enumerateAlgorithms(int maxCount, std::vector<GemmAlgorithm> &o
     auto accept = [&](const GemmAlgoConfig &c) {
       GemmAlgorithm a;
       std::string why;
-      if (cublasLtMatmulAlgoInit(handle_, kComputeType, kScaleType, typeA_,
-                                 typeB_, typeD_, typeD_, c.algoId,
-                                 &a.algo) != CUBLAS_STATUS_SUCCESS ||
-          !applyAlgoConfig(a.algo, c, why))
+      if (!checkedAlgorithm(c, a, why))
         return false;
-      cublasLtMatmulHeuristicResult_t r{};
-      if (cublasLtMatmulAlgoCheck(handle_, op_, la_, lb_, lc_, ld_, &a.algo,
-                                  &r) != CUBLAS_STATUS_SUCCESS ||
-          r.state != CUBLAS_STATUS_SUCCESS || r.workspaceSize > kWorkspaceBytes)
-        return false;
-      a.config = c;
-      a.workspaceBytes = r.workspaceSize;
-      a.waves = r.wavesCount;
-      a.source = GemmAlgoSource::Enumerated;
-      a.description = describeAlgorithm(c, a.workspaceBytes);
       accepted.push_back(std::move(a));
       return true;
     };

@@ -28,6 +28,8 @@
 #ifndef DMRT_GEMMALGORITHMS_H
 #define DMRT_GEMMALGORITHMS_H
 
+#include "runtime/format/GemmAlgoConfig.h"
+
 #include <cublasLt.h>
 
 #include <cstddef>
@@ -40,28 +42,6 @@ namespace dmrt {
 
 /// Default cap of GemmRunner::enumerateAlgorithms (heuristic ones included).
 constexpr int kDefaultMaxAlgorithms = 256;
-
-/// The configuration of one cuBLASLt algorithm (CUBLASLT_ALGO_CONFIG_*).
-struct GemmAlgoConfig {
-  int32_t algoId = -1;
-  uint32_t tile = CUBLASLT_MATMUL_TILE_UNDEFINED;     // cublasLtMatmulTile_t
-  uint32_t stages = CUBLASLT_MATMUL_STAGES_UNDEFINED; // cublasLtMatmulStages_t
-  int32_t splitK = 1;
-  uint32_t reduction = CUBLASLT_REDUCTION_SCHEME_NONE;
-  uint32_t swizzle = 0;
-  uint32_t customOption = 0;
-  uint16_t innerShape = 0;   // cublasLtMatmulInnerShape_t
-  uint16_t clusterShape = 0; // cublasLtClusterShape_t (0: AUTO)
-
-  /// Every field equal.
-  bool operator==(const GemmAlgoConfig &o) const;
-  bool operator!=(const GemmAlgoConfig &o) const { return !(*this == o); }
-  /// What the enumeration chooses (id, tile, stages, split-k, reduction,
-  /// swizzle, custom option, cluster shape) is equal; the inner shape, which
-  /// it leaves to cuBLASLt, is not compared. Two configurations with the
-  /// same key count as one algorithm (dedupConfigs, selectCandidates).
-  bool sameKey(const GemmAlgoConfig &o) const;
-};
 
 /// Where an algorithm of the list comes from.
 enum class GemmAlgoSource { Heuristic, Enumerated };

@@ -82,6 +82,7 @@ void GemmRunner::release() {
   boundBias_ = boundAux_ = nullptr;
   status_ = CUBLAS_STATUS_SUCCESS;
   algos_.clear();
+  hasChosen_ = false;
 }
 
 bool GemmRunner::check(cublasStatus_t s, const char *call, std::string &error) {
@@ -270,6 +271,8 @@ bool GemmRunner::run(const void *a, const void *b, void *d, const void *bias,
   }
   if (!bindPointers(bias_ ? bias : nullptr, aux_ ? aux : nullptr, error))
     return false;
+  if (!algo && hasChosen_)
+    algo = &chosen_.algo;
   if (!algo) {
     // The heuristic's best, asked once (no vector per run once it is known).
     std::vector<cublasLtMatmulHeuristicResult_t> best;

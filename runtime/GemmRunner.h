@@ -111,9 +111,22 @@ public:
                            int heuristicCount = kDefaultHeuristicCount,
                            GemmEnumStats *stats = nullptr);
 
+  /// Configuration `c` as a runnable algorithm: cublasLtMatmulAlgoInit of
+  /// its id, its attributes set, and cublasLtMatmulAlgoCheck's approval
+  /// for these descriptors with a workspace <= kWorkspaceBytes. False with
+  /// `error` saying which step refused it (an algorithm tuned under another
+  /// cuBLASLt or GPU may not exist here). No GPU work.
+  bool checkedAlgorithm(const GemmAlgoConfig &c, GemmAlgorithm &out, std::string &error);
+  /// Makes `c` (checkedAlgorithm) what run() uses when given no algorithm,
+  /// instead of the heuristic's best; false (nothing changed) when it is
+  /// refused.
+  bool useAlgorithm(const GemmAlgoConfig &c, std::string &error);
+  /// The algorithm useAlgorithm set, or null (the heuristic's best).
+  const GemmAlgorithm *chosenAlgorithm() const { return hasChosen_ ? &chosen_ : nullptr; }
+
   /// D = epilogue(alpha op(A) op(B) + beta D [+ bias]) with algorithm
-  /// `algo` (an entry of algorithms() or enumerateAlgorithms(); nullptr: the
-  /// heuristic's best).
+  /// `algo` (an entry of algorithms() or enumerateAlgorithms(); nullptr:
+  /// useAlgorithm's, else the heuristic's best).
   /// `bias`: input of the *BIAS epilogues, output of the *BGRAD* ones.
   /// `aux`: output of the *_AUX epilogues, input of DRELU* / DGELU*.
   /// Each must be non-null exactly when the epilogue uses it (an unused one
@@ -155,6 +168,8 @@ private:
   const void *boundBias_ = nullptr, *boundAux_ = nullptr;
   cublasStatus_t status_ = CUBLAS_STATUS_SUCCESS;
   std::vector<cublasLtMatmulHeuristicResult_t> algos_;
+  GemmAlgorithm chosen_;
+  bool hasChosen_ = false;
   std::string what_;
 };
 

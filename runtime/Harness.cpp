@@ -38,9 +38,9 @@ bool parseAlgorithmMode(const std::string &s, AlgorithmMode &out) {
 
 void summarizeAlgorithmSweep(const std::vector<GemmAlgorithm> &algos,
                              const std::vector<double> &us,
-                             AlgorithmSweep &sweep) {
+                             AlgorithmSweep &sweep, const std::vector<bool> &rejected) {
   sweep.tried = static_cast<int>(algos.size());
-  sweep.heuristic = sweep.enumerated = sweep.errors = 0;
+  sweep.heuristic = sweep.enumerated = sweep.errors = sweep.rejected = 0;
   sweep.heuristicUs = sweep.bestUs = 0;
   sweep.heuristicAlgorithm.clear();
   sweep.bestAlgorithm.clear();
@@ -60,7 +60,9 @@ void summarizeAlgorithmSweep(const std::vector<GemmAlgorithm> &algos,
       sweep.heuristicAlgorithm = algos[i].description;
       sweep.heuristicUs = ok ? t : 0;
     }
-    if (ok && (sweep.bestIndex < 0 || t < sweep.bestUs)) {
+    bool wrong = ok && i < rejected.size() && rejected[i];
+    sweep.rejected += wrong;
+    if (ok && !wrong && (sweep.bestIndex < 0 || t < sweep.bestUs)) {
       sweep.bestIndex = static_cast<int>(i);
       sweep.bestUs = t;
       sweep.bestAlgorithm = algos[i].description;

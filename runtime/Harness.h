@@ -153,12 +153,29 @@ enum class AlgorithmMode {
 const char *algorithmModeName(AlgorithmMode m);
 bool parseAlgorithmMode(const std::string &s, AlgorithmMode &out);
 
+/// One algorithm of a sweep: what it is, its time and its check.
+struct AlgorithmRun {
+  std::string algorithm;   // serializeAlgorithm (runtime/format/GemmAlgoConfig.h)
+  std::string description; // describeAlgorithm, with its workspace
+  bool heuristic = false;  // from the heuristic's list (rank heuristicRank)
+  int heuristicRank = -1;
+  double medianUs = 0, minUs = 0; // per launch; 0: it did not run
+  /// Its outputs on the step's inputs were compared with the reference
+  /// (the step was checked) or, where the compiler skipped the reference,
+  /// with the step's own outputs (the heuristic's best, the default
+  /// configuration); a failed comparison rejects it.
+  bool checked = false, pass = false;
+  double worstRatio = 0;   // largest |error| / bound over its outputs
+  std::string error;       // why it did not run or was rejected
+};
+
 /// The algorithms one contraction timed under AlgorithmMode::All.
 struct AlgorithmSweep {
   bool ran = false;  // a sweep happened (AlgorithmMode::All, contraction)
   int tried = 0;     // algorithms launched: timed + errors
   int heuristic = 0, enumerated = 0; // the list's entries by source
   int errors = 0;    // algorithms that failed to run (not fatal)
+  int rejected = 0;  // ran, but their outputs failed the check
   std::string firstError;
   /// Enumeration failed (cuBLAS error): only the heuristic's were timed.
   std::string enumerationError;
@@ -167,23 +184,28 @@ struct AlgorithmSweep {
   /// every other entry); 0 when it did not run.
   double heuristicUs = 0;
   std::string heuristicAlgorithm;
-  /// The fastest entry (median per launch); -1 / 0 when none ran.
+  /// The fastest entry that passed its check (median per launch); -1 / 0
+  /// when none did.
   int bestIndex = -1;
   double bestUs = 0;
   std::string bestAlgorithm; // its description
   bool bestIsHeuristic = false;
-  /// --reference and the fastest is not the checked heuristic best: it was
-  /// run once more on fresh inputs and compared with the reference.
-  bool bestChecked = false, bestPass = true;
-  std::vector<OutputCheck> bestOutputs;
+  /// What the entries were compared with: "reference" or "default" (the
+  /// step's own outputs; the compiler skipped this contraction's reference).
+  std::string checkedAgainst;
+  std::vector<AlgorithmRun> runs; // one per entry, in the sweep's order
+  std::vector<double> minUs;      // timeVariants: each entry's fastest launch
 };
-/// Fills the timing fields of `sweep` (tried, errors, heuristic*, best*,
-/// heuristic / enumerated counts) from one time per entry of `algos`
-/// (median us; <= 0 or not finite: the entry failed). Ties go to the earlier
-/// entry (the heuristic's order first).
+/// Fills the timing fields of `sweep` (tried, errors, rejected, heuristic*,
+/// best*, heuristic / enumerated counts) from one time per entry of `algos`
+/// (median us; <= 0 or not finite: the entry failed). An entry whose
+/// `rejected` flag is set (it ran, its check failed) is counted as rejected
+/// and never the best. Ties go to the earlier entry (the heuristic's order
+/// first).
 void summarizeAlgorithmSweep(const std::vector<GemmAlgorithm> &algos,
                              const std::vector<double> &us,
-                             AlgorithmSweep &sweep);
+                             AlgorithmSweep &sweep,
+                             const std::vector<bool> &rejected = {});
 
 struct HarnessOptions;
 /// Key of the per-Harness cache of same-size copy times: the copy's bytes
@@ -259,6 +281,9 @@ struct StepResult {
   int algorithms = 0;     // contractions: heuristic results found
   AlgorithmSweep sweep;   // contractions under AlgorithmMode::All
   bool checked = false;   // outputs were compared with a reference
+  /// Not checked because the compiler skipped the reference (its reason);
+  /// a sweep still ran and compared its algorithms with these outputs.
+  std::string referenceSkipped;
   bool pass = true;
   std::vector<OutputCheck> outputs;
 };

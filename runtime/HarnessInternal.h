@@ -95,16 +95,18 @@ struct StepVariants {
   const std::vector<GemmAlgorithm> *algos = nullptr;
   /// The Setup of entry i (as the step's).
   std::function<Setup(size_t)> setup;
-  /// Filled by runStep: summarizeAlgorithmSweep, plus the re-check of the
-  /// fastest entry.
+  /// Filled by runStep: summarizeAlgorithmSweep and every entry's check.
   AlgorithmSweep *sweep = nullptr;
 };
 
 /// Allocates and fills buffer set 0, runs the step once, checks it against
 /// the reference (--reference), then times it as opt.timing says. With
-/// `variants`: then times each of them (timeVariants) and, under
-/// --reference, runs the fastest once more on freshly filled inputs and
-/// checks it too unless it is entry 0 (a mismatch fails the step).
+/// `variants`: then times each of them (timeVariants) and runs each one that
+/// ran once more on the same inputs, comparing its outputs with the
+/// reference, or, where the compiler skipped the reference (the step then
+/// runs on inputs drawn from the seed and is not itself checked), with the
+/// step's own outputs; an entry that fails is rejected (AlgorithmRun), never
+/// the sweep's best, and does not fail the step.
 StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
                    const Setup &setup, StepResult &out, std::string &error,
                    const StepVariants *variants = nullptr);

@@ -19,6 +19,9 @@ namespace dmrt {
 namespace detail {
 
 namespace {
+/// Most elements of an output a sweep keeps to compare its algorithms with.
+constexpr int64_t kBaselineSamples = int64_t(1) << 20;
+
 bool fileExists(const std::string &p) {
   struct stat st;
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -58,6 +61,7 @@ StepStatus timeVariants(StepBuffers &buf, int64_t footprintBytes,
   sweep.ran = true;
   sweep.reps = opt.reps;
   us.assign(algos.size(), 0.0);
+  sweep.minUs.assign(algos.size(), 0.0);
   for (size_t i = 0; i < algos.size(); ++i) {
     StepResult r;
     std::string err;
@@ -73,6 +77,7 @@ StepStatus timeVariants(StepBuffers &buf, int64_t footprintBytes,
     }
     if (s == StepStatus::Ok && r.time.medianUs > 0) {
       us[i] = r.time.medianUs;
+      sweep.minUs[i] = r.time.minUs;
       continue;
     }
     // Failed: fatal only if the context is broken; a failed launch or a
@@ -105,18 +110,25 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
   if (refExists && !readSafetensors(refPath, ref, error))
     return StepStatus::BundleError;
   haveRef = refExists;
+  // Inputs from the reference and outputs compared with it.
+  bool referenced = opt.reference;
   if (opt.reference) {
     // Every step has a file: its data, or the compiler's record of a skip.
     ReferenceLookup look =
         lookupReference(spec.prefix, spec.id, refPath, refExists, refExists ? &ref : nullptr);
-    if (look.kind != ReferenceLookup::Check) {
+    if (look.kind == ReferenceLookup::Skipped && variants && variants->algos) {
+      // A sweep still runs: its algorithms are compared with the step's own
+      // outputs on inputs drawn from the seed.
+      referenced = haveRef = false;
+      out.referenceSkipped = look.message;
+    } else if (look.kind != ReferenceLookup::Check) {
       error = look.message;
       return look.kind == ReferenceLookup::Skipped ? StepStatus::Skipped
                                                    : StepStatus::BundleError;
     }
   }
   out.dropoutSeed = opt.seed;
-  if (opt.reference) {
+  if (referenced) {
     auto it = ref.metadata.find("seed");
     if (it != ref.metadata.end() && !parseU64(it->second, out.dropoutSeed)) {
       error = refPath + ": metadata seed \"" + it->second +
@@ -165,7 +177,7 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
       std::vector<uint8_t> host;
       std::string refName = "in" + std::to_string(k);
       const Tensor *rt = haveRef ? ref.find(refName) : nullptr;
-      if (opt.reference && !rt && ref.metadata.count("unit")) {
+      if (referenced && !rt && ref.metadata.count("unit")) {
         // Inputs drawn from the seed, as the compiler drew them
         // (runtime/ReferenceData.h).
         uint64_t unit = 0, maxInt = 1, seed = out.dropoutSeed;
@@ -181,7 +193,7 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
                             referenceStream(uint32_t(unit), uint32_t(k)), !isFloatDType(t->dtype),
                             inputMax);
         host = fromDoubles("", t->dtype, {t->numElements()}, v).bytes;
-      } else if (opt.reference) {
+      } else if (referenced) {
         if (!rt) {
           error = refPath + ": no tensor " + refName + " (input " +
                   std::to_string(k) + ", " + t->name + ")";
@@ -263,11 +275,40 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
     }
     return StepStatus::Ok;
   };
-  if (opt.reference) {
+  if (referenced) {
     out.checked = true;
     if (StepStatus s = check(out.outputs, out.pass); s != StepStatus::Ok)
       return s;
   }
+  // Output k of set 0, every stride-th element (the planted fault applied
+  // when `plant`).
+  auto readSampled = [&](size_t k, int64_t stride, bool plant,
+                         std::vector<double> &values) -> StepStatus {
+    const BundleTensor *t = b.tensor(spec.outputs[k]);
+    Tensor got;
+    got.dtype = t->dtype;
+    got.shape = {t->numElements()};
+    got.bytes.resize(t->bytes);
+    DMRT_CUDA(cudaMemcpy(got.bytes.data(), ptr(spec.outputs[k]), t->bytes,
+                         cudaMemcpyDeviceToHost));
+    std::vector<double> all = toDoubles(got);
+    if (plant)
+      plantFault(all, opt.plantFault);
+    values = referenceSample(all, stride);
+    return StepStatus::Ok;
+  };
+  // Without a reference, what a sweep's algorithms are compared with: the
+  // step's own outputs (the default configuration's), sampled.
+  std::vector<std::vector<double>> baseline(spec.outputs.size());
+  std::vector<int64_t> baselineStride(spec.outputs.size(), 1);
+  if (variants && variants->algos && !referenced)
+    for (size_t k = 0; k < spec.outputs.size(); ++k) {
+      int64_t n = b.tensor(spec.outputs[k])->numElements();
+      baselineStride[k] = std::max<int64_t>(1, (n + kBaselineSamples - 1) / kBaselineSamples);
+      if (StepStatus s = readSampled(k, baselineStride[k], false, baseline[k]);
+          s != StepStatus::Ok)
+        return s;
+    }
   // Timing.
   out.timing = opt.timing;
   std::set<int64_t> touched(spec.inputs.begin(), spec.inputs.end());
@@ -282,36 +323,81 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
     ts = timeStream(buf, footprint, setup, out.dropoutSeed, tc, out, error);
   if (ts != StepStatus::Ok)
     return ts;
-  // The variants, on the same buffers; then the fastest checked as the step.
+  // The variants, on the same buffers; then each one's outputs checked.
   if (variants && variants->algos && variants->sweep) {
     AlgorithmSweep &sw = *variants->sweep;
+    const std::vector<GemmAlgorithm> &algos = *variants->algos;
     std::vector<double> us;
     if (StepStatus s = timeVariants(buf, footprint, *variants, out.dropoutSeed,
                                     tc, us, sw, error);
         s != StepStatus::Ok)
       return s;
-    summarizeAlgorithmSweep(*variants->algos, us, sw);
-    if (opt.reference && sw.bestIndex > 0) {
-      Launch best;
+    sw.checkedAgainst = referenced ? "reference" : "default";
+    sw.runs.assign(algos.size(), AlgorithmRun());
+    std::vector<bool> rejected(algos.size(), false);
+    bool readsOutput = std::any_of(spec.outputs.begin(), spec.outputs.end(), [&](int64_t id) {
+      return std::find(spec.inputs.begin(), spec.inputs.end(), id) != spec.inputs.end();
+    });
+    for (size_t i = 0; i < algos.size(); ++i) {
+      AlgorithmRun &run = sw.runs[i];
+      run.algorithm = serializeAlgorithm(algos[i].config);
+      run.description = algos[i].description;
+      run.heuristic = algos[i].source == GemmAlgoSource::Heuristic;
+      run.heuristicRank = algos[i].heuristicRank;
+      if (!(us[i] > 0)) {
+        run.error = "did not run";
+        continue;
+      }
+      run.medianUs = us[i];
+      run.minUs = i < sw.minUs.size() ? sw.minUs[i] : us[i];
+      // Set 0 again: NaN outputs (inputs drawn again where an output is
+      // also read), this algorithm run once, its outputs compared.
+      if (readsOutput) {
+        if (StepStatus s = fill(); s != StepStatus::Ok)
+          return s;
+      } else {
+        for (int64_t id : spec.outputs)
+          DMRT_CUDA(cudaMemsetAsync(ptr(id), 0xFF, b.tensor(id)->bytes, st));
+      }
+      Launch l;
       std::string err;
-      if (StepStatus s = fill(); s != StepStatus::Ok)
-        return s;
-      if (StepStatus s = variants->setup(size_t(sw.bestIndex))(
-              ptr, out.dropoutSeed, best, error);
-          s != StepStatus::Ok)
-        return s;
-      if (!best(error)) {
-        error = "the fastest algorithm (" + sw.bestAlgorithm +
-                "), run again to check it: " + error;
-        return StepStatus::CudaError;
+      if (variants->setup(i)(ptr, out.dropoutSeed, l, err) != StepStatus::Ok || !l(err)) {
+        DMRT_CUDA(cudaStreamSynchronize(st));
+        cudaGetLastError();
+        run.error = "the checked run failed: " + err;
+        rejected[i] = true;
+        continue;
       }
       DMRT_CUDA(cudaStreamSynchronize(st));
       DMRT_CUDA(cudaGetLastError());
-      sw.bestChecked = true;
-      if (StepStatus s = check(sw.bestOutputs, sw.bestPass); s != StepStatus::Ok)
-        return s;
-      out.pass &= sw.bestPass;
+      run.checked = true;
+      run.pass = true;
+      std::vector<OutputCheck> checks;
+      if (referenced) {
+        if (StepStatus s = check(checks, run.pass); s != StepStatus::Ok)
+          return s;
+      } else {
+        for (size_t k = 0; k < spec.outputs.size(); ++k) {
+          OutputCheck oc;
+          std::vector<double> got;
+          if (StepStatus s = readSampled(k, baselineStride[k], true, got); s != StepStatus::Ok)
+            return s;
+          oc.name = "out" + std::to_string(k);
+          oc.cmp = compareOutput(baseline[k], got,
+                                 opt.tolerance >= 0 ? opt.tolerance
+                                                    : defaultTolerance(b.tensor(spec.outputs[k])->dtype));
+          run.pass &= oc.cmp.pass;
+          checks.push_back(oc);
+        }
+      }
+      for (const OutputCheck &oc : checks) {
+        run.worstRatio = std::max(run.worstRatio, oc.cmp.maxRatio);
+        if (!oc.cmp.pass && run.error.empty())
+          run.error = oc.name + ": " + describeComparison(oc.cmp);
+      }
+      rejected[i] = !run.pass;
     }
+    summarizeAlgorithmSweep(algos, us, sw, rejected);
   }
   if (out.time.medianUs > 0) {
     out.gbs = out.bytes / (out.time.medianUs * 1e3);

@@ -1,6 +1,7 @@
 //===- BenchImport.cpp - Measurements of dmrt-bench as records ------------===//
 #include "tuning-db/BenchImport.h"
 
+#include "runtime/format/GemmAlgoConfig.h"
 #include "runtime/format/JsonReader.h"
 #include "tuning-db/Database.h"
 #include "tuning-db/Problem.h"
@@ -52,6 +53,65 @@ std::string rejection(const json &step) {
         return why + " (" + o.value("output", std::string("?")) + ": " +
                std::to_string(o.value("failing", 0)) + " elements out of bound)";
   return why;
+}
+
+/// The records of a contraction's algorithm sweep (`algorithm_runs` of step
+/// `s` at `path`): one per algorithm, `base` (problem, device, software,
+/// date) with its serialized algorithm; an entry of the heuristic's list
+/// has knob `heuristic_rank` (rank 0 is the default configuration's
+/// algorithm). An entry that did not run or failed its check is rejected;
+/// every entry is when the step itself failed its reference check
+/// (`stepRejection`), whose outputs the entries may have been compared with.
+bool importRuns(Reader &r, const json &s, const std::string &path, const Record &base,
+                const std::string &stepRejection, ImportResult &out) {
+  const json *runs;
+  int64_t reps = 0;
+  if (!r.array(s, path, "algorithm_runs", runs) ||
+      !r.integer(s, path, "algorithm_reps", reps, 1))
+    return false;
+  for (size_t i = 0; i < runs->size(); ++i) {
+    const json &a = (*runs)[i];
+    std::string p = Reader::index(Reader::join(path, "algorithm_runs"), i), source, why;
+    Record rec = base;
+    bool checked = false, pass = false;
+    if (!r.str(a, p, "algorithm", rec.algorithm) || !r.str(a, p, "source", source) ||
+        !r.boolean(a, p, "checked", checked) || !r.boolean(a, p, "pass", pass))
+      return false;
+    dmrt::GemmAlgoConfig parsed;
+    std::string bad;
+    if (!dmrt::parseAlgorithm(rec.algorithm, parsed, bad))
+      return r.fail(Reader::join(p, "algorithm"), bad);
+    if (source == "heuristic") {
+      int64_t rank = 0;
+      if (!r.integer(a, p, "heuristic_rank", rank, 0))
+        return false;
+      rec.knobs["heuristic_rank"] = rank;
+    } else if (source != "enumerated") {
+      return r.fail(Reader::join(p, "source"),
+                    "expected \"heuristic\" or \"enumerated\", got \"" + source + "\"");
+    }
+    if (a.contains("error") && a["error"].is_string())
+      why = a["error"].get<std::string>();
+    if (!stepRejection.empty())
+      rec.reason = "the step itself was rejected (" + stepRejection + ")";
+    else if (!checked)
+      rec.reason = why.empty() ? "not checked" : why;
+    else if (!pass)
+      rec.reason = std::string("output differs from the ") +
+                   (s.value("algorithms_checked_against", std::string()) == "default"
+                        ? "default configuration's"
+                        : "reference") +
+                   (why.empty() ? "" : " (" + why + ")");
+    rec.rejected = !rec.reason.empty();
+    if (!rec.rejected) {
+      if (!r.number(a, p, "median_us", rec.medianUs) || !r.number(a, p, "min_us", rec.minUs))
+        return false;
+      rec.samples = reps;
+    }
+    (rec.rejected ? out.rejected : out.ok)++;
+    out.records.push_back(std::move(rec));
+  }
+  return true;
 }
 
 bool readFile(const std::string &path, std::string &text, std::string &error) {
@@ -117,7 +177,12 @@ bool importBench(const std::string &benchText, const std::string &benchFile,
     int64_t id = 0;
     if (!r.str(s, path, "kind", kind) || !r.integer(s, path, "id", id, 0))
       return false;
-    if (s.contains("skipped") || (!s.contains("error") && !s.value("checked", false))) {
+    bool unchecked =
+        s.contains("skipped") || (!s.contains("error") && !s.value("checked", false));
+    // A contraction's algorithm sweep (--algorithms all): every algorithm
+    // checked against the reference or the step's own outputs.
+    bool sweep = kind == "contraction" && s.contains("algorithm_runs");
+    if (unchecked && !sweep) {
       ++out.unchecked;
       continue;
     }
@@ -143,7 +208,14 @@ bool importBench(const std::string &benchText, const std::string &benchFile,
       return r.fail(Reader::join(path, "kind"), "expected \"kernel\" or \"contraction\", got \"" +
                                                     kind + "\"");
     }
-    rec.reason = rejection(s);
+    std::string stepRejection = rejection(s);
+    if (sweep && !importRuns(r, s, path, rec, stepRejection, out))
+      return false;
+    if (unchecked) {
+      ++out.unchecked;
+      continue;
+    }
+    rec.reason = stepRejection;
     rec.rejected = !rec.reason.empty();
     if (!rec.rejected) {
       int64_t reps = 0;

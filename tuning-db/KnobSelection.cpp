@@ -1,6 +1,7 @@
 //===- KnobSelection.cpp - Measured knobs for a bundle's kernels ----------===//
 #include "tuning-db/KnobSelection.h"
 
+#include "runtime/format/GemmAlgoConfig.h"
 #include "tuning-db/Problem.h"
 
 #include <cstdio>
@@ -88,6 +89,55 @@ KnobSelection selectKnobs(const dmrt::Manifest &m, const dmrt::Configuration &co
   return sel;
 }
 
+void selectAlgorithms(const dmrt::Manifest &m, dmrt::Configuration &config,
+                      KnobSelection &sel) {
+  sel.contractions.clear();
+  sel.contractionDefaultSumUs = sel.contractionChosenSumUs = 0;
+  sel.contractionsComparable = 0;
+  for (size_t n = 0; n < config.contractions.size() && n < m.contractions.size(); ++n) {
+    dmrt::ConfigContraction &cc = config.contractions[n];
+    const dmrt::BundleContraction &bc = m.contractions[n];
+    ContractionChoice choice;
+    choice.contraction = cc.name;
+    choice.equation = bc.equation;
+    if (!bc.mappable) {
+      sel.contractions.push_back(choice);
+      continue;
+    }
+    Problem p = contractionProblem(m, bc);
+    const Record *best = nullptr;
+    for (const Record *r : sel.match.matched) {
+      if (r->kind != Kind::Contraction || !sameProblem(p, *r))
+        continue;
+      ++choice.candidates;
+      choice.candidateUs.push_back(r->medianUs);
+      auto rank = r->knobs.find("heuristic_rank");
+      bool isDefault = r->algorithm == dmrt::kHeuristicAlgorithm ||
+                       (rank != r->knobs.end() && rank->second == Knob(int64_t(0)));
+      if (isDefault && (choice.defaultUs < 0 || r->medianUs < choice.defaultUs))
+        choice.defaultUs = r->medianUs;
+      if (!best || r->medianUs < best->medianUs)
+        best = r;
+    }
+    if (best) {
+      bool gains = choice.defaultUs < 0 ||
+                   best->medianUs < choice.defaultUs * (1.0 - kAlgorithmMinGain);
+      const std::string &algo =
+          gains ? best->algorithm : std::string(dmrt::kHeuristicAlgorithm);
+      choice.chosenUs = gains ? best->medianUs : choice.defaultUs;
+      choice.chosen = algo;
+      choice.changed = algo != cc.algorithm;
+      cc.algorithm = algo;
+      if (choice.defaultUs > 0) {
+        sel.contractionDefaultSumUs += choice.defaultUs;
+        sel.contractionChosenSumUs += choice.chosenUs;
+        ++sel.contractionsComparable;
+      }
+    }
+    sel.contractions.push_back(choice);
+  }
+}
+
 std::string KnobSelection::describe() const {
   std::string s = "database: " + match.summary() + "\n";
   int measured = 0, changed = 0;
@@ -109,6 +159,28 @@ std::string KnobSelection::describe() const {
     s += "; predicted kernel time " + fmtUs(chosenSumUs) + " us against the default's " +
          fmtUs(defaultSumUs) + " us over the " + std::to_string(comparable) +
          " kernel(s) measured both ways";
+  s += "\n";
+  if (contractions.empty())
+    return s;
+  int cMeasured = 0, cChanged = 0;
+  for (const ContractionChoice &c : contractions) {
+    cMeasured += c.chosenUs >= 0;
+    cChanged += c.changed;
+    s += "  " + c.contraction + " (" + c.equation + "): ";
+    if (c.chosenUs < 0) {
+      s += "no records (the heuristic's algorithm)\n";
+      continue;
+    }
+    s += std::to_string(c.candidates) + " algorithm(s); default " + fmtUs(c.defaultUs) +
+         " us, chosen " + fmtUs(c.chosenUs) + " us" + (c.changed ? " <- " + c.chosen : "") +
+         "\n";
+  }
+  s += std::to_string(cMeasured) + " of " + std::to_string(contractions.size()) +
+       " contraction(s) measured, " + std::to_string(cChanged) + " changed";
+  if (contractionsComparable)
+    s += "; predicted contraction time " + fmtUs(contractionChosenSumUs) +
+         " us against the default's " + fmtUs(contractionDefaultSumUs) + " us over the " +
+         std::to_string(contractionsComparable) + " contraction(s) measured both ways";
   return s + "\n";
 }
 

@@ -36,9 +36,30 @@ struct KernelChoice {
   std::vector<double> candidateUs; ///< every candidate's median (the distribution)
 };
 
+/// A contraction against its measured cuBLASLt algorithms (in its default
+/// layouts and epilogue).
+struct ContractionChoice {
+  std::string contraction;  ///< "c4"
+  std::string equation;     ///< as the manifest spells it
+  int candidates = 0;       ///< measured algorithms (the heuristic's included)
+  double defaultUs = -1;    ///< the heuristic's best (the default), -1: not measured
+  double chosenUs = -1;     ///< the chosen algorithm's median, -1: no records
+  std::string chosen;       ///< its serialized algorithm ("heuristic": unchanged)
+  bool changed = false;
+  std::vector<double> candidateUs;
+};
+
+/// The algorithm to run: the fastest record unless it is within this
+/// fraction of the default's time (noise; the default stays).
+inline constexpr double kAlgorithmMinGain = 0.01;
+
 struct KnobSelection {
   MatchResult match;        ///< the database against device and software
   std::vector<KernelChoice> kernels;
+  std::vector<ContractionChoice> contractions;
+  /// Over the contractions measured with the default algorithm too.
+  double contractionDefaultSumUs = 0, contractionChosenSumUs = 0;
+  int contractionsComparable = 0;
   /// Sums over the kernels measured with their default knobs too: the
   /// kernel time the selection predicts against the default's.
   double defaultSumUs = 0, chosenSumUs = 0;
@@ -49,6 +70,14 @@ struct KnobSelection {
 
 /// Whether the record's knobs are `k`'s.
 bool knobsEqual(const Record &r, const dmrt::ConfigKernel &k);
+
+/// Each contraction of `config` against its measured algorithms (records of
+/// its Problem: layouts and epilogue as configured): the default's time
+/// (a record of algorithm "heuristic", else the heuristic's rank 0 in a
+/// sweep, knob `heuristic_rank`) and the fastest; the chosen algorithm is
+/// written into `config` (`algorithm`) when it beats the default by more
+/// than kAlgorithmMinGain, or when the default was not measured.
+void selectAlgorithms(const dmrt::Manifest &m, dmrt::Configuration &config, KnobSelection &sel);
 
 /// Each kernel of `config` (the default configuration of the bundle with
 /// manifest `m`) against its measured candidates in its default layouts:

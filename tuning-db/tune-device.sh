@@ -4,11 +4,11 @@
 # dmrt-tune on the candidate bundles that `dmc tune MODEL --emit-candidates DIR`
 # wrote on a compiler machine: every bundle measured and checked by dmrt-bench,
 # the checked measurements appended to DB, progress per bundle.
-# Usage: tuning-db/tune-device.sh DIR DB [--time-budget S] [--reps N] [--resume]
+# Usage: tuning-db/tune-device.sh DIR DB [--time-budget S] [--reps N] [--algorithms N] [--resume]
 # Exit: dmrt-tune's (0 ok, 1 a bundle failed, 2 usage, 77 no GPU), 1 when the
 # build failed. Then, on the compiler machine: dmc compile MODEL --db DB.
 set -o pipefail
-[ $# -ge 2 ] || { echo "usage: tuning-db/tune-device.sh DIR DB [--time-budget S] [--reps N] [--resume]" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: tuning-db/tune-device.sh DIR DB [--time-budget S] [--reps N] [--algorithms N] [--resume]" >&2; exit 2; }
 mkdir -p build-gpu
 prefix=()
 [ -d gpu-deps ] && prefix=(-DCMAKE_PREFIX_PATH="$PWD/gpu-deps")

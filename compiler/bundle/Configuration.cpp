@@ -110,6 +110,11 @@ codegen::KernelConfig fromConfigKernel(const dmrt::ConfigKernel &e) {
   return k;
 }
 
+std::string algorithmOf(dm::ContractOp c) {
+  auto a = c->getAttrOfType<StringAttr>(kAlgorithmAttr);
+  return a ? a.getValue().str() : std::string(dmrt::kHeuristicAlgorithm);
+}
+
 bool formOf(dm::ContractOp c, size_t n, dmrt::ConfigContraction &out, std::string &why) {
   dmrt::GemmDescriptor g;
   if (!dmcgen::mapContraction(layout::contractionOf(c), g, why))
@@ -124,6 +129,7 @@ bool formOf(dm::ContractOp c, size_t n, dmrt::ConfigContraction &out, std::strin
   out.strideB = g.b.batchStride;
   out.strideD = g.d.batchStride;
   out.epilogue = c.getEpilogue().str();
+  out.algorithm = algorithmOf(c);
   return true;
 }
 

@@ -14,6 +14,7 @@
 #include "codegen/KernelSpace.h"
 #include "compiler/bundle/TensorTable.h"
 #include "runtime/format/Config.h"
+#include "runtime/format/GemmAlgoConfig.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Error.h"
@@ -22,6 +23,15 @@ namespace dmc::bundle {
 
 /// The kernel knobs a configuration file set (`dm.knobs`).
 inline constexpr llvm::StringLiteral kKnobsAttr = "dm.knobs";
+
+/// A contraction's cuBLASLt algorithm a configuration file chose
+/// (`algorithm` other than "heuristic"; runtime/format/GemmAlgoConfig.h's
+/// text form), carried to the manifest. Absent: the heuristic's.
+inline constexpr llvm::StringLiteral kAlgorithmAttr = "dm.algorithm";
+
+/// The algorithm of `c` as config.json and the manifest spell it: its
+/// `dm.algorithm`, else "heuristic".
+std::string algorithmOf(dm::ContractOp c);
 
 /// The names that key config.json, the kernels' entry points and the report:
 /// the n-th kernel "k<n>_<kernel name>", the n-th contraction "c<n>" (in

@@ -157,6 +157,11 @@ llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config
       return err;
     if (llvm::Error err = check("batch_strides", strides(e), strides(mapped)))
       return err;
+    // The algorithm (parseConfig checked its form): the manifest carries it.
+    if (e.algorithm == dmrt::kHeuristicAlgorithm)
+      c->removeAttr(kAlgorithmAttr);
+    else
+      c->setAttr(kAlgorithmAttr, StringAttr::get(c.getContext(), e.algorithm));
   }
   for (auto &[name, c] : contractions) {
     std::string why;

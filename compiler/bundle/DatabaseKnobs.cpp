@@ -6,6 +6,8 @@
 #include "tuning-db/Database.h"
 #include "tuning-db/KnobSelection.h"
 
+#include <cstdio>
+
 namespace dmc::bundle {
 namespace {
 
@@ -38,10 +40,26 @@ llvm::Error knobsFromDatabase(const WrittenBundle &defaultBundle, const std::str
   tuningdb::KnobSelection sel =
       tuningdb::selectKnobs(manifest, config, db.records(), chosen, software);
   GlobalSelection global = selectGlobally(manifest, config, sel.match.matched);
+  // Contractions keep their layouts; each gets its fastest checked algorithm.
+  tuningdb::selectAlgorithms(manifest, config, sel);
+  int algorithmsChanged = 0;
+  for (const tuningdb::ContractionChoice &c : sel.contractions)
+    algorithmsChanged += c.changed;
   log << "dmc compile: " << dbPath << " for " << chosen.name << " (" << chosen.cc
       << "), NVRTC " << software.nvrtc << ", codegen " << software.codegen << "\n"
       << sel.describe() << global.describe();
-  changed = global.ok && (global.kernelsChanged || global.layoutsChanged);
+  if (global.ok && sel.contractionsComparable) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "predicted step: %.1f us (kernels %.1f + contractions %.1f) against the "
+                  "default's %.1f us",
+                  global.predictedUs + sel.contractionChosenSumUs, global.predictedUs,
+                  sel.contractionChosenSumUs,
+                  (global.defaultUs >= 0 ? global.defaultUs : sel.defaultSumUs) +
+                      sel.contractionDefaultSumUs);
+    log << line << "\n";
+  }
+  changed = (global.ok && (global.kernelsChanged || global.layoutsChanged)) || algorithmsChanged;
   if (view) {
     view->device = chosen.name;
     view->selection = std::move(sel);

@@ -87,6 +87,7 @@ void addContractions(func::FuncOp f, const TensorTable &table, const Units &unit
     bc.d = table.idOf(c.getResult());
     bc.alpha = spec.alpha;
     bc.epilogue = spec.epilogue;
+    bc.algorithm = algorithmOf(c);
     if (Value vector = c.getBias() ? c.getBias() : c.getBiasGrad())
       bc.bias = table.idOf(vector);
     bc.flop = dm::analyticFlop(cast<dm::IterationSpaceOpInterface>(c.getOperation()));

@@ -1,5 +1,6 @@
 //===- Config.cpp - config.json: reader and writer ------------------------===//
 #include "runtime/format/Config.h"
+#include "runtime/format/GemmAlgoConfig.h"
 
 #include "runtime/format/GemmDescriptor.h"
 #include "runtime/format/JsonReader.h"
@@ -106,8 +107,14 @@ bool parseContraction(Reader &r, const json &o, const std::string &p, ConfigCont
   for (size_t i = 0; i < 3; ++i)
     if (!r.integer((*strides)[i], Reader::index(p + ".batch_strides", i), *out[i], 0))
       return false;
-  if (!oneOf(r, o, p, "algorithm", c.algorithm, {"heuristic"}))
+  if (!r.str(o, p, "algorithm", c.algorithm))
     return false;
+  if (c.algorithm != kHeuristicAlgorithm) {
+    GemmAlgoConfig algo;
+    std::string why;
+    if (!parseAlgorithm(c.algorithm, algo, why))
+      return r.fail(p + ".algorithm", why);
+  }
   Epilogue e;
   if (!r.str(o, p, "epilogue", c.epilogue))
     return false;

@@ -27,7 +27,7 @@
 namespace dmrt {
 
 /// The manifest versions this code reads; it writes the newest.
-inline constexpr int64_t kManifestVersion = 5;
+inline constexpr int64_t kManifestVersion = 6;
 
 /// A shape as error messages spell it: "[8, 512, 1024]".
 std::string shapeString(const std::vector<int64_t> &shape);
@@ -99,6 +99,10 @@ struct BundleContraction {
   bool mappable = false;  // gemm present
   std::string unmappable; // the reason when !mappable
   GemmDescriptor gemm;
+  /// `algorithm` (version 6; optional, default "heuristic"): the cuBLASLt
+  /// algorithm to run, "heuristic" or GemmAlgoConfig's text form
+  /// (runtime/format/GemmAlgoConfig.h), as config.json chose it.
+  std::string algorithm = "heuristic";
   /// `gemm.describe`: the writer's GemmDescriptor::describe(), which names
   /// the letters on each axis (not otherwise stored).
   std::string gemmDescription;

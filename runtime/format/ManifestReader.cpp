@@ -1,6 +1,7 @@
 //===- ManifestReader.cpp - Parse and validate manifest.json --------------===//
 #include "runtime/format/JsonReader.h"
 #include "runtime/format/Manifest.h"
+#include "runtime/format/GemmAlgoConfig.h"
 
 #include <set>
 #include <sstream>
@@ -239,7 +240,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
     std::string epi;
     if (!r.object(o, p, {"id", "equation", "phase", "a", "b", "d", "bias", "alpha",
                          "beta", "epilogue", "flop", "bytes", "gemm",
-                         "unmappable"}) ||
+                         "unmappable", "algorithm"}) ||
         !r.integer(o, p, "id", c.id, 0) || !r.str(o, p, "equation", c.equation) ||
         !r.str(o, p, "phase", c.phase) || !r.integer(o, p, "a", c.a, 0) ||
         !r.integer(o, p, "b", c.b, 0) || !r.integer(o, p, "d", c.d, 0) ||
@@ -252,6 +253,18 @@ bool parseManifest(const std::string &text, const std::string &fileName,
       return false;
     if (!parseEpilogue(epi, c.epilogue))
       return r.fail(p + ".epilogue", "unknown epilogue \"" + epi + "\"");
+    // algorithm: optional (default "heuristic"); version 6 introduced it.
+    if (o.contains("algorithm")) {
+      if (b.version < 6)
+        return r.fail(p + ".algorithm", "not in bundle versions 1 to 5 (a chosen cuBLASLt "
+                                        "algorithm needs version 6)");
+      if (!r.str(o, p, "algorithm", c.algorithm))
+        return false;
+      GemmAlgoConfig algo;
+      std::string why;
+      if (c.algorithm != kHeuristicAlgorithm && !parseAlgorithm(c.algorithm, algo, why))
+        return r.fail(p + ".algorithm", why);
+    }
     auto bit = o.find("bias");
     if (bit != o.end() && !bit->is_null()) {
       if (!r.integer(*bit, p + ".bias", c.bias, 0) ||

@@ -91,8 +91,9 @@ ojson gemmJson(const BundleContraction &c) {
           {"describe", c.gemmDescription.empty() ? g.describe() : c.gemmDescription}};
 }
 
-ojson contractionJson(const BundleContraction &c) {
-  return {{"id", c.id},
+/// `algorithm` exists from version 6 on.
+ojson contractionJson(const BundleContraction &c, int64_t version) {
+  ojson o = {{"id", c.id},
           {"equation", c.equation},
           {"phase", c.phase},
           {"a", c.a},
@@ -106,6 +107,9 @@ ojson contractionJson(const BundleContraction &c) {
           {"bytes", c.bytes},
           {"gemm", c.mappable ? gemmJson(c) : ojson(nullptr)},
           {"unmappable", c.mappable ? ojson(nullptr) : ojson(c.unmappable)}};
+  if (version >= 6)
+    o["algorithm"] = c.algorithm;
+  return o;
 }
 
 } // namespace
@@ -118,7 +122,7 @@ std::string writeManifest(const Manifest &m) {
   for (const BundleKernel &k : m.kernels)
     kernels.push_back(kernelJson(k, m.version));
   for (const BundleContraction &c : m.contractions)
-    contractions.push_back(contractionJson(c));
+    contractions.push_back(contractionJson(c, m.version));
   for (const BundleStep &s : m.steps)
     steps.push_back(
         {{"kind", s.kind == BundleStep::Kernel ? "kernel" : "contraction"}, {"id", s.id}});

@@ -332,22 +332,31 @@ int main(int argc, char **argv) {
         js["first_algorithm_error"] = sw.firstError;
       if (!sw.enumerationError.empty())
         js["enumeration_error"] = sw.enumerationError;
-      if (sw.bestChecked) {
-        js["best_pass"] = sw.bestPass;
-        json bo = json::array();
-        for (const OutputCheck &o : sw.bestOutputs) {
-          bo.push_back(comparisonJson(o));
-          if (!o.cmp.pass) {
-            failures.push_back(std::string(kind) + std::to_string(s.id) + " (" +
-                               r.name + ") " + o.name +
-                               " with the fastest algorithm (" +
-                               sw.bestAlgorithm + "): " +
-                               describeComparison(o.cmp));
-            exitCode = kExitMismatch;
-          }
-        }
-        js["best_outputs"] = bo;
+      js["algorithms_rejected"] = sw.rejected;
+      js["algorithms_checked_against"] = sw.checkedAgainst;
+      json runs = json::array();
+      for (const AlgorithmRun &a : sw.runs) {
+        json ja = {{"algorithm", a.algorithm},
+                   {"description", a.description},
+                   {"source", a.heuristic ? "heuristic" : "enumerated"},
+                   {"median_us", a.medianUs},
+                   {"min_us", a.minUs},
+                   {"checked", a.checked},
+                   {"pass", a.pass},
+                   {"worst_ratio", a.worstRatio}};
+        if (a.heuristic)
+          ja["heuristic_rank"] = a.heuristicRank;
+        if (!a.error.empty())
+          ja["error"] = a.error;
+        runs.push_back(std::move(ja));
       }
+      js["algorithm_runs"] = std::move(runs);
+    }
+    if (!r.referenceSkipped.empty()) {
+      std::printf("       not checked against a reference (%s); its algorithms were "
+                  "compared with its own outputs\n",
+                  r.referenceSkipped.c_str());
+      js["reference_skipped"] = r.referenceSkipped;
     }
     js["checked"] = r.checked;
     js["pass"] = r.pass;

@@ -53,6 +53,100 @@ def bench_json(bundle, path, us, failing=(), device=DEVICE, reference=True, mode
     return path
 
 
+def algo(i):
+    """A serialized cuBLASLt algorithm (runtime/format/GemmAlgoConfig.h), distinct per i."""
+    return (f"cublaslt id={i} tile=18 stages=22 splitk=1 reduction=0 swizzle=0 custom=0 "
+            "inner=0 cluster=0")
+
+
+def sweep_json(bundle, path, runs_of):
+    """dmrt-bench --contraction all --algorithms all on a bundle whose contractions'
+    references were skipped: each contraction lists runs_of(id) as its algorithm_runs."""
+    manifest = json.load(open(os.path.join(bundle, "manifest.json")))
+    steps = []
+    for c in manifest["contractions"]:
+        runs = runs_of(c["id"])
+        steps.append({"kind": "contraction", "id": c["id"], "name": c["equation"],
+                      "median_us": 10.0, "min_us": 9.0, "reps": 30, "checked": False,
+                      "pass": True, "reference_skipped": "above the flop limit",
+                      "algorithm_reps": 5, "algorithms_checked_against": "default",
+                      "algorithm_runs": runs})
+    doc = {"bundle": bundle, "model": manifest["model"], "arch": manifest["arch"],
+           "device": DEVICE, "options": {"reference": True}, "planted_fault": "none",
+           "steps": steps}
+    json.dump(doc, open(path, "w"))
+    return path
+
+
+def contraction_algorithms(args, tmp):
+    """Each contraction gets its fastest checked algorithm from a sweep: never one whose
+    output was rejected, nor one within 1% of the default's time; config.json and the
+    manifest carry it; a malformed algorithm in a run is an import error."""
+    a = os.path.join(tmp, "alg-a.dmlib")
+    run([args.dmc, "compile", TINY, "-o", a])
+    ids = [c["id"] for c in json.load(open(os.path.join(a, "manifest.json")))["contractions"]]
+    if len(ids) < 2:
+        sys.exit("FAIL: the tiny encoder needs two contractions for this test")
+
+    def runs_of(cid):
+        def r(i, us, source="enumerated", passed=True, **extra):
+            d = {"algorithm": algo(i), "description": f"algo {i}", "source": source,
+                 "median_us": us, "min_us": us * 0.95, "checked": True, "pass": passed,
+                 "worst_ratio": 0.1 if passed else 3.0}
+            d.update(extra)
+            if not passed:
+                d["error"] = "out0: 9 elements out of bound"
+            return d
+        runs = [r(1, 10.0, "heuristic", heuristic_rank=0), r(2, 11.0, "heuristic", heuristic_rank=1),
+                r(3, 2.0, passed=False),  # the fastest, but wrong
+                {"algorithm": algo(4), "description": "algo 4", "source": "enumerated",
+                 "median_us": 0, "min_us": 0, "checked": False, "pass": False,
+                 "worst_ratio": 0, "error": "did not run"}]
+        # The first contraction: algo 10 is 0.5% faster (noise: the default stays);
+        # every other one: algo 100 + id is 40% faster.
+        runs.append(r(10, 9.95) if cid == ids[0] else r(100 + cid, 6.0))
+        return runs
+
+    db = os.path.join(tmp, "alg.jsonl")
+    out = run([args.dmc_db, "import", db, sweep_json(a, os.path.join(tmp, "alg.json"), runs_of),
+               "--bundle", a]).stdout
+    n = len(ids)
+    want = f"0 kernel(s), {5 * n} contraction(s): {3 * n} ok, {2 * n} rejected"
+    assert want in out, f"expected {want!r} in {out}"
+    t = os.path.join(tmp, "alg-t.dmlib")
+    r = run([args.dmc, "compile", TINY, "-o", t, "--db", db])
+    config = {c["name"]: c["algorithm"] for c in
+              json.load(open(os.path.join(t, "config.json")))["contractions"]}
+    manifest = {c["id"]: c.get("algorithm") for c in
+                json.load(open(os.path.join(t, "manifest.json")))["contractions"]}
+    for cid in ids:
+        want = "heuristic" if cid == ids[0] else algo(100 + cid)
+        if config[f"c{cid}"] != want or manifest[cid] != want:
+            sys.exit(f"FAIL: c{cid}: config {config[f'c{cid}']!r}, manifest {manifest[cid]!r}, "
+                     f"expected {want!r}\n{r.stderr}")
+    assert f"{n} of {n} contraction(s) measured, {n - 1} changed" in r.stderr, r.stderr
+    assert "predicted contraction time" in r.stderr, r.stderr
+    print(f"ok: --db gave {n - 1} contractions their fastest checked algorithm, kept the "
+          "heuristic's within noise, never took the rejected faster one")
+    # Planted: a malformed algorithm in a run.
+    def bad(cid):
+        runs = runs_of(cid)
+        runs[1]["algorithm"] = "cublaslt id=2 tile=big"
+        return runs
+    expect_error([args.dmc_db, "import", os.path.join(tmp, "alg2.jsonl"),
+                  sweep_json(a, os.path.join(tmp, "bad.json"), bad), "--bundle", a],
+                 "algorithm_runs[1].algorithm: algorithm \"cublaslt id=2 tile=big\"",
+                 "a malformed algorithm")
+    # Planted: every algorithm rejected -> nothing changes.
+    def wrong(cid):
+        return [dict(x, **{"pass": False, "error": "out0: differs"}) for x in runs_of(cid)]
+    db3 = os.path.join(tmp, "alg3.jsonl")
+    run([args.dmc_db, "import", db3, sweep_json(a, os.path.join(tmp, "wrong.json"), wrong),
+         "--bundle", a])
+    expect_error([args.dmc, "compile", TINY, "-o", t, "--db", db3],
+                 "the database has no usable record", "a database of rejected algorithms only")
+
+
 def knobs(bundle):
     return {k["name"]: k["describe"] for k in json.load(open(os.path.join(bundle, "config.json")))["kernels"]}
 
@@ -230,6 +324,7 @@ def main():
     if knobs(t) != kt:
         sys.exit("FAIL: --db-device NVIDIA H200 chose differently from the one-device database")
     layouts_by_shortest_path(args, tmp, db, a)
+    contraction_algorithms(args, tmp)
     tune_command(args, tmp)
     print("db_compile_test: PASS")
 

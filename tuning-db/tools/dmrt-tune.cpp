@@ -1,11 +1,14 @@
 //===- dmrt-tune.cpp - Measure candidate bundles into a tuning database ---===//
 //
-//   dmrt-tune CANDIDATES DB [--time-budget S] [--reps N] [--bench PATH] [--resume]
+//   dmrt-tune CANDIDATES DB [--time-budget S] [--reps N] [--algorithms N] [--bench PATH]
+//             [--resume]
 //
 // The GPU side of `dmc tune`: every bundle of CANDIDATES (`dmc tune
 // --emit-candidates`: default.dmlib first, then c0.dmlib, c1.dmlib, ...) is
-// run by dmrt-bench (`--kernel all --contraction all --reference --json`, a
-// child process, so a kernel that faults cannot take the tuner down), and its
+// run by dmrt-bench (`--kernel all --reference --json`, a child process, so a
+// kernel that faults cannot take the tuner down; default.dmlib also with
+// `--contraction all --algorithms all`: its contractions and their cuBLASLt
+// algorithms, which every candidate bundle shares), and its
 // checked measurements are appended to DB (importRun: failed checks as
 // rejected records). One line per bundle: what was recorded, the problems it
 // made faster than every bundle before it, elapsed time and the estimate of
@@ -41,9 +44,13 @@ using namespace dmc::tuningdb;
 namespace {
 
 const char *kUsage =
-    "usage: dmrt-tune CANDIDATES DB [--time-budget S] [--reps N] [--bench PATH] [--resume]\n"
+    "usage: dmrt-tune CANDIDATES DB [--time-budget S] [--reps N] [--algorithms N]\n"
+    "                 [--bench PATH] [--resume]\n"
     "Measures every bundle of CANDIDATES (dmc tune --emit-candidates) with dmrt-bench\n"
     "(checked against its references) and appends the checked measurements to DB.\n"
+    "The contractions are measured in default.dmlib only (the candidates vary kernel\n"
+    "knobs), each with up to N cuBLASLt algorithms (--algorithms, default 32; 0: the\n"
+    "heuristic's alone), every algorithm's output checked before it is recorded.\n"
     "--bench: the dmrt-bench to run (default: ../runtime/tools/dmrt-bench from this\n"
     "binary's folder, then dmrt-bench beside it). --resume: a bundle whose run file\n"
     "(BUNDLE.run.json) an interrupted run left complete is imported from it, not\n"
@@ -152,6 +159,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> pos;
   double budget = 0;
   std::string reps = "30", bench;
+  long algorithms = 32;
   bool resume = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -159,6 +167,16 @@ int main(int argc, char **argv) {
       return std::printf("%s", kUsage), 0;
     if (a == "--resume") {
       resume = true;
+      continue;
+    }
+    if (a == "--algorithms") {
+      if (i + 1 >= argc)
+        return usage(a + " needs a value");
+      std::string v = argv[++i];
+      char *end = nullptr;
+      algorithms = std::strtol(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end || algorithms < 0 || algorithms > 100000)
+        return usage("--algorithms needs an integer in [0, 100000], got \"" + v + "\"");
       continue;
     }
     if (a == "--time-budget" || a == "--reps" || a == "--bench") {
@@ -237,9 +255,15 @@ int main(int argc, char **argv) {
       std::printf("dmrt-tune: %s: %s; measuring it again\n", name.c_str(), error.c_str());
     }
     std::remove(run.c_str()); // never import an earlier run's file for this one
-    int rc = runChild({bench, bundle, "--kernel", "all", "--contraction", "all", "--reference",
-                       "--reps", reps, "--json", run},
-                      log);
+    std::vector<std::string> args = {bench, bundle, "--kernel", "all", "--reference",
+                                     "--reps", reps, "--json", run};
+    if (name == "default.dmlib") { // the contractions, with their algorithms
+      args.insert(args.begin() + 4, {"--contraction", "all"});
+      if (algorithms > 0)
+        args.insert(args.end(), {"--algorithms", "all", "--max-algorithms",
+                                 std::to_string(algorithms)});
+    }
+    int rc = runChild(args, log);
     ++done;
     ++measured;
     if (rc == 77) {

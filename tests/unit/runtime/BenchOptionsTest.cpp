@@ -299,12 +299,17 @@ TEST(BenchStepTable, AlgorithmSweepLine) {
   s.bestIsHeuristic = true;
   s.bestIndex = 0;
   s.bestUs = 12.5;
-  s.bestChecked = true;
+  s.checkedAgainst = "default";
+  s.rejected = 3;
   std::string line = algorithmSweepLine(s);
   EXPECT_NE(line.find("(1.00x) by heuristic #0: algo=21"), std::string::npos) << line;
-  EXPECT_NE(line.find("[checked: pass]"), std::string::npos) << line;
-  s.bestPass = false;
-  EXPECT_NE(algorithmSweepLine(s).find("[checked: FAIL]"), std::string::npos);
+  EXPECT_NE(line.find("2 failed, 5 reps each; checked against the default's outputs: 3 "
+                      "rejected; heuristic"),
+            std::string::npos)
+      << line;
+  s.checkedAgainst = "reference";
+  EXPECT_NE(algorithmSweepLine(s).find("checked against the reference: 3 rejected"),
+            std::string::npos);
   s = AlgorithmSweep();
   s.tried = s.errors = 3;
   s.heuristic = 3;

@@ -263,9 +263,9 @@ TEST(Bundle, AliasErrors) {
 
 TEST(Bundle, FormatAndVersion) {
   json j = validManifest();
-  j["version"] = 6;
-  EXPECT_EQ(parseError(j), "m.json: version: unsupported version 6 (this "
-                           "runtime reads versions 1 to 5)");
+  j["version"] = 7;
+  EXPECT_EQ(parseError(j), "m.json: version: unsupported version 7 (this "
+                           "runtime reads versions 1 to 6)");
   j["version"] = 0;
   EXPECT_HAS(parseError(j), "unsupported version 0");
   j["version"] = 2; // version 2 adds only the optional workspace_bytes
@@ -513,3 +513,53 @@ TEST(ManifestCodec, Version3PlanErrors) {
             "[0, 64), live throughout) overlaps tensors[2] (y, bytes [0, 48), steps 0..1) "
             "while both are live");
 }
+
+namespace {
+
+/// planned() as version 6: every argument's `init`, the kernel's cubin
+/// size and checksum (version 4), the inference plan the training plan's
+/// (version 5).
+json newest() {
+  json j = planned();
+  j["version"] = 6;
+  j["inference_arena_bytes"] = j["arena_bytes"];
+  for (auto &t : j["tensors"]) {
+    t["inference_arena"] = t["arena"];
+    std::string role = t["role"];
+    if (role == "input" || role == "param")
+      t["init"] = {{"mean", 0.0}, {"range", 1.0}, {"max", 1}};
+  }
+  j["kernels"][0]["cubin_bytes"] = 8;
+  j["kernels"][0]["cubin_fnv1a64"] = "0000000000000000";
+  j["kernels"][0]["inference_workspace_offset"] = 256;
+  return j;
+}
+
+} // namespace
+
+// Version 6: a contraction may name the cuBLASLt algorithm to run.
+TEST(Bundle, ContractionAlgorithm) {
+  const char *algo =
+      "cublaslt id=21 tile=18 stages=22 splitk=1 reduction=0 swizzle=0 custom=0 inner=0 cluster=0";
+  json j = validManifest();
+  j["contractions"][0]["algorithm"] = algo;
+  EXPECT_EQ(parseError(j), "m.json: contractions[0].algorithm: not in bundle versions 1 to 5 "
+                           "(a chosen cuBLASLt algorithm needs version 6)");
+  j = newest();
+  j["contractions"][0]["algorithm"] = algo;
+  Bundle b;
+  std::string err;
+  ASSERT_TRUE(parseManifest(j.dump(), "m.json", b, err)) << err;
+  EXPECT_EQ(b.contraction(0)->algorithm, algo);
+  EXPECT_EQ(b.contraction(1)->algorithm, "heuristic"); // absent: the heuristic's
+  // The writer keeps it (and writes the default where it was absent).
+  json back = json::parse(writeManifest(b));
+  EXPECT_EQ(back["contractions"][0]["algorithm"], algo);
+  EXPECT_EQ(back["contractions"][1]["algorithm"], "heuristic");
+  j["contractions"][0]["algorithm"] = "fast";
+  EXPECT_HAS(parseError(j), "m.json: contractions[0].algorithm: algorithm \"fast\": expected "
+                            "\"heuristic\" or");
+  j["contractions"][0]["algorithm"] = 3;
+  EXPECT_HAS(parseError(j), "contractions[0].algorithm: expected a string");
+}
+

@@ -85,6 +85,18 @@ TEST(Config, RoundTripIsExact) {
   EXPECT_NE(writeConfig(again), text);
 }
 
+TEST(Config, ChosenAlgorithmRoundTrips) {
+  json j = validConfig();
+  const char *algo =
+      "cublaslt id=21 tile=18 stages=22 splitk=2 reduction=2 swizzle=1 custom=0 inner=0 cluster=2";
+  j["contractions"][0]["algorithm"] = algo;
+  Configuration c;
+  std::string error;
+  ASSERT_TRUE(parseConfig(j.dump(), "cfg.json", c, error)) << error;
+  EXPECT_EQ(c.contractions[0].algorithm, algo);
+  EXPECT_EQ(json::parse(writeConfig(c)), j);
+}
+
 struct Rejection {
   const char *what;
   std::function<void(json &)> plant;
@@ -136,7 +148,16 @@ TEST(Config, EveryRejectionNamesPathValueAndWhatIsAllowed) {
       {"batch", [](json &j) { j["contractions"][0]["batch"] = 0; },
        "contractions[0].batch: expected a positive integer, got number 0"},
       {"algorithm", [](json &j) { j["contractions"][0]["algorithm"] = "algo7"; },
-       "contractions[0].algorithm: expected one of \"heuristic\", got \"algo7\""},
+       "contractions[0].algorithm: algorithm \"algo7\": expected \"heuristic\" or "
+       "\"cublaslt id=N tile=N"},
+      {"algorithm field", [](json &j) {
+         j["contractions"][0]["algorithm"] =
+             "cublaslt id=21 tile=18 stages=x splitk=1 reduction=0 swizzle=0 custom=0 inner=0 "
+             "cluster=0";
+       },
+       "contractions[0].algorithm: algorithm \"cublaslt id=21 tile=18 stages=x"},
+      {"algorithm type", [](json &j) { j["contractions"][0]["algorithm"] = 7; },
+       "contractions[0].algorithm: expected a string, got number 7"},
       {"epilogue", [](json &j) { j["contractions"][0]["epilogue"] = "fancy"; },
        "contractions[0].epilogue: expected a cuBLASLt epilogue in lower case"},
       {"not an object", [](json &j) { j["kernels"][0] = 3; },

@@ -318,3 +318,91 @@ TEST(GemmAlgorithms, SweepSummary) {
   EXPECT_EQ(s.bestUs, 0);
   EXPECT_TRUE(s.bestAlgorithm.empty());
 }
+
+TEST(GemmAlgorithms, TextFormRoundTripsEveryField) {
+  GemmAlgoConfig c;
+  c.algoId = 66;
+  c.tile = 18;
+  c.stages = 22;
+  c.splitK = 4;
+  c.reduction = 2;
+  c.swizzle = 1;
+  c.customOption = 3;
+  c.innerShape = 5;
+  c.clusterShape = 2;
+  std::string text = serializeAlgorithm(c);
+  EXPECT_EQ(text, "cublaslt id=66 tile=18 stages=22 splitk=4 reduction=2 swizzle=1 custom=3 "
+                  "inner=5 cluster=2");
+  GemmAlgoConfig back;
+  std::string error;
+  ASSERT_TRUE(parseAlgorithm(text, back, error)) << error;
+  EXPECT_EQ(back, c);
+  EXPECT_EQ(back.innerShape, 5); // operator== compares it too
+  // Each field is read from its own place: change one, only it differs.
+  for (int field = 0; field < 9; ++field) {
+    GemmAlgoConfig planted = c;
+    uint32_t *u[] = {nullptr, &planted.tile, &planted.stages, nullptr, &planted.reduction,
+                     &planted.swizzle, &planted.customOption};
+    if (field == 0) planted.algoId += 1;
+    else if (field == 3) planted.splitK += 1;
+    else if (field == 7) planted.innerShape += 1;
+    else if (field == 8) planted.clusterShape += 1;
+    else *u[field] += 1;
+    ASSERT_TRUE(parseAlgorithm(serializeAlgorithm(planted), back, error)) << error;
+    EXPECT_EQ(back, planted) << field;
+    EXPECT_NE(back, c) << field;
+  }
+}
+
+TEST(GemmAlgorithms, TextFormRejectionsNameTheField) {
+  GemmAlgoConfig out;
+  out.algoId = 9;
+  std::string error;
+  struct Case {
+    const char *text, *message;
+  } cases[] = {
+      {"heuristic", "expected \"heuristic\" or \"cublaslt id=N"},
+      {"", "expected \"heuristic\" or"},
+      {"cublaslt id=1 tile=2", "expected 9 fields, got 2"},
+      {"cublaslt id=1 tile=2 stages=3 splitk=1 reduction=0 swizzle=0 custom=0 inner=0 shape=0",
+       "field 9 is \"shape=0\", expected cluster=N"},
+      {"cublaslt id=-1 tile=2 stages=3 splitk=1 reduction=0 swizzle=0 custom=0 inner=0 cluster=0",
+       "id is \"-1\", expected an integer in [0, 2147483647]"},
+      {"cublaslt id=1 tile=2 stages=3 splitk=0 reduction=0 swizzle=0 custom=0 inner=0 cluster=0",
+       "splitk is \"0\", expected an integer in [1, "},
+      {"cublaslt id=1 tile=2 stages=3 splitk=1 reduction=0 swizzle=0 custom=0 inner=70000 "
+       "cluster=0",
+       "inner is \"70000\", expected an integer in [0, 65535]"},
+      {"cublaslt id=1 tile=2x stages=3 splitk=1 reduction=0 swizzle=0 custom=0 inner=0 cluster=0",
+       "tile is \"2x\""},
+  };
+  for (const Case &c : cases) {
+    error.clear();
+    EXPECT_FALSE(parseAlgorithm(c.text, out, error)) << c.text;
+    EXPECT_NE(error.find(c.message), std::string::npos) << c.text << "\n" << error;
+    EXPECT_EQ(out.algoId, 9) << "a failed parse leaves the output alone";
+  }
+}
+
+TEST(GemmAlgorithms, SweepSummaryNeverPicksARejectedAlgorithm) {
+  std::vector<GemmAlgorithm> algos(3);
+  for (size_t i = 0; i < algos.size(); ++i)
+    algos[i].description = "a" + std::to_string(i);
+  algos[0].source = GemmAlgoSource::Heuristic;
+  algos[0].heuristicRank = 0;
+  AlgorithmSweep s;
+  // a2 is fastest but its output was wrong; a1 is the best that passed.
+  summarizeAlgorithmSweep(algos, {10, 9, 5}, s, {false, false, true});
+  EXPECT_EQ(s.rejected, 1);
+  EXPECT_EQ(s.errors, 0);
+  EXPECT_EQ(s.bestIndex, 1);
+  EXPECT_EQ(s.bestUs, 9);
+  // Without the flags it would have been a2.
+  summarizeAlgorithmSweep(algos, {10, 9, 5}, s);
+  EXPECT_EQ(s.bestIndex, 2);
+  EXPECT_EQ(s.rejected, 0);
+  // Every one rejected: none is the best.
+  summarizeAlgorithmSweep(algos, {10, 9, 5}, s, {true, true, true});
+  EXPECT_EQ(s.bestIndex, -1);
+  EXPECT_EQ(s.rejected, 3);
+}
