@@ -295,6 +295,10 @@ StepStatus Harness::runContraction(const Bundle &b, const BundleContraction &c,
     return StepStatus::CudaError;
   }
   out.algorithms = static_cast<int>(algos.size());
+  // The step runs what the bundle runs: its chosen algorithm where this
+  // cuBLASLt accepted it, else the heuristic's best.
+  const GemmAlgorithm *chosen = runner.chosenAlgorithm();
+  out.algorithm = chosen ? serializeAlgorithm(chosen->config) : std::string(kHeuristicAlgorithm);
   StepSpec spec{'c', c.id, c.inputs(), c.outputs()};
   // The launch closures of one algorithm.
   auto setupFor = [&](const cublasLtMatmulAlgo_t *algo) -> Setup {
@@ -338,8 +342,8 @@ StepStatus Harness::runContraction(const Bundle &b, const BundleContraction &c,
   }
   TimingContext tc{opt, info_, impl_->stream, impl_->flush, impl_->flushBytes,
                    impl_->copyCache};
-  StepStatus s = runStep(b, spec, tc, setupFor(&algos[0].algo), out, error,
-                         variants.algos ? &variants : nullptr);
+  StepStatus s = runStep(b, spec, tc, setupFor(chosen ? &chosen->algo : &algos[0].algo), out,
+                         error, variants.algos ? &variants : nullptr);
   if (s != StepStatus::Ok && s != StepStatus::Mismatch && s != StepStatus::Skipped &&
       !error.empty())
     error = "contraction " + std::to_string(c.id) + " (" + c.equation + "): " + error;

@@ -279,6 +279,9 @@ struct StepResult {
   double tflops = 0;      // flop / median
   uint64_t dropoutSeed = 0;
   int algorithms = 0;     // contractions: heuristic results found
+  /// Contractions: the algorithm the step ran, the bundle's chosen one
+  /// (serialized) where cuBLASLt accepted it, else "heuristic".
+  std::string algorithm;
   AlgorithmSweep sweep;   // contractions under AlgorithmMode::All
   bool checked = false;   // outputs were compared with a reference
   /// Not checked because the compiler skipped the reference (its reason);

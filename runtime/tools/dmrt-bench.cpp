@@ -310,8 +310,10 @@ int main(int argc, char **argv) {
     js["pct_same_size_copy"] = r.pctSameCopy;
     js["tflops"] = r.tflops;
     js["dropout_seed"] = r.dropoutSeed;
-    if (s.kind == BundleStep::Contraction)
+    if (s.kind == BundleStep::Contraction) {
       js["algorithms"] = r.algorithms;
+      js["algorithm"] = r.algorithm;
+    }
     if (r.sweep.ran) {
       const AlgorithmSweep &sw = r.sweep;
       std::printf("%s\n", algorithmSweepLine(sw).c_str());

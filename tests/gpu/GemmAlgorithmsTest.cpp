@@ -10,7 +10,10 @@
 // best. The heuristic's best and 3 enumerated algorithms (one with split-k >
 // 1, one with CTA swizzling and one with a cluster shape when there are
 // such, the rest spread over the list) then run, and D is compared with dmctest::emulateMatmul:
-// |gpu - ref| <= 2e-2 * (|ref| + 0.5 * max|ref|).
+// |gpu - ref| <= 2e-2 * (|ref| + 0.5 * max|ref|). Each of them is then
+// serialized (runtime/format/GemmAlgoConfig.h), parsed and made the runner's
+// algorithm (GemmRunner::useAlgorithm), and must give D bit for bit as when
+// passed directly; an algorithm id cuBLASLt lacks must be refused.
 //
 // Exit status: 0 pass, 1 fail (it never passes without running an
 // enumerated algorithm), 77 no GPU (ctest SKIP_RETURN_CODE).
@@ -306,6 +309,59 @@ int main(int argc, char **argv) {
       std::printf("FAIL: no enumerated algorithm ran and matched\n");
       status = 1;
     }
+
+    // The text form a bundle carries: each picked algorithm serialized,
+    // parsed back and made the runner's own (useAlgorithm) must run exactly
+    // that algorithm: D bit for bit as when it is passed directly.
+    auto runD = [&](const cublasLtMatmulAlgo_t *algo, std::vector<uint16_t> &got) {
+      CUDA_OK(cudaMemcpy(dD.p, hC.data(), hC.size() * 2, cudaMemcpyHostToDevice));
+      if (!runner.run(dA.p, dB.p, dD.p, nullptr, stream, algo, error))
+        return false;
+      CUDA_OK(cudaStreamSynchronize(stream));
+      got.resize(hC.size());
+      CUDA_OK(cudaMemcpy(got.data(), dD.p, got.size() * 2, cudaMemcpyDeviceToHost));
+      return true;
+    };
+    int chosenOk = 0;
+    for (size_t i : pick) {
+      const dmrt::GemmAlgorithm &a = algos[i];
+      std::string text = dmrt::serializeAlgorithm(a.config);
+      dmrt::GemmAlgoConfig parsed;
+      std::vector<uint16_t> direct, chosen;
+      if (!dmrt::parseAlgorithm(text, parsed, error) || parsed != a.config ||
+          !runner.useAlgorithm(parsed, error) || !runner.chosenAlgorithm() ||
+          runner.chosenAlgorithm()->config != a.config || !runD(&a.algo, direct) ||
+          !runD(nullptr, chosen)) {
+        std::printf("FAIL chosen %s: %s\n", text.c_str(), error.c_str());
+        status = 1;
+        continue;
+      }
+      if (direct != chosen) {
+        std::printf("FAIL chosen %s: D differs from the same algorithm passed directly\n",
+                    text.c_str());
+        status = 1;
+        continue;
+      }
+      ++chosenOk;
+    }
+    // One cuBLASLt does not have: refused, with the reason, and the last
+    // chosen one stays.
+    dmrt::GemmAlgoConfig alien = algos[0].config;
+    alien.algoId = 987654;
+    const dmrt::GemmAlgorithm *before = runner.chosenAlgorithm();
+    dmrt::GemmAlgoConfig kept = before ? before->config : dmrt::GemmAlgoConfig();
+    error.clear();
+    if (runner.useAlgorithm(alien, error) || error.find("987654") == std::string::npos ||
+        !runner.chosenAlgorithm() || runner.chosenAlgorithm()->config != kept) {
+      std::printf("FAIL: algorithm id 987654 was not refused with its reason (\"%s\")\n",
+                  error.c_str());
+      status = 1;
+    } else {
+      std::printf("ok   refused: %s\n", error.c_str());
+    }
+    std::printf("%s %d of %zu algorithm(s) run from their text form, bit for bit as passed "
+                "directly\n", chosenOk == (int)pick.size() ? "ok  " : "FAIL", chosenOk,
+                pick.size());
     if (status == 0)
       std::printf("PASS: %d enumerated algorithm(s) beyond the heuristic's "
                   "matched the emulator\n", ranEnumerated);
