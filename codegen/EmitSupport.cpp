@@ -69,12 +69,16 @@ void emitVectorDraws(llvm::raw_ostream &os, const std::string &indent, const std
     std::string w = NodeGraph::wordName(k);
     if (code.find(w) == std::string::npos || d.order.back() != vd || vec % 4)
       continue;
-    os << indent << "uint32_t wv" << w << "[" << vec << "];  // dropout " << d.opId
-       << ": one Philox call per 4 elements\n"
+    // The vector's first element is a multiple of 4 in the op's order (its
+    // last dim is the vector dim): with vec 4, half of a group of 8.
+    int groups = (vec + 7) / 8;
+    os << indent << "const unsigned long long n" << w << " = " << counterIndex(d, s, vd)
+       << ";  // dropout " << d.opId << ": one Philox call per 8 elements\n"
+       << indent << "uint32_t wv" << w << "[" << 4 * groups << "];\n"
        << indent << "#pragma unroll\n"
-       << indent << "for (int q = 0; q < " << vec / 4 << "; ++q)\n"
-       << indent << "  dmrt::dropoutWords(seed, " << d.opId << "u, ((" << counterIndex(d, s, vd)
-       << ") >> 2) + q, wv" << w << " + 4 * q);\n";
+       << indent << "for (int q = 0; q < " << groups << "; ++q)\n"
+       << indent << "  dmrt::dropoutWords(seed, " << d.opId << "u, (n" << w << " >> 3) + q, wv" << w
+       << " + 4 * q);\n";
   }
 }
 
@@ -84,14 +88,18 @@ void emitWords(llvm::raw_ostream &os, const std::string &indent, const std::stri
     std::string w = NodeGraph::wordName(k);
     if (code.find(w) == std::string::npos)
       continue;
-    if (vd && d.order.back() == vd && vec % 4 == 0)
-      os << indent << "const uint32_t " << w << " = wv" << w << "[v];\n";
-    else
+    if (vd && d.order.back() == vd && vec % 4 == 0) {
+      // Element v is half (n & 7) + v of the vector's groups.
+      std::string j = vec % 8 == 0 ? std::string("(unsigned)v")
+                                   : "(unsigned)(n" + w + " & 7ull) + (unsigned)v";
+      os << indent << "const uint32_t " << w << " = dmrt::dropoutHalf(wv" << w << " + 4 * ((" << j
+         << ") >> 3), (" << j << ") & 7u);\n";
+    } else {
       os << indent << "const uint32_t " << w << " = dmrt::dropoutWord(seed, " << d.opId << "u, "
          << counterIndex(d, s, 0) << ");\n";
+    }
   }
 }
-
 
 namespace {
 /// The prelude's suffix for vector loads and stores of `t`'s storage.

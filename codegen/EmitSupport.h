@@ -51,12 +51,13 @@ void emitIndexType(llvm::raw_ostream &os, dm::KernelOp kernel, int64_t points);
 /// The dropout counter's element index: row-major over the draw's order,
 /// with the vector dim `vd` (if any) at its chunk's first point, first_<vd>.
 std::string counterIndex(const Draw &d, const KernelSpace &s, char vd);
-/// Defines the words array wv<w> for every draw in `code` that a vector of
-/// `vec` along `vd` serves with one Philox call per four elements.
+/// Defines the words array wv<w> (and the vector's first counter index n<w>)
+/// for every draw in `code` that a vector of `vec` (a multiple of 4) along
+/// `vd` serves with one Philox call per group of eight elements.
 void emitVectorDraws(llvm::raw_ostream &os, const std::string &indent, const std::string &code,
                      const NodeGraph &g, const KernelSpace &s, char vd, int vec);
-/// Defines the word of each draw `code` reads: from the array emitVectorDraws
-/// made (inside the loop over v), else with its own Philox call.
+/// Defines the 16-bit draw of each dropout `code` reads: from the array
+/// emitVectorDraws made (inside the loop over v), else with its own Philox call.
 void emitWords(llvm::raw_ostream &os, const std::string &indent, const std::string &code,
                const NodeGraph &g, const KernelSpace &s, char vd, int vec);
 

@@ -31,9 +31,9 @@ struct Node {
   int pass = 0; ///< map/load: computed in; reduce: combined in
 };
 
-/// The Philox words of one dropout op: node code reads its word through the
-/// variable wordName(k); the emitter defines it, drawing once per four
-/// elements when a vector runs along the counter's innermost dim.
+/// The Philox draws of one dropout op: node code reads its 16-bit draw
+/// through the variable wordName(k); the emitter defines it, drawing once
+/// per eight elements when a vector runs along the counter's innermost dim.
 struct Draw {
   int64_t opId = 0;
   std::string order; ///< the counter's dims, outermost first

@@ -10,7 +10,8 @@ Usage: dropout.py --dmc PATH_TO_DMC [--model MODEL.json] [--stage S] [--plant FA
    the counter layout documented in examples/README.md and must match y and every gradient.
    Each op's keep rate is reported (so an all-kept mask cannot pass silently).
 3. Each wrong counter layout in philox.FAULTS (key words swapped, op id off by one, wrong
-   tag word, one element per Philox call) must make that comparison fail.
+   tag word, one element per Philox call, the 16-bit halves swapped) must make that
+   comparison fail.
 
 With --plant FAULT the reference uses that wrong layout in place of the documented one, so
 the run must fail (exit 1): ctest runs it so (WILL_FAIL) to show that the check can fail.

@@ -53,23 +53,26 @@ class Layout:
     swap_key_words: bool = False  # key {hi32(S), lo32(S)} instead of {lo32(S), hi32(S)}
     op_id_offset: int = 0  # counter word 2 = ID + offset
     tag: int = DROPOUT_TAG  # counter word 3
-    group_shift: int = 2  # counter words 0/1 hold n >> group_shift
-    word_of_element: str = "n & 3"  # which output word decides element n ("n & 3" or "0")
+    group_shift: int = 3  # counter words 0/1 hold n >> group_shift
+    half_of_element: str = "n & 7"  # which 16-bit half decides element n ("n & 7" or "0")
+    high_half_first: bool = False  # element 2i+1 takes the low half of word i (swapped)
 
 
 FAULTS = {
     "key words swapped": Layout(swap_key_words=True),
     "op id off by one": Layout(op_id_offset=1),
     "wrong tag word": Layout(tag=DROPOUT_TAG ^ 1),
-    "one element per call": Layout(group_shift=0, word_of_element="0"),
+    "one element per call": Layout(group_shift=0, half_of_element="0"),
+    "halves swapped": Layout(high_half_first=True),
 }
 
 
+
 def dropout_threshold(p):
-    """floor(p * 2^32) clamped to 2^32 - 1, in double; 0 for p <= 0."""
+    """floor(p * 2^16) clamped to 2^16 - 1, in double; 0 for p <= 0."""
     if not p > 0.0:
         return 0
-    return min(MASK32, int(np.floor(p * 4294967296.0)))
+    return min(0xFFFF, int(np.floor(p * 65536.0)))
 
 
 def dropout_keep(seed, op_id, p, shape, layout=Layout()):
@@ -86,10 +89,12 @@ def dropout_keep(seed, op_id, p, shape, layout=Layout()):
                np.full_like(n, (op_id + layout.op_id_offset) & MASK32),
                np.full_like(n, layout.tag)]
     words = np.stack(philox4x32_10(counter, key))
-    which = (n & np.uint64(3)).astype(np.int64) if layout.word_of_element == "n & 3" \
+    half = (n & np.uint64(7)).astype(np.int64) if layout.half_of_element == "n & 7" \
         else np.zeros(n.shape, dtype=np.int64)
-    word = words[which, np.arange(n.size)]
-    return (word >= dropout_threshold(p)).reshape(shape)
+    word = words[half >> 1, np.arange(n.size)]
+    high = (half & 1) == (0 if layout.high_half_first else 1)
+    draw = np.where(high, word >> np.uint64(16), word & np.uint64(0xFFFF))
+    return (draw >= dropout_threshold(p)).reshape(shape)
 
 
 def check_known_answers():

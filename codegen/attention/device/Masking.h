@@ -7,12 +7,12 @@
 //   key-major (GradKV): rows are keys, columns queries (S^T = K Q^T).
 //
 // Dropout follows runtime/format/device/Philox.h: the element (b, h, j, k)
-// has logical index n = b*sb + h*sh + j*sj + k*sk and is kept iff
-// dropoutWord(seed, id, n) >= threshold. When consecutive keys have
-// consecutive indices (sk == 1: Cfg::kDropoutKeyRuns), lanes split the
-// Philox groups of each run of keys, whatever its alignment, and exchange
-// keep bits by shuffles (about one Philox call per 4 elements); otherwise
-// each element draws its own word.
+// has logical index n = b*sb + h*sh + j*sj + k*sk and is kept iff its
+// 16-bit draw dropoutWord(seed, id, n) >= threshold. When consecutive keys
+// have consecutive indices (sk == 1: Cfg::kDropoutKeyRuns), lanes split the
+// Philox groups (8 elements each) of each run of keys, whatever its
+// alignment, and exchange keep bits by shuffles (about one Philox call per 8
+// elements); otherwise each element draws its own group.
 //
 // Saved keep bits (Cfg::kKeepBits): the forward writes each element's keep
 // bit AND its visibility (not masked) as int32 words, bit i of word w of row
@@ -96,22 +96,25 @@ DMC_ATTN_DEV void philoxWords(uint64_t seed, uint32_t id, uint64_t group, uint32
   out[3] = c3;
 }
 
-/// dmrt::dropoutWord: word n % 4 of group n / 4.
+/// dmrt::dropoutWord: the 16-bit draw n % 8 of group n / 8.
 DMC_ATTN_DEV uint32_t dropoutWord(uint64_t seed, uint32_t id, uint64_t n) {
   uint32_t w[4];
-  philoxWords(seed, id, n >> 2, w);
-  const uint32_t i = (uint32_t)n & 3u;
-  return i == 0 ? w[0] : i == 1 ? w[1] : i == 2 ? w[2] : w[3];
+  philoxWords(seed, id, n >> 3, w);
+  return dmrt::dropoutHalf(w, (unsigned)(n & 7u));
 }
 
-template <class Cfg> DMC_ATTN_DEV bool keepWord(uint32_t word) {
-  return word >= Cfg::kDropThreshold;
+template <class Cfg> DMC_ATTN_DEV bool keepWord(uint32_t draw) {
+  return draw >= Cfg::kDropThreshold;
 }
 
-/// 4 keep bits, one per word of a Philox group, bit w for word w.
-template <class Cfg> DMC_ATTN_DEV uint32_t keepNibble(const uint32_t (&w)[4]) {
-  return (keepWord<Cfg>(w[0]) ? 1u : 0u) | (keepWord<Cfg>(w[1]) ? 2u : 0u) |
-         (keepWord<Cfg>(w[2]) ? 4u : 0u) | (keepWord<Cfg>(w[3]) ? 8u : 0u);
+/// 8 keep bits, one per element of a Philox group, bit i for element i.
+template <class Cfg> DMC_ATTN_DEV uint32_t keepByte(const uint32_t (&w)[4]) {
+  uint32_t bits = 0;
+  DMC_ATTN_UNROLL
+  for (int i = 0; i < 4; ++i)
+    bits |= (keepWord<Cfg>(w[i] & 0xFFFFu) ? 1u : 0u) << (2 * i) |
+            (keepWord<Cfg>(w[i] >> 16) ? 2u : 0u) << (2 * i);
+  return bits;
 }
 
 /// Bits [s, s + 32) of the 64-bit word hi:lo (a funnel shift), s in [0, 32).
@@ -123,14 +126,14 @@ DMC_ATTN_DEV uint32_t bitsFrom(uint32_t lo, uint32_t hi, int s) {
 /// `key0`, of head (b, h).
 ///
 /// With Cfg::kDropoutKeyRuns (sk == 1) the W = 8*NA keys of a row are W
-/// consecutive indices n0 .. n0 + W - 1, which touch the 2*NA Philox groups
-/// from n0 / 4 on, plus one more when n0 is not a multiple of 4 (any sj, e.g.
+/// consecutive indices n0 .. n0 + W - 1, which touch the NA Philox groups
+/// from n0 / 8 on, plus one more when n0 is not a multiple of 8 (any sj, e.g.
 /// vit's L = 197). The 4 lanes of a quad share rows g and g + 8: lane t draws
 /// groups t, t + 4, ... of both rows (the extra group: lane 0 for row g, lane
-/// 1 for row g + 8), so a lane runs NA + 1 Philox calls instead of 4*NA. The
-/// quad ORs its nibbles into one bit mask per row (bit p = index 4*(n0/4) + p)
-/// and each lane reads its keys' bits from it. Otherwise every element draws
-/// its own word.
+/// 1 for row g + 8), so a lane runs about NA/2 + 1 Philox calls instead of
+/// 4*NA. The quad ORs its bytes into one bit mask per row (bit p = index
+/// 8*(n0/8) + p) and each lane reads its keys' bits from it. Otherwise every
+/// element draws its own group.
 /// The keep words of a query-major fragment's two rows (g and g + 8), 32
 /// keys each from the tile's first key: what the forward saves, read off the
 /// quad's row masks in dropoutQueryMajor (same in all 4 lanes of a quad).
@@ -148,7 +151,7 @@ DMC_ATTN_DEV void dropoutQueryMajor(KeepBits<NA> &bits, uint64_t seed, int b, in
   bits.clear();
   if constexpr (Cfg::kDropoutKeyRuns) {
     static_assert(NA % 2 == 0, "query-major dropout: an even number of 8-key atoms");
-    constexpr int W = 8 * NA, NM = (W + 3 + 31) / 32; // mask words per row
+    constexpr int W = 8 * NA, NM = (W + 7 + 31) / 32; // mask words per row
     int64_t n0[2];
     uint32_t mask[2][NM + 1];
     DMC_ATTN_UNROLL
@@ -158,23 +161,25 @@ DMC_ATTN_DEV void dropoutQueryMajor(KeepBits<NA> &bits, uint64_t seed, int b, in
       for (int i = 0; i <= NM; ++i)
         mask[half][i] = 0;
       DMC_ATTN_UNROLL
-      for (int i = 0; i < NA / 2; ++i) { // group 4i + t: bits 16i + 4t
+      for (int i = 0; i < (NA + 3) / 4; ++i) { // group 4i + t: bits 32i + 8t
+        if (4 * i + t >= NA)
+          continue;
         uint32_t w[4];
-        philoxWords(seed, Cfg::kDropoutId, ((uint64_t)n0[half] >> 2) + 4 * i + t, w);
-        mask[half][i >> 1] |= keepNibble<Cfg>(w) << (16 * (i & 1) + 4 * t);
+        philoxWords(seed, Cfg::kDropoutId, ((uint64_t)n0[half] >> 3) + 4 * i + t, w);
+        mask[half][i] |= keepByte<Cfg>(w) << (8 * t);
       }
     }
-    // Group 2*NA (bits W .. W + 3) of an unaligned row.
+    // Group NA (bits W .. W + 7) of an unaligned row.
     const int half = t & 1;
     const int64_t nx = half ? n0[1] : n0[0];
-    if (t < 2 && (nx & 3) != 0) {
+    if (t < 2 && (nx & 7) != 0) {
       uint32_t w[4];
-      philoxWords(seed, Cfg::kDropoutId, ((uint64_t)nx >> 2) + 2 * NA, w);
-      const uint32_t nib = keepNibble<Cfg>(w) << (W & 31);
+      philoxWords(seed, Cfg::kDropoutId, ((uint64_t)nx >> 3) + NA, w);
+      const uint32_t byte = keepByte<Cfg>(w) << (W & 31);
       if (half)
-        mask[1][W >> 5] |= nib;
+        mask[1][W >> 5] |= byte;
       else
-        mask[0][W >> 5] |= nib;
+        mask[0][W >> 5] |= byte;
     }
     DMC_ATTN_UNROLL
     for (int hf = 0; hf < 2; ++hf) {
@@ -183,15 +188,15 @@ DMC_ATTN_DEV void dropoutQueryMajor(KeepBits<NA> &bits, uint64_t seed, int b, in
         mask[hf][i] |= shflXor(mask[hf][i], 1);
         mask[hf][i] |= shflXor(mask[hf][i], 2);
       }
-      // Key 8a + 2t + c of this row is bit (n0 & 3) + 8a + 2t + c; key 32i
+      // Key 8a + 2t + c of this row is bit (n0 & 7) + 8a + 2t + c; key 32i
       // starts word i of the row.
       if constexpr (Words) {
         static_assert(NA % 4 == 0, "saved keep words: key tiles of whole words");
         DMC_ATTN_UNROLL
         for (int i = 0; i < NA / 4; ++i)
-          rows->w[hf][i] = bitsFrom(mask[hf][i], mask[hf][i + 1], (int)(n0[hf] & 3));
+          rows->w[hf][i] = bitsFrom(mask[hf][i], mask[hf][i + 1], (int)(n0[hf] & 7));
       }
-      const int s = (int)(n0[hf] & 3) + 2 * t;
+      const int s = (int)(n0[hf] & 7) + 2 * t;
       DMC_ATTN_UNROLL
       for (int a = 0; a < NA; ++a) {
         const uint32_t m = bitsFrom(mask[hf][(8 * a) >> 5], mask[hf][((8 * a) >> 5) + 1], s);
@@ -220,12 +225,12 @@ DMC_ATTN_DEV void dropoutQueryMajor(KeepBits<NA> &bits, uint64_t seed, int b, in
 /// `query0`, of head (b, h).
 ///
 /// With Cfg::kDropoutKeyRuns the 16 keys of a column are 16 consecutive
-/// indices from n0 = head + query*sj + key0: 4 Philox groups, 5 when n0 is
-/// not a multiple of 4. The 8 lanes with the same t hold columns 2t, 2t + 1
+/// indices from n0 = head + query*sj + key0: 2 Philox groups, 3 when n0 is
+/// not a multiple of 8. The 8 lanes with the same t hold columns 2t, 2t + 1
 /// of every atom; for a chunk of up to 4 atoms (8 columns) lane g draws the
 /// groups of column g, and lane g reads bits g and g + 8 of every column's
-/// 16-bit mask from lane 4j + t by a butterfly shuffle: at most 1.25 Philox
-/// calls per atom instead of 4. Otherwise every element draws its own word.
+/// 16-bit mask from lane 4j + t by a butterfly shuffle: at most 0.75 Philox
+/// calls per atom instead of 4. Otherwise every element draws its own group.
 template <class Cfg, int NA>
 DMC_ATTN_DEV void dropoutKeyMajor(KeepBits<NA> &bits, uint64_t seed, int b, int h, int key0,
                                   int query0) {
@@ -241,19 +246,19 @@ DMC_ATTN_DEV void dropoutKeyMajor(KeepBits<NA> &bits, uint64_t seed, int b, int 
       const int j = g % (2 * CH);
       const int64_t col = query0 + 8 * (a0 + (j >> 1)) + 2 * t + (j & 1);
       const int64_t n0 = head + col * Cfg::kDropJ + key0;
-      const uint64_t g0 = (uint64_t)n0 >> 2;
-      const int off = (int)(n0 & 3);
-      uint32_t lo = 0; // bit 4q + w: word w of the column's group q
+      const uint64_t g0 = (uint64_t)n0 >> 3;
+      const int off = (int)(n0 & 7);
+      uint32_t lo = 0; // bit 8q + i: element i of the column's group q
       DMC_ATTN_UNROLL
-      for (int q = 0; q < 4; ++q) {
+      for (int q = 0; q < 2; ++q) {
         uint32_t w[4];
         philoxWords(seed, Cfg::kDropoutId, g0 + q, w);
-        lo |= keepNibble<Cfg>(w) << (4 * q);
+        lo |= keepByte<Cfg>(w) << (8 * q);
       }
       if (off != 0) {
         uint32_t w[4];
-        philoxWords(seed, Cfg::kDropoutId, g0 + 4, w);
-        lo |= keepNibble<Cfg>(w) << 16;
+        philoxWords(seed, Cfg::kDropoutId, g0 + 2, w);
+        lo |= keepByte<Cfg>(w) << 16;
       }
       const uint32_t mine = lo >> off; // bit r: key key0 + r of column j
       DMC_ATTN_UNROLL

@@ -62,52 +62,58 @@ DMRT_HD inline void philox4x32_10(const uint32_t ctr[4], const uint32_t key[2],
  *   the layout it builds and every later pass keeps, so the mask does not
  *   depend on the physical layout finally chosen):
  *
- *     counter = {lo32(n >> 2), hi32(n >> 2), opId, 0x64726f70 }   // "drop"
+ *     counter = {lo32(n >> 3), hi32(n >> 3), opId, 0x64726f70 }   // "drop"
  *     key     = {lo32(seed),   hi32(seed)}
- *     word    = philox4x32_10(counter, key)[n & 3]
+ *     word    = philox4x32_10(counter, key)[(n & 7) >> 1]
+ *     draw    = (word >> (16 * (n & 1))) & 0xFFFF     // low half: even n
  *
- *   The element is kept iff word >= threshold, where
+ *   The element is kept iff draw >= threshold, where
  *     threshold = dropoutThreshold(p)
- *               = 0                                          if p <= 0
- *               = min(0xFFFFFFFF, (uint32_t)floor(p * 2^32))  otherwise,
+ *               = 0                              if p <= 0
+ *               = (uint32_t)floor(p * 65536)     otherwise (at most 65535),
  *   computed in double. A kept element is scaled by 1 / (1 - p); a dropped
- *   element is 0. p must be in [0, 1).
+ *   element is 0. p must be in [0, 1). The keep probability is
+ *   1 - threshold / 65536, within 2^-16 of 1 - p.
  *
- *   Four consecutive logical elements share one Philox call, so a kernel that
- *   walks elements in logical order can draw once per four elements.
+ *   Eight consecutive logical elements share one Philox call (16 random bits
+ *   each), so a kernel that walks elements in logical order draws once per
+ *   eight elements.
  */
 
 /// The fourth counter word of every dropout draw: ASCII "drop".
 constexpr uint32_t kDropoutTag = 0x64726f70u;
+/// Logical elements one Philox call decides.
+constexpr unsigned kDropoutGroup = 8;
 
 /// Keep threshold for drop probability `p` (see the layout comment above).
 DMRT_HD inline uint32_t dropoutThreshold(double p) {
   if (!(p > 0.0)) // also maps NaN to "keep everything"
     return 0u;
-  double t = p * 4294967296.0;
-  if (t >= 4294967295.0)
-    return 0xFFFFFFFFu;
+  double t = p * 65536.0;
+  if (t >= 65535.0)
+    return 0xFFFFu;
   return (uint32_t)t; // truncation == floor for t >= 0
 }
 
-/// The random word that decides logical element `n` of dropout op `opId`.
-DMRT_HD inline uint32_t dropoutWord(uint64_t seed, uint32_t opId, uint64_t n) {
-  uint64_t block = n >> 2;
-  uint32_t ctr[4] = {(uint32_t)block, (uint32_t)(block >> 32), opId,
-                     kDropoutTag};
-  uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
-  uint32_t out[4];
-  philox4x32_10(ctr, key, out);
-  return out[n & 3];
-}
-
-/// The four words of Philox group `group` (logical elements 4*group .. +3)
-/// of dropout op `opId`: one call serves four consecutive elements.
+/// The four words of Philox group `group` (logical elements 8*group .. +7)
+/// of dropout op `opId`: one call serves eight consecutive elements.
 DMRT_HD inline void dropoutWords(uint64_t seed, uint32_t opId, uint64_t group,
                                  uint32_t out[4]) {
   uint32_t ctr[4] = {(uint32_t)group, (uint32_t)(group >> 32), opId, kDropoutTag};
   uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
   philox4x32_10(ctr, key, out);
+}
+
+/// The 16-bit draw of element `i` (0..7) of a group's words.
+DMRT_HD inline uint32_t dropoutHalf(const uint32_t words[4], unsigned i) {
+  return (words[(i & 7u) >> 1] >> (16u * (i & 1u))) & 0xFFFFu;
+}
+
+/// The 16-bit draw that decides logical element `n` of dropout op `opId`.
+DMRT_HD inline uint32_t dropoutWord(uint64_t seed, uint32_t opId, uint64_t n) {
+  uint32_t out[4];
+  dropoutWords(seed, opId, n >> 3, out);
+  return dropoutHalf(out, (unsigned)(n & 7u));
 }
 
 /// True iff logical element `n` survives dropout op `opId` under `threshold`

