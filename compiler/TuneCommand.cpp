@@ -60,11 +60,24 @@ Error fail(const Twine &message) {
   return createStringError(inconvertibleErrorCode(), message);
 }
 
-/// The configured graph the candidates are made from, for --target's GPU.
-Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(MLIRContext &ctx) {
+/// The configured graph the candidates are made from, for --target's GPU
+/// (with `fused` false: attention left unfused, the tuner's alternative).
+Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(MLIRContext &ctx, bool fused = true) {
   PipelineOptions options;
   options.target = target;
+  options.fusedAttention = fused;
   return buildGraph(ctx, model, /*train=*/true, Stage::Config, options);
+}
+
+/// Kernels plus contractions of a configured graph: the two pipelines give
+/// the same count exactly when dm-fuse-attention found nothing to fuse.
+Expected<size_t> stepCount(MLIRContext &ctx, bool fused) {
+  auto module = configuredGraph(ctx, fused);
+  if (!module)
+    return module.takeError();
+  auto f = layerFunction(**module);
+  return size_t(llvm::range_size(f.getOps<dm::KernelOp>())) +
+         size_t(llvm::range_size(f.getOps<dm::ContractOp>()));
 }
 
 /// Feasible knob configurations per kernel, printed with --dry-run.
@@ -96,8 +109,9 @@ Expected<std::vector<size_t>> feasibleCounts(MLIRContext &ctx, bool print) {
   return counts;
 }
 
-Error writeOne(MLIRContext &ctx, const std::string &dir, bundle::BundleOptions options) {
-  auto module = configuredGraph(ctx);
+Error writeOne(MLIRContext &ctx, const std::string &dir, bundle::BundleOptions options,
+               bool fused = true) {
+  auto module = configuredGraph(ctx, fused);
   if (!module)
     return module.takeError();
   std::string log;
@@ -133,6 +147,18 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n) {
   errs() << "dmc tune: " << dir << "/default.dmlib (with references)\n";
   if (Error e = writeOne(ctx, dir + "/default.dmlib", options))
     return e;
+  // Fused attention against the unfused path: its default configuration,
+  // measured too, so that dmc compile --db can compare the two steps.
+  auto fusedSteps = stepCount(ctx, true), unfusedSteps = stepCount(ctx, false);
+  if (!fusedSteps)
+    return fusedSteps.takeError();
+  if (!unfusedSteps)
+    return unfusedSteps.takeError();
+  if (*fusedSteps != *unfusedSteps) {
+    errs() << "dmc tune: " << dir << "/unfused.dmlib (attention unfused, with references)\n";
+    if (Error e = writeOne(ctx, dir + "/unfused.dmlib", options, /*fused=*/false))
+      return e;
+  }
   options.reference = false;
   for (int i = 0; i < n; ++i) {
     options.configIndex = i;

@@ -12,6 +12,7 @@
 #include "codegen/target/GpuTarget.h"
 #include "compiler/Driver.h"
 #include "compiler/bundle/BundleWriter.h"
+#include "compiler/bundle/AttentionChoice.h"
 #include "compiler/bundle/DatabaseKnobs.h"
 #include "compiler/bundle/Configuration.h"
 #include "compiler/GraphSummary.h"
@@ -313,15 +314,58 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(mlir::MLIRContext &c
   return graphWithConfig(ctx, config, configFile);
 }
 
+/// Set while `dmc compile --db` builds the unfused attention path (and when
+/// it chose it): pipelineOptions() then leaves attention unfused.
+bool forceUnfused = false;
+
 dmc::PipelineOptions pipelineOptions() {
   dmc::PipelineOptions o;
   o.epilogues = !noEpilogues;
-  o.fusedAttention = !noFusedAttention;
+  o.fusedAttention = !noFusedAttention && !forceUnfused;
   if (!target.empty())
     o.target = target;
   else if (auto t = dmcgen::defaultTargetFor(arch))
     o.target = t->name;
   return o;
+}
+
+/// --db with fused attention: the unfused path compiled into a temporary
+/// bundle and priced from the same database (bundle/AttentionChoice.h); the
+/// line goes to the log. True, with its tuned configuration in `unfused`, when
+/// it is faster; false when it is not, or when nothing was fused.
+Expected<bool> unfusedIsFaster(mlir::MLIRContext &ctx, const dmc::bundle::BundleOptions &options,
+                               const dmc::bundle::WrittenBundle &fused,
+                               const dmc::bundle::DatabaseView &fusedView,
+                               dmrt::Configuration &unfused) {
+  forceUnfused = true;
+  auto module = configuredGraph(ctx);
+  forceUnfused = false;
+  if (!module)
+    return module.takeError();
+  auto f = dmc::layerFunction(**module);
+  size_t steps = size_t(llvm::range_size(f.getOps<dmc::dm::KernelOp>())) +
+                 size_t(llvm::range_size(f.getOps<dmc::dm::ContractOp>()));
+  if (steps == fused.manifest.kernels.size() + fused.manifest.contractions.size())
+    return false; // dm-fuse-attention found nothing: one path only
+  SmallString<128> tmp;
+  if (std::error_code ec = sys::fs::createUniqueDirectory("dmc-unfused", tmp))
+    return createStringError(ec, "cannot make a temporary folder: " + ec.message());
+  dmc::bundle::BundleOptions o = options;
+  o.reference = false;
+  dmc::bundle::WrittenBundle written;
+  dmc::bundle::DatabaseView view;
+  std::string log;
+  raw_string_ostream quiet(log);
+  bool changed = false;
+  Error e = dmc::bundle::writeBundle(f, (tmp + "/unfused.dmlib").str(), o, quiet, &written);
+  if (!e)
+    e = dmc::bundle::knobsFromDatabase(written, dbFile, dbDevice, unfused, changed, quiet, &view);
+  sys::fs::remove_directories(tmp);
+  if (e)
+    return std::move(e);
+  dmc::bundle::AttentionChoice choice = dmc::bundle::chooseAttention(fusedView, view);
+  errs() << "dmc compile: " << choice.line << "\n";
+  return choice.unfused;
 }
 
 int runCompile(mlir::MLIRContext &ctx) {
@@ -381,6 +425,17 @@ int runCompile(mlir::MLIRContext &ctx) {
                                                    dbReport))
         return report(std::move(e));
       errs() << "dmc compile: wrote " << dbReport << "\n";
+    }
+    if (!noFusedAttention) {
+      dmrt::Configuration unfused;
+      auto faster = unfusedIsFaster(ctx, options, written, view, unfused);
+      if (!faster)
+        return report(faster.takeError());
+      if (*faster) {
+        forceUnfused = true; // graphWithConfig builds the unfused graph
+        tuned = std::move(unfused);
+        changed = true;
+      }
     }
     if (changed)
       module = graphWithConfig(ctx, tuned, dbFile);

@@ -62,6 +62,20 @@ llvm::Error knobsFromDatabase(const WrittenBundle &defaultBundle, const std::str
   changed = (global.ok && (global.kernelsChanged || global.layoutsChanged)) || algorithmsChanged;
   if (view) {
     view->device = chosen.name;
+    view->complete = global.ok;
+    for (const tuningdb::KernelChoice &k : sel.kernels)
+      view->complete &= k.chosenUs >= 0;
+    for (const tuningdb::ContractionChoice &c : sel.contractions)
+      view->complete &= c.chosenUs >= 0;
+    view->predictedStepUs =
+        view->complete ? global.predictedUs + sel.contractionChosenSumUs : -1;
+    view->kernels = manifest.kernels.size();
+    view->contractions = manifest.contractions.size();
+    view->bytes = 0;
+    for (const dmrt::BundleKernel &k : manifest.kernels)
+      view->bytes += k.bytes;
+    for (const dmrt::BundleContraction &c : manifest.contractions)
+      view->bytes += c.bytes;
     view->selection = std::move(sel);
   }
   return llvm::Error::success();

@@ -26,6 +26,12 @@ namespace dmc::bundle {
 struct DatabaseView {
   std::string device;                ///< the device whose records were used
   tuningdb::KnobSelection selection; ///< per kernel: its measured candidates
+  /// Every kernel and every contraction has a record: the step's prediction
+  /// is the selection's kernels plus its contractions.
+  bool complete = false;
+  double predictedStepUs = -1;
+  int64_t bytes = 0; ///< read and written by its kernels and contractions
+  size_t kernels = 0, contractions = 0;
 };
 
 /// `config`: the default bundle's configuration with the chosen knobs and

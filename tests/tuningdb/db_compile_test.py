@@ -22,6 +22,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TINY = os.path.join(HERE, "..", "lit", "dmc", "Inputs", "tiny-encoder.json")
+# Fused attention (bf16, dropout): dmc compile --db prices it against the unfused path.
+TGPT = os.path.join(HERE, "..", "lit", "dmc", "Inputs", "tiny-gpt-bf16-dropout.json")
 DEVICE = {"ordinal": 0, "name": "NVIDIA H200", "sm_count": 132, "compute_capability": "9.0",
           "l2_bytes": 52428800, "memory_bytes": 1, "driver_version": 13000,
           "runtime_version": 13000, "mem_clock_khz": 3201000, "cublaslt_version": 130100,
@@ -147,6 +149,71 @@ def contraction_algorithms(args, tmp):
                  "the database has no usable record", "a database of rejected algorithms only")
 
 
+def priced_json(bundle, path, kernel_us, contraction_us):
+    """A dmrt-bench run that prices every step of `bundle`: each kernel checked at
+    kernel_us, each contraction's sweep with the heuristic's best at contraction_us."""
+    manifest = json.load(open(os.path.join(bundle, "manifest.json")))
+    steps = [{"kind": "kernel", "id": k["id"], "name": k["name"], "median_us": kernel_us,
+              "min_us": kernel_us * 0.9, "reps": 50, "checked": True, "pass": True,
+              "outputs": [{"output": "out0", "pass": True, "failing": 0}]}
+             for k in manifest["kernels"]]
+    for c in manifest["contractions"]:
+        run_ = {"algorithm": algo(1), "description": "algo 1", "source": "heuristic",
+                "heuristic_rank": 0, "median_us": contraction_us, "min_us": contraction_us,
+                "checked": True, "pass": True, "worst_ratio": 0.0}
+        steps.append({"kind": "contraction", "id": c["id"], "name": c["equation"],
+                      "median_us": contraction_us, "min_us": contraction_us, "reps": 30,
+                      "checked": False, "pass": True, "reference_skipped": "above the flop limit",
+                      "algorithm_reps": 5, "algorithms_checked_against": "default",
+                      "algorithm_runs": [run_]})
+    doc = {"bundle": bundle, "model": manifest["model"], "arch": manifest["arch"],
+           "device": DEVICE, "options": {"reference": True}, "planted_fault": "none",
+           "steps": steps}
+    json.dump(doc, open(path, "w"))
+    return path
+
+
+def attention_paths(args, tmp):
+    """dmc compile --db prices the fused attention path against the unfused one from the
+    same database and compiles the faster; with one path unmeasured it keeps the fused
+    one and says why. dmc tune writes unfused.dmlib for a model whose attention fuses."""
+    fused, unfused = os.path.join(tmp, "tg-f.dmlib"), os.path.join(tmp, "tg-u.dmlib")
+    run([args.dmc, "compile", TGPT, "-o", fused])
+    run([args.dmc, "compile", TGPT, "-o", unfused, "--no-fused-attention"])
+
+    def kernels(bundle):
+        return [k["name"] for k in json.load(open(os.path.join(bundle, "manifest.json")))["kernels"]]
+    if "attention" not in kernels(fused) or "attention" in kernels(unfused):
+        sys.exit(f"FAIL: {TGPT} must fuse its attention: {kernels(fused)} / {kernels(unfused)}")
+    out = os.path.join(tmp, "tg.dmlib")
+    for name, unfused_us, want in (("unfused faster", 1.0, "unfused"), ("fused faster", 50.0, "fused")):
+        db = os.path.join(tmp, f"tg-{want}.jsonl")
+        run([args.dmc_db, "import", db, priced_json(fused, os.path.join(tmp, "f.json"), 10.0, 10.0),
+             "--bundle", fused])
+        run([args.dmc_db, "import", db,
+             priced_json(unfused, os.path.join(tmp, "u.json"), unfused_us, unfused_us),
+             "--bundle", unfused])
+        r = run([args.dmc, "compile", TGPT, "-o", out, "--db", db])
+        line = next((l for l in r.stderr.splitlines() if "attention: fused" in l), "")
+        if f": {want} chosen" not in line or "unfused 1" not in line and want == "unfused":
+            sys.exit(f"FAIL: {name}: expected {want} chosen, got {line!r}\n{r.stderr}")
+        if ("attention" in kernels(out)) != (want == "fused"):
+            sys.exit(f"FAIL: {name}: the bundle has kernels {kernels(out)}")
+        print(f"ok: {name}: {line.split('dmc compile: ')[-1]}")
+    db = os.path.join(tmp, "tg-fused-only.jsonl")
+    run([args.dmc_db, "import", db, priced_json(fused, os.path.join(tmp, "f.json"), 10.0, 10.0),
+         "--bundle", fused])
+    r = run([args.dmc, "compile", TGPT, "-o", out, "--db", db])
+    assert "fused kept, not compared" in r.stderr and "unfused not priced" in r.stderr, r.stderr
+    assert "attention" in kernels(out), kernels(out)
+    print("ok: the unfused path unmeasured: fused kept, said why")
+    cands = os.path.join(tmp, "tg-cands")
+    run([args.dmc, "tune", TGPT, "--emit-candidates", cands, "--candidates", "1"])
+    assert os.path.isdir(os.path.join(cands, "unfused.dmlib", "reference")), os.listdir(cands)
+    assert "attention" not in kernels(os.path.join(cands, "unfused.dmlib"))
+    print("ok: dmc tune wrote unfused.dmlib (with references) beside default.dmlib")
+
+
 def knobs(bundle):
     return {k["name"]: k["describe"] for k in json.load(open(os.path.join(bundle, "config.json")))["kernels"]}
 
@@ -209,6 +276,8 @@ def tune_command(args, tmp):
     r = run([args.dmc, "tune", TINY, "--emit-candidates", cands, "--candidates", "2", "--db", db],
             ok=False)
     refs = sorted(os.listdir(os.path.join(cands, "default.dmlib", "reference")))
+    assert not os.path.exists(os.path.join(cands, "unfused.dmlib")), \
+        "unfused.dmlib for a model without fused attention"
     for c in ("c0", "c1"):
         got = sorted(os.listdir(os.path.join(cands, c + ".dmlib", "reference")))
         assert got == refs and refs, f"{c}: references {got} != the default's {refs}"
@@ -325,6 +394,7 @@ def main():
         sys.exit("FAIL: --db-device NVIDIA H200 chose differently from the one-device database")
     layouts_by_shortest_path(args, tmp, db, a)
     contraction_algorithms(args, tmp)
+    attention_paths(args, tmp)
     tune_command(args, tmp)
     print("db_compile_test: PASS")
 

@@ -48,9 +48,10 @@ const char *kUsage =
     "                 [--bench PATH] [--resume]\n"
     "Measures every bundle of CANDIDATES (dmc tune --emit-candidates) with dmrt-bench\n"
     "(checked against its references) and appends the checked measurements to DB.\n"
-    "The contractions are measured in default.dmlib only (the candidates vary kernel\n"
-    "knobs), each with up to N cuBLASLt algorithms (--algorithms, default 32; 0: the\n"
-    "heuristic's alone), every algorithm's output checked before it is recorded.\n"
+    "The contractions are measured in default.dmlib and unfused.dmlib only (the\n"
+    "candidates vary kernel knobs), each with up to N cuBLASLt algorithms (--algorithms,\n"
+    "default 32; 0: the heuristic's alone), every algorithm's output checked before\n"
+    "it is recorded.\n"
     "--bench: the dmrt-bench to run (default: ../runtime/tools/dmrt-bench from this\n"
     "binary's folder, then dmrt-bench beside it). --resume: a bundle whose run file\n"
     "(BUNDLE.run.json) an interrupted run left complete is imported from it, not\n"
@@ -75,7 +76,8 @@ std::string selfFolder(const char *argv0) {
 
 bool isFile(const std::string &p) { return access(p.c_str(), X_OK) == 0; }
 
-/// default.dmlib first, then cN.dmlib by N, then any other bundle by name.
+/// default.dmlib and unfused.dmlib first, then cN.dmlib by N, then any other
+/// bundle by name.
 std::vector<std::string> bundlesOf(const std::string &dir) {
   std::vector<std::string> names;
   if (DIR *d = opendir(dir.c_str())) {
@@ -87,7 +89,7 @@ std::vector<std::string> bundlesOf(const std::string &dir) {
     closedir(d);
   }
   auto rank = [](const std::string &n) {
-    if (n == "default.dmlib")
+    if (n == "default.dmlib" || n == "unfused.dmlib")
       return std::make_pair(-1L, n);
     if (n[0] == 'c' && std::isdigit(static_cast<unsigned char>(n[1])))
       return std::make_pair(std::strtol(n.c_str() + 1, nullptr, 10), n);
@@ -257,7 +259,9 @@ int main(int argc, char **argv) {
     std::remove(run.c_str()); // never import an earlier run's file for this one
     std::vector<std::string> args = {bench, bundle, "--kernel", "all", "--reference",
                                      "--reps", reps, "--json", run};
-    if (name == "default.dmlib") { // the contractions, with their algorithms
+    // The contractions, with their algorithms: the candidates share the
+    // default's; the unfused path (dmc tune's unfused.dmlib) has its own.
+    if (name == "default.dmlib" || name == "unfused.dmlib") {
       args.insert(args.begin() + 4, {"--contraction", "all"});
       if (algorithms > 0)
         args.insert(args.end(), {"--algorithms", "all", "--max-algorithms",
