@@ -36,41 +36,6 @@ bool parseAlgorithmMode(const std::string &s, AlgorithmMode &out) {
   return true;
 }
 
-void summarizeAlgorithmSweep(const std::vector<GemmAlgorithm> &algos,
-                             const std::vector<double> &us,
-                             AlgorithmSweep &sweep, const std::vector<bool> &rejected) {
-  sweep.tried = static_cast<int>(algos.size());
-  sweep.heuristic = sweep.enumerated = sweep.errors = sweep.rejected = 0;
-  sweep.heuristicUs = sweep.bestUs = 0;
-  sweep.heuristicAlgorithm.clear();
-  sweep.bestAlgorithm.clear();
-  sweep.bestIndex = -1;
-  sweep.bestIsHeuristic = false;
-  bool heuristicSeen = false;
-  for (size_t i = 0; i < algos.size(); ++i) {
-    bool heur = algos[i].source == GemmAlgoSource::Heuristic;
-    ++(heur ? sweep.heuristic : sweep.enumerated);
-    double t = i < us.size() ? us[i] : 0;
-    bool ok = t > 0 && std::isfinite(t);
-    if (!ok)
-      ++sweep.errors;
-    // The heuristic's best: its rank 0 (the step's own algorithm).
-    if (heur && !heuristicSeen && algos[i].heuristicRank == 0) {
-      heuristicSeen = true;
-      sweep.heuristicAlgorithm = algos[i].description;
-      sweep.heuristicUs = ok ? t : 0;
-    }
-    bool wrong = ok && i < rejected.size() && rejected[i];
-    sweep.rejected += wrong;
-    if (ok && !wrong && (sweep.bestIndex < 0 || t < sweep.bestUs)) {
-      sweep.bestIndex = static_cast<int>(i);
-      sweep.bestUs = t;
-      sweep.bestAlgorithm = algos[i].description;
-      sweep.bestIsHeuristic = heur;
-    }
-  }
-}
-
 struct Harness::Impl {
   cudaStream_t stream = nullptr;
   void *flush = nullptr;

@@ -49,53 +49,6 @@ int64_t StepBuffers::setBytes() const {
   return n;
 }
 
-StepStatus timeVariants(StepBuffers &buf, int64_t footprintBytes,
-                        const StepVariants &v, uint64_t dropoutSeed,
-                        TimingContext &tc, std::vector<double> &us,
-                        AlgorithmSweep &sweep, std::string &error) {
-  const std::vector<GemmAlgorithm> &algos = *v.algos;
-  HarnessOptions opt = tc.opt;
-  opt.reps = std::max(1, std::min(opt.reps, opt.sweepReps));
-  TimingContext vtc{opt, tc.info, tc.stream, tc.flush, tc.flushBytes,
-                    tc.copyCache};
-  sweep.ran = true;
-  sweep.reps = opt.reps;
-  us.assign(algos.size(), 0.0);
-  sweep.minUs.assign(algos.size(), 0.0);
-  for (size_t i = 0; i < algos.size(); ++i) {
-    StepResult r;
-    std::string err;
-    Setup setup = v.setup(i);
-    StepStatus s;
-    if (opt.timing == TimingMode::Isolated) {
-      Launch launch;
-      s = setup(buf.ptrFn(0), dropoutSeed, launch, err);
-      if (s == StepStatus::Ok)
-        s = timeIsolated(launch, vtc, r, err);
-    } else {
-      s = timeStream(buf, footprintBytes, setup, dropoutSeed, vtc, r, err);
-    }
-    if (s == StepStatus::Ok && r.time.medianUs > 0) {
-      us[i] = r.time.medianUs;
-      sweep.minUs[i] = r.time.minUs;
-      continue;
-    }
-    // Failed: fatal only if the context is broken; a failed launch or a
-    // non-sticky error is this algorithm's alone.
-    cudaError_t e = cudaStreamSynchronize(tc.stream);
-    if (e != cudaSuccess) {
-      error = "algorithm " + std::to_string(i) + " (" + algos[i].description +
-              "): " + err + "; then " + cudaMsg(e, "cudaStreamSynchronize");
-      return StepStatus::CudaError;
-    }
-    cudaGetLastError();
-    if (sweep.firstError.empty())
-      sweep.firstError = algos[i].description + ": " +
-                         (err.empty() ? std::string("no time") : err);
-  }
-  return StepStatus::Ok;
-}
-
 StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
                    const Setup &setup, StepResult &out, std::string &error,
                    const StepVariants *variants) {
@@ -236,6 +189,23 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
     return StepStatus::CudaError;
   DMRT_CUDA(cudaStreamSynchronize(st));
   DMRT_CUDA(cudaGetLastError());
+  // Output k of set 0, every stride-th element (the planted fault applied
+  // when `plant`).
+  auto readSampled = [&](size_t k, int64_t stride, bool plant,
+                         std::vector<double> &values) -> StepStatus {
+    const BundleTensor *t = b.tensor(spec.outputs[k]);
+    Tensor got;
+    got.dtype = t->dtype;
+    got.shape = {t->numElements()};
+    got.bytes.resize(t->bytes);
+    DMRT_CUDA(cudaMemcpy(got.bytes.data(), ptr(spec.outputs[k]), t->bytes,
+                         cudaMemcpyDeviceToHost));
+    std::vector<double> all = toDoubles(got);
+    if (plant)
+      plantFault(all, opt.plantFault);
+    values = referenceSample(all, stride);
+    return StepStatus::Ok;
+  };
   // Compares the outputs of set 0 with the reference.
   auto check = [&](std::vector<OutputCheck> &checks, bool &pass) -> StepStatus {
     for (size_t k = 0; k < spec.outputs.size(); ++k) {
@@ -247,20 +217,14 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
                 std::to_string(k) + ", " + t->name + ")";
         return StepStatus::BundleError;
       }
-      Tensor got;
-      got.dtype = t->dtype;
-      got.shape = {t->numElements()};
-      got.bytes.resize(t->bytes);
-      DMRT_CUDA(cudaMemcpy(got.bytes.data(), ptr(spec.outputs[k]), t->bytes,
-                           cudaMemcpyDeviceToHost));
       // Large outputs are referenced every `stride`-th element.
       int64_t stride = 1;
       if (!referenceSampling(ref, refPath, refName, t->numElements(),
                              rt->numElements(), stride, error))
         return StepStatus::BundleError;
-      std::vector<double> gotAll = toDoubles(got);
-      plantFault(gotAll, opt.plantFault);
-      std::vector<double> gotValues = referenceSample(gotAll, stride);
+      std::vector<double> gotValues;
+      if (StepStatus s = readSampled(k, stride, true, gotValues); s != StepStatus::Ok)
+        return s;
       OutputCheck oc;
       oc.tensor = t->id;
       oc.name = refName + " (" + t->name + ")";
@@ -280,23 +244,6 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
     if (StepStatus s = check(out.outputs, out.pass); s != StepStatus::Ok)
       return s;
   }
-  // Output k of set 0, every stride-th element (the planted fault applied
-  // when `plant`).
-  auto readSampled = [&](size_t k, int64_t stride, bool plant,
-                         std::vector<double> &values) -> StepStatus {
-    const BundleTensor *t = b.tensor(spec.outputs[k]);
-    Tensor got;
-    got.dtype = t->dtype;
-    got.shape = {t->numElements()};
-    got.bytes.resize(t->bytes);
-    DMRT_CUDA(cudaMemcpy(got.bytes.data(), ptr(spec.outputs[k]), t->bytes,
-                         cudaMemcpyDeviceToHost));
-    std::vector<double> all = toDoubles(got);
-    if (plant)
-      plantFault(all, opt.plantFault);
-    values = referenceSample(all, stride);
-    return StepStatus::Ok;
-  };
   // Without a reference, what a sweep's algorithms are compared with: the
   // step's own outputs (the default configuration's), sampled.
   std::vector<std::vector<double>> baseline(spec.outputs.size());

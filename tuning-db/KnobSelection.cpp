@@ -138,50 +138,51 @@ void selectAlgorithms(const dmrt::Manifest &m, dmrt::Configuration &config,
   }
 }
 
-std::string KnobSelection::describe() const {
-  std::string s = "database: " + match.summary() + "\n";
+namespace {
+
+/// One line per choice ("  NAME: N candidate(s); default .. us, chosen .. us
+/// <- what"), then the totals, for kernels and contractions alike.
+template <class Choice, class NameOf>
+std::string describeChoices(const std::vector<Choice> &choices, NameOf nameOf, const char *unit,
+                            const char *noRecords, const char *noun, double chosenSumUs,
+                            double defaultSumUs, int comparable) {
+  std::string s;
   int measured = 0, changed = 0;
-  for (const KernelChoice &c : kernels) {
+  for (const Choice &c : choices) {
     measured += c.chosenUs >= 0;
     changed += c.changed;
-    s += "  " + c.kernel + ": ";
+    s += "  " + nameOf(c) + ": ";
     if (c.chosenUs < 0) {
-      s += "no records (default knobs)\n";
+      s += std::string("no records (") + noRecords + ")\n";
       continue;
     }
-    s += std::to_string(c.candidates) + " candidate(s); default " + fmtUs(c.defaultUs) +
+    s += std::to_string(c.candidates) + " " + unit + "; default " + fmtUs(c.defaultUs) +
          " us, chosen " + fmtUs(c.chosenUs) + " us" + (c.changed ? " <- " + c.chosen : "") +
          "\n";
   }
-  s += std::to_string(measured) + " of " + std::to_string(kernels.size()) +
-       " kernel(s) measured, " + std::to_string(changed) + " changed";
+  s += std::to_string(measured) + " of " + std::to_string(choices.size()) + " " + noun +
+       "(s) measured, " + std::to_string(changed) + " changed";
   if (comparable)
-    s += "; predicted kernel time " + fmtUs(chosenSumUs) + " us against the default's " +
-         fmtUs(defaultSumUs) + " us over the " + std::to_string(comparable) +
-         " kernel(s) measured both ways";
-  s += "\n";
-  if (contractions.empty())
-    return s;
-  int cMeasured = 0, cChanged = 0;
-  for (const ContractionChoice &c : contractions) {
-    cMeasured += c.chosenUs >= 0;
-    cChanged += c.changed;
-    s += "  " + c.contraction + " (" + c.equation + "): ";
-    if (c.chosenUs < 0) {
-      s += "no records (the heuristic's algorithm)\n";
-      continue;
-    }
-    s += std::to_string(c.candidates) + " algorithm(s); default " + fmtUs(c.defaultUs) +
-         " us, chosen " + fmtUs(c.chosenUs) + " us" + (c.changed ? " <- " + c.chosen : "") +
-         "\n";
-  }
-  s += std::to_string(cMeasured) + " of " + std::to_string(contractions.size()) +
-       " contraction(s) measured, " + std::to_string(cChanged) + " changed";
-  if (contractionsComparable)
-    s += "; predicted contraction time " + fmtUs(contractionChosenSumUs) +
-         " us against the default's " + fmtUs(contractionDefaultSumUs) + " us over the " +
-         std::to_string(contractionsComparable) + " contraction(s) measured both ways";
+    s += std::string("; predicted ") + noun + " time " + fmtUs(chosenSumUs) +
+         " us against the default's " + fmtUs(defaultSumUs) + " us over the " +
+         std::to_string(comparable) + " " + noun + "(s) measured both ways";
   return s + "\n";
+}
+
+} // namespace
+
+std::string KnobSelection::describe() const {
+  std::string s = "database: " + match.summary() + "\n";
+  s += describeChoices(
+      kernels, [](const KernelChoice &c) { return c.kernel; }, "candidate(s)", "default knobs",
+      "kernel", chosenSumUs, defaultSumUs, comparable);
+  if (!contractions.empty())
+    s += describeChoices(
+        contractions,
+        [](const ContractionChoice &c) { return c.contraction + " (" + c.equation + ")"; },
+        "algorithm(s)", "the heuristic's algorithm", "contraction", contractionChosenSumUs,
+        contractionDefaultSumUs, contractionsComparable);
+  return s;
 }
 
 } // namespace dmc::tuningdb

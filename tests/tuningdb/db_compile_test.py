@@ -37,6 +37,15 @@ def run(cmd, ok=True):
     return r
 
 
+def write_run(bundle, manifest, path, steps, device=DEVICE, reference=True, model=None):
+    """What `dmrt-bench --json` writes for a run of `steps` on `bundle` (its `manifest`)."""
+    doc = {"bundle": bundle, "model": model or manifest["model"],
+           "arch": manifest["arch"], "device": device, "options": {"reference": reference},
+           "planted_fault": "none", "steps": steps}
+    json.dump(doc, open(path, "w"))
+    return path
+
+
 def bench_json(bundle, path, us, failing=(), device=DEVICE, reference=True, model=None):
     manifest = json.load(open(os.path.join(bundle, "manifest.json")))
     steps = []
@@ -48,11 +57,7 @@ def bench_json(bundle, path, us, failing=(), device=DEVICE, reference=True, mode
     for c in manifest["contractions"]:
         steps.append({"kind": "contraction", "id": c["id"], "name": c["equation"],
                       "skipped": "above the flop limit"})
-    doc = {"bundle": bundle, "model": model or manifest["model"], "arch": manifest["arch"],
-           "device": device, "options": {"reference": reference}, "planted_fault": "none",
-           "steps": steps}
-    json.dump(doc, open(path, "w"))
-    return path
+    return write_run(bundle, manifest, path, steps, device, reference, model)
 
 
 def algo(i):
@@ -73,11 +78,7 @@ def sweep_json(bundle, path, runs_of):
                       "pass": True, "reference_skipped": "above the flop limit",
                       "algorithm_reps": 5, "algorithms_checked_against": "default",
                       "algorithm_runs": runs})
-    doc = {"bundle": bundle, "model": manifest["model"], "arch": manifest["arch"],
-           "device": DEVICE, "options": {"reference": True}, "planted_fault": "none",
-           "steps": steps}
-    json.dump(doc, open(path, "w"))
-    return path
+    return write_run(bundle, manifest, path, steps)
 
 
 def contraction_algorithms(args, tmp):
@@ -166,11 +167,7 @@ def priced_json(bundle, path, kernel_us, contraction_us):
                       "checked": False, "pass": True, "reference_skipped": "above the flop limit",
                       "algorithm_reps": 5, "algorithms_checked_against": "default",
                       "algorithm_runs": [run_]})
-    doc = {"bundle": bundle, "model": manifest["model"], "arch": manifest["arch"],
-           "device": DEVICE, "options": {"reference": True}, "planted_fault": "none",
-           "steps": steps}
-    json.dump(doc, open(path, "w"))
-    return path
+    return write_run(bundle, manifest, path, steps)
 
 
 def attention_paths(args, tmp):
