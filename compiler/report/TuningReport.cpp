@@ -15,21 +15,29 @@
 namespace dmc::report {
 namespace {
 
-/// The plot's input (violins.py's format): kernels with measurements only.
+/// One violin's entry (violins.py's format) of a kernel's or contraction's
+/// choice, or nothing when it has no measurements.
+template <class Choice>
+void addViolin(llvm::json::Array &ops, const std::string &name, const Choice &c) {
+  if (c.candidateUs.empty())
+    return;
+  llvm::json::Array times;
+  for (double t : c.candidateUs)
+    times.push_back(t);
+  ops.push_back(llvm::json::Object{
+      {"name", name},
+      {"times_us", std::move(times)},
+      {"default_us", c.defaultUs >= 0 ? llvm::json::Value(c.defaultUs) : nullptr},
+      {"chosen_us", c.chosenUs >= 0 ? llvm::json::Value(c.chosenUs) : nullptr}});
+}
+
+/// The plot's input: kernels, then contractions, with measurements only.
 std::string plotInput(const tuningdb::KnobSelection &sel, const std::string &title) {
   llvm::json::Array kernels;
-  for (const tuningdb::KernelChoice &k : sel.kernels) {
-    if (k.candidateUs.empty())
-      continue;
-    llvm::json::Array times;
-    for (double t : k.candidateUs)
-      times.push_back(t);
-    kernels.push_back(llvm::json::Object{
-        {"name", k.kernel},
-        {"times_us", std::move(times)},
-        {"default_us", k.defaultUs >= 0 ? llvm::json::Value(k.defaultUs) : nullptr},
-        {"chosen_us", k.chosenUs >= 0 ? llvm::json::Value(k.chosenUs) : nullptr}});
-  }
+  for (const tuningdb::KernelChoice &k : sel.kernels)
+    addViolin(kernels, k.kernel, k);
+  for (const tuningdb::ContractionChoice &c : sel.contractions)
+    addViolin(kernels, c.contraction + " " + c.equation, c);
   std::string text;
   llvm::raw_string_ostream(text)
       << llvm::json::Value(llvm::json::Object{{"title", title}, {"kernels", std::move(kernels)}});
@@ -43,7 +51,8 @@ std::string us(double v) { return v < 0 ? "-" : llvm::formatv("{0:f1}", v).str()
 llvm::Error writeTuningReport(const tuningdb::KnobSelection &sel, const std::string &device,
                               const std::string &model, const std::string &dbPath,
                               const std::string &path) {
-  std::string title = model + " on " + device + ": measured configurations per kernel";
+  std::string title =
+      model + " on " + device + ": measured configurations per kernel and contraction";
   // The violins, or why there are none.
   std::string svg, missing;
   // $DMC_PYTHON, else Debian's python3 (where python3-matplotlib installs),
@@ -79,9 +88,10 @@ llvm::Error writeTuningReport(const tuningdb::KnobSelection &sel, const std::str
   os << "<h1>" << htmlEscape(title) << "</h1>\n<p>Database <code>" << htmlEscape(dbPath)
      << "</code>; records matched on device, NVRTC and codegen version: "
      << sel.match.matched.size() << ". Each violin: the kernel's measured configurations "
-     << "in its default layouts, median time over its fastest; circle: the default "
-     << "configuration, diamond: the fastest (the global selection may also move "
-     << "layouts; see <code>dmc compile</code>'s output).</p>\n";
+     << "in its default layouts (a contraction's: its measured cuBLASLt algorithms), "
+     << "median time over its fastest; circle: the default configuration, diamond: the "
+     << "chosen one (the global selection may also move layouts; see <code>dmc "
+     << "compile</code>'s output).</p>\n";
   if (!svg.empty())
     os << "<div id=\"violins\">" << svg << "</div>\n";
   else
@@ -95,7 +105,20 @@ llvm::Error writeTuningReport(const tuningdb::KnobSelection &sel, const std::str
        << us(k.chosenUs) << "</td><td>" << htmlEscape(k.chosen) << "</td></tr>\n";
   os << "</table>\n<p>Kernels measured with their default knobs too: " << sel.comparable
      << "; their time " << us(sel.defaultSumUs) << " us default, " << us(sel.chosenSumUs)
-     << " us fastest.</p>\n</body></html>\n";
+     << " us fastest.</p>\n";
+  if (!sel.contractions.empty()) {
+    os << "<table id=\"contractions\">\n<tr><th>contraction</th><th>algorithms</th>"
+          "<th>default us</th><th>chosen us</th><th>chosen algorithm</th></tr>\n";
+    for (const tuningdb::ContractionChoice &c : sel.contractions)
+      os << "<tr><td>" << htmlEscape(c.contraction + " " + c.equation)
+         << "</td><td class=\"num\">" << c.candidates << "</td><td class=\"num\">"
+         << us(c.defaultUs) << "</td><td class=\"num\">" << us(c.chosenUs) << "</td><td>"
+         << htmlEscape(c.chosen) << "</td></tr>\n";
+    os << "</table>\n<p>Contractions measured with the heuristic's algorithm too: "
+       << sel.contractionsComparable << "; their time " << us(sel.contractionDefaultSumUs)
+       << " us default, " << us(sel.contractionChosenSumUs) << " us chosen.</p>\n";
+  }
+  os << "</body></html>\n";
   return llvm::Error::success();
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Violin plots of a tuning database's measurements, one violin per kernel.
+"""Violin plots of a tuning database's measurements, one violin per kernel or contraction.
 
 Usage: violins.py -o OUT.svg IN.json, IN.json as `dmc compile --db-report`
 writes it: {"title": "...", "kernels": [{"name": "k3_softmax", "times_us":
