@@ -169,19 +169,12 @@ std::string validate(const AttentionProblem &p) {
   return "";
 }
 
-int64_t keepStageBytes(const AttentionProblem &p, const AttentionTiles &t) {
-  if (!usesKeepBits(p))
-    return 0;
-  int64_t bytes = int64_t(t.warps) * 16 * keepBitsWords(p) * 4;
-  return bytes <= kKeepStageMaxBytes ? bytes : 0;
-}
-
 unsigned sharedBytes(const AttentionProblem &p, const AttentionTiles &t,
                      AttentionKernelKind kind) {
   int64_t bytes = 0;
   switch (kind) {
-  case AttentionKernelKind::Forward: // Q; 2 stages of K, V; staged keep-bit rows
-    bytes = tileBytes(t.blockM, p.D) + 4 * tileBytes(t.blockN, p.D) + keepStageBytes(p, t);
+  case AttentionKernelKind::Forward:
+    bytes = tileBytes(t.blockM, p.D) + 4 * tileBytes(t.blockN, p.D);
     break;
   case AttentionKernelKind::GradQ: // Q, dO, o; 2 stages of K, V; lse, Drow
     bytes = 3 * tileBytes(t.blockM, p.D) + 4 * tileBytes(t.blockN, p.D) + 2 * 4 * t.blockM;

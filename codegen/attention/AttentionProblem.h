@@ -83,8 +83,6 @@ struct AttentionProblem {
 
 /// Keep-bit words per (b, h, j) row: ceil(Lk / 32).
 inline int64_t keepBitsWords(const AttentionProblem &p) { return (p.Lk + 31) / 32; }
-/// Most shared memory the forward spends staging its keep-bit rows.
-inline constexpr int64_t kKeepStageMaxBytes = 16 * 1024;
 /// Whether the forward writes (and the backward kernels read) keep bits.
 inline bool usesKeepBits(const AttentionProblem &p) { return p.keepBits && p.dropout > 0; }
 
@@ -151,11 +149,6 @@ AttentionLaunch launchGeometry(const AttentionProblem &p, const AttentionTiles &
 /// Dynamic shared memory of `kind` with `tiles`, in bytes.
 unsigned sharedBytes(const AttentionProblem &p, const AttentionTiles &tiles,
                      AttentionKernelKind kind);
-/// Bytes of the forward's keep-bit staging: every warp's 16 rows of
-/// keepBitsWords words, written once, coalesced, after its last key tile
-/// (Forward.h); 0 (the words go straight to global memory per tile) without
-/// keep bits or when that exceeds kKeepStageMaxBytes.
-int64_t keepStageBytes(const AttentionProblem &p, const AttentionTiles &tiles);
 
 /// The names of the entry's tensor parameters in order (the kernel ABI of
 /// runtime/format/KernelAbi.h: inputs, outputs, then `seed`):

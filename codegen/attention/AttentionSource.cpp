@@ -128,7 +128,6 @@ std::string emitAttentionSource(const AttentionProblem &p, const AttentionTiles 
   w.stride("kBitsJ", keep ? p.bits.j : 0);
   w.stride("kBitsW", keep ? p.bits.w : 0);
   w.integer("kBitsWords", keepBitsWords(p));
-  w.flag("kStageKeepWords", keepStageBytes(p, tiles) > 0);
   w.word("kDropoutId", p.dropoutId);
   w.word("kDropThreshold", dmrt::dropoutThreshold(p.dropout));
   w.real("kKeepScale", (float)(1.0 / (1.0 - p.dropout)), "1 / (1 - p)");

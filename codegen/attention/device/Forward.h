@@ -19,15 +19,10 @@
 // visibility of every element as int32 words (Masking.h): each visited key
 // tile stores its kBlockN / 32 words of the warp's rows, read off the Philox
 // row masks (key runs) or packed from the fragment's keep bits (Store.h
-// storeRowKeepWords). With Cfg::kStageKeepWords (the rows fit
-// kKeepStageMaxBytes) the words go to the warp's rows in shared memory,
-// zeroed first, and are written to global memory once after the loop, whole
-// sectors at a time (flushKeepWords); otherwise each tile stores them
-// directly and after the loop the warp zeros the words of the tiles it
-// skipped. Either way every word of every row < Lq is written.
+// storeRowKeepWords), and after the loop the warp zeros the
+// words of the tiles it skipped, so every word of every row < Lq is written.
 //
-// Shared memory: Q [kBlockM][D], then 2 stages of K [kBlockN][D], V [kBlockN][D],
-// then, staging, each warp's keep rows [16][kBitsWords] (uint32).
+// Shared memory: Q [kBlockM][D], then 2 stages of K [kBlockN][D], V [kBlockN][D].
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_ATTENTION_DEVICE_FORWARD_H
@@ -79,10 +74,6 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
 
   const uint32_t qs = sharedAddress(smem);
   const uint32_t kvs = qs + QTile::kBytes; // stage s: K at kvs + 2s*KV, V after it
-  uint32_t *keepStage = reinterpret_cast<uint32_t *>(
-      smem + QTile::kBytes + 4 * KVTile::kBytes + 64 * Cfg::kBitsWords * warp);
-  if constexpr (Cfg::kStageKeepWords)
-    clearKeepStage<Cfg>(keepStage); // ordered before the stores by the loop's barrier
   if (nTiles > 0) {
     QTile::template load<NT>(qs, qHead, Cfg::kQj, q0, Cfg::kLq);
     KVTile::template load<NT>(kvs, kHead, Cfg::kKk, 0, Cfg::kLk);
@@ -155,8 +146,7 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
         dropoutQueryMajor<Cfg, NA, Cfg::kDropoutKeyRuns>(keep, seed, b, h, wq0, k0, &rows);
         if constexpr (!Cfg::kDropoutKeyRuns)
           packRowKeepWords(keep, rows);
-        storeRowKeepWords<Cfg, NA, Cfg::kStageKeepWords>(bits, b, h, wq0, k0, kLimit, needMask,
-                                                         rows, keepStage);
+        storeRowKeepWords<Cfg>(bits, b, h, wq0, k0, kLimit, needMask, rows);
       } else {
         dropoutQueryMajor<Cfg>(keep, seed, b, h, wq0, k0);
       }
@@ -170,10 +160,7 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
   }
   if (nTiles > 0)
     cpAsyncWait<0>();
-  if constexpr (Cfg::kStageKeepWords) {
-    syncThreads(); // every lane's staged words (and the clear, with no tile)
-    flushKeepWords<Cfg>(bits, b, h, wq0, keepStage);
-  } else if constexpr (Cfg::kKeepBits) {
+  if constexpr (Cfg::kKeepBits) {
     // The tiles visited above wrote words [0, visited * BN / 32) of this
     // warp's rows (causal: tiles with k0 <= wq0 + 15); zero the rest.
     int visited = nTiles;

@@ -31,30 +31,13 @@ DMC_ATTN_DEV void storeRows(uint16_t *base, int64_t rowStride, int row0, int row
   }
 }
 
-/// Word `word` of row `row`'s keep words with the keys it may not see
-/// cleared, on a tile that needs the mask: keys below kLimit and, causal, up
-/// to the row's query.
-template <class Cfg>
-DMC_ATTN_DEV uint32_t visibleKeepWord(uint32_t w, int row, int word, int kLimit, bool needMask) {
-  if (!needMask)
-    return w;
-  int limit = kLimit;
-  if (Cfg::kCausal && row + 1 < limit)
-    limit = row + 1;
-  const int n = limit - 32 * word; // keys [32 word, limit) are visible
-  return w & (n <= 0 ? 0u : n >= 32 ? ~0u : (1u << n) - 1u);
-}
-
 /// Writes a fragment's keep words (rows query0 + g, + 8; words key0/32 ..
 /// + NA/4: RowKeepWords, from dropoutQueryMajor or packRowKeepWords), ANDed
-/// with visibility (visibleKeepWord). One lane per (row, word) stores. With
-/// Stage (Cfg::kStageKeepWords) they go to the warp's staged rows `stage`
-/// ([16][kBitsWords] in shared memory, flushKeepWords writes them), else
-/// straight to global memory.
-template <class Cfg, int NA, bool Stage = false>
+/// with visibility on a tile that needs the mask: keys below kLimit and,
+/// causal, up to the row's query. One lane per (row, word) stores.
+template <class Cfg, int NA>
 DMC_ATTN_DEV void storeRowKeepWords(uint32_t *words, int b, int h, int query0, int key0,
-                                    int kLimit, bool needMask, const RowKeepWords<NA> &rows,
-                                    uint32_t *stage = nullptr) {
+                                    int kLimit, bool needMask, const RowKeepWords<NA> &rows) {
   constexpr int NW = NA / 4;
   const int g = laneId() >> 2, t = laneId() & 3;
   uint32_t *head = words + (int64_t)b * Cfg::kBitsB + (int64_t)h * Cfg::kBitsH;
@@ -65,32 +48,16 @@ DMC_ATTN_DEV void storeRowKeepWords(uint32_t *words, int b, int h, int query0, i
       const int row = query0 + g + 8 * hf, word = (key0 >> 5) + i;
       if (t != (hf * NW + i) % 4 || row >= Cfg::kLq || word >= Cfg::kBitsWords)
         continue;
-      const uint32_t w = visibleKeepWord<Cfg>(rows.w[hf][i], row, word, kLimit, needMask);
-      if constexpr (Stage)
-        stage[(g + 8 * hf) * Cfg::kBitsWords + word] = w;
-      else
-        head[(int64_t)row * Cfg::kBitsJ + (int64_t)word * Cfg::kBitsW] = w;
+      uint32_t w = rows.w[hf][i];
+      if (needMask) { // keys [32 word, limit) are visible
+        int limit = kLimit;
+        if (Cfg::kCausal && row + 1 < limit)
+          limit = row + 1;
+        const int n = limit - 32 * word;
+        w &= n <= 0 ? 0u : n >= 32 ? ~0u : (1u << n) - 1u;
+      }
+      head[(int64_t)row * Cfg::kBitsJ + (int64_t)word * Cfg::kBitsW] = w;
     }
-}
-
-/// Zeros a warp's staged keep rows (the words of tiles it never visits stay 0).
-template <class Cfg> DMC_ATTN_DEV void clearKeepStage(uint32_t *stage) {
-  for (int i = laneId(); i < 16 * Cfg::kBitsWords; i += 32)
-    stage[i] = 0u;
-}
-
-/// Writes a warp's staged keep rows (rows query0 .. + 15, < Lq) to global
-/// memory, consecutive lanes on consecutive words of a row: whole sectors.
-/// The block has synchronized since the last storeRowKeepWords.
-template <class Cfg>
-DMC_ATTN_DEV void flushKeepWords(uint32_t *words, int b, int h, int query0,
-                                 const uint32_t *stage) {
-  uint32_t *head = words + (int64_t)b * Cfg::kBitsB + (int64_t)h * Cfg::kBitsH;
-  for (int i = laneId(); i < 16 * Cfg::kBitsWords; i += 32) {
-    const int row = query0 + i / Cfg::kBitsWords, word = i % Cfg::kBitsWords;
-    if (row < Cfg::kLq)
-      head[(int64_t)row * Cfg::kBitsJ + (int64_t)word * Cfg::kBitsW] = stage[i];
-  }
 }
 
 /// Zeros words [word0, kBitsWords) of the saved rows query0 .. + 15 (< Lq):

@@ -306,24 +306,6 @@ TEST(AttentionEmulation, KeepBitsCausalDropout) {
                                                                                      tiles);
 }
 
-TEST(AttentionEmulation, KeepBitsDirectStoresLongKeys) {
-  // Lk = 2080 (65 words a row): 4 warps x 16 rows x 65 words do not fit the
-  // forward's staging (kKeepStageMaxBytes), so each tile stores its words,
-  // and the forward zeros the tiles past the batch's 1203 keys it skips; the
-  // backward kernels' configs stage (2 warps).
-  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 1, 70, 2080, 16);
-  p.keyPadding = true;
-  p.dropout = 0.1;
-  p.dropoutId = 4;
-  p.keepBits = true;
-  Tiles tiles{{64, 32, 4}, {32, 32, 2}, {32, 32, 2}};
-  ASSERT_EQ(keepStageBytes(p, tiles.forward), 0);
-  ASSERT_GT(keepStageBytes(p, tiles.gradKV), 0);
-  using Bwd = EmulatedConfig<16, 32, 32, 2, true, false, true, true, true, true>;
-  runCase<EmulatedConfig<16, 64, 32, 4, true, false, true, true, true, true, false>, Bwd, Bwd>(
-      p, {1203}, tiles);
-}
-
 TEST(AttentionEmulation, KeepBitsKeyPaddingUnalignedF16) {
   // Lk = 45: two words a row, the second holding 13 keys; batch 0 has no
   // key (every word 0, nothing visited); bits laid out (b, h, w, j): the word

@@ -258,14 +258,6 @@ TEST(AttentionSource, KeepBitsParametersAndConfig) {
   EXPECT_TRUE(mentions(fwd, "kBitsJ = 5ll"));
   EXPECT_TRUE(mentions(fwd, "kBitsW = 1ll"));
   EXPECT_TRUE(mentions(fwd, "kBitsWords = 4;"));
-  // The forward stages its keep rows in shared memory when they fit.
-  EXPECT_TRUE(mentions(fwd, "kStageKeepWords = true"));
-  const AttentionTiles ft = defaultTiles(p, K::Forward);
-  EXPECT_EQ(keepStageBytes(p, ft), int64_t(ft.warps) * 16 * 4 * 4);
-  AttentionProblem unstaged = base();
-  unstaged.keyPadding = p.keyPadding;
-  EXPECT_EQ(sharedBytes(p, ft, K::Forward) - sharedBytes(unstaged, ft, K::Forward),
-            unsigned(keepStageBytes(p, ft)));
   std::string kv = emitAttentionSource(p, defaultTiles(p, K::GradKV), K::GradKV, "kv");
   EXPECT_TRUE(mentions(kv, "const float *__restrict__ lse, const unsigned *__restrict__ bits,"
                            "\n    const int32_t *__restrict__ lens, uint16_t *__restrict__ dK"))
@@ -285,8 +277,6 @@ TEST(AttentionSource, KeepBitsParametersAndConfig) {
   fwd = emitAttentionSource(p, defaultTiles(p, K::Forward), K::Forward, "f");
   EXPECT_FALSE(mentions(fwd, "bits,"));
   EXPECT_TRUE(mentions(fwd, "kKeepBits = false"));
-  EXPECT_TRUE(mentions(fwd, "kStageKeepWords = false"));
-  EXPECT_EQ(keepStageBytes(p, defaultTiles(p, K::Forward)), 0);
   EXPECT_TRUE(mentions(fwd, "(q, k, v, nullptr, o, lse, nullptr, seed, smem)")) << fwd;
 }
 
