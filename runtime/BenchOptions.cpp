@@ -135,6 +135,8 @@ std::string algorithmSweepLine(const AlgorithmSweep &s) {
   line += format(" by %s #%d: ", s.bestIsHeuristic ? "heuristic" : "enumerated",
                  s.bestIndex) +
           s.bestAlgorithm;
+  if (s.modelled > 1 && std::isfinite(s.modelRho))
+    line += format("; cost model rank correlation %.2f over %d", s.modelRho, s.modelled);
   return line;
 }
 

@@ -9,6 +9,8 @@
 #include "runtime/GemmRunner.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cmath>
 #include <tuple>
 
 namespace dmrt {
@@ -259,6 +261,83 @@ selectCandidates(const std::vector<std::vector<GemmAlgoConfig>> &perId,
     }
   }
   return kept;
+}
+
+bool tileShape(uint32_t tile, int &rows, int &cols) {
+  std::string name = tileName(tile);
+  size_t x = name.find('x');
+  if (tile == CUBLASLT_MATMUL_TILE_UNDEFINED || x == std::string::npos)
+    return false;
+  char *end = nullptr;
+  long r = std::strtol(name.c_str(), &end, 10);
+  if (end != name.c_str() + x)
+    return false;
+  long c = std::strtol(name.c_str() + x + 1, &end, 10);
+  if (*end != '\0' || r < 1 || c < 1)
+    return false;
+  rows = int(r);
+  cols = int(c);
+  return true;
+}
+
+double modelAlgorithmUs(const GemmDescriptor &g, const GemmAlgoConfig &c, int sms,
+                        double flopsPerSm, double bytesPerSecond) {
+  int tm = 0, tn = 0;
+  if (!tileShape(c.tile, tm, tn) || sms < 1 || !(flopsPerSm > 0) || !(bytesPerSecond > 0))
+    return -1;
+  const int64_t splitK = std::max<int64_t>(1, c.splitK);
+  const int64_t batch = std::max<int64_t>(1, g.batchCount);
+  const int64_t tiles = ((g.m + tm - 1) / tm) * ((g.n + tn - 1) / tn) * batch * splitK;
+  const int64_t waves = (tiles + sms - 1) / sms;
+  const double tileFlop = 2.0 * tm * tn * double((g.k + splitK - 1) / splitK);
+  double us = double(waves) * tileFlop / flopsPerSm * 1e6;
+  if (splitK > 1) // fp32 partials written, then read by the reduction
+    us += 2.0 * double(g.m) * double(g.n) * double(batch) * double(splitK) * 4.0 /
+          bytesPerSecond * 1e6;
+  return us;
+}
+
+namespace {
+/// Ranks 1..n of `v`, ties at their average rank.
+std::vector<double> ranks(const std::vector<double> &v) {
+  std::vector<size_t> order(v.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]])
+      ++j;
+    for (size_t k = i; k <= j; ++k)
+      r[order[k]] = 0.5 * double(i + j) + 1.0;
+    i = j + 1;
+  }
+  return r;
+}
+} // namespace
+
+double spearman(const std::vector<double> &a, const std::vector<double> &b) {
+  const size_t n = a.size();
+  if (n < 2 || b.size() != n)
+    return std::nan("");
+  std::vector<double> ra = ranks(a), rb = ranks(b);
+  double ma = 0, mb = 0;
+  for (size_t i = 0; i < n; ++i) {
+    ma += ra[i];
+    mb += rb[i];
+  }
+  ma /= double(n);
+  mb /= double(n);
+  double sab = 0, saa = 0, sbb = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sab += (ra[i] - ma) * (rb[i] - mb);
+    saa += (ra[i] - ma) * (ra[i] - ma);
+    sbb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  if (saa == 0 || sbb == 0)
+    return std::nan("");
+  return sab / std::sqrt(saa * sbb);
 }
 
 } // namespace dmrt

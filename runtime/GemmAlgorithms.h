@@ -29,6 +29,7 @@
 #define DMRT_GEMMALGORITHMS_H
 
 #include "runtime/format/GemmAlgoConfig.h"
+#include "runtime/format/GemmDescriptor.h"
 
 #include <cublasLt.h>
 
@@ -166,6 +167,24 @@ selectCandidates(const std::vector<std::vector<GemmAlgoConfig>> &perId,
                  const std::function<bool(const GemmAlgoConfig &)> &accept,
                  int maxChecks = -1, GemmEnumStats *stats = nullptr,
                  int scanPerTurn = -1);
+
+/// The tile of CUBLASLT_MATMUL_TILE_<M>x<N> as rows x columns of D; false
+/// for UNDEFINED and ids this cublasLt.h does not name.
+bool tileShape(uint32_t tile, int &rows, int &cols);
+
+/// The tuner's analytic cost model of one algorithm of GEMM `g` (m x n x k,
+/// batchCount) on a GPU of `sms` SMs: its tiles (ceil(m / tile rows) x
+/// ceil(n / tile columns) x batch x split-k) run in waves of one tile per
+/// SM, each wave taking a tile's flop (2 x rows x columns x ceil(k /
+/// split-k)) at the per-SM rate `flopsPerSm` (flop/s); split-k > 1 adds its
+/// reduction, split-k partial results of m x n x batch fp32 written and read
+/// at `bytesPerSecond`. Microseconds; < 0 when the tile is unknown.
+double modelAlgorithmUs(const GemmDescriptor &g, const GemmAlgoConfig &c, int sms,
+                        double flopsPerSm, double bytesPerSecond);
+
+/// Spearman's rank correlation of `a` and `b` (equal sizes; ties get their
+/// average rank); NaN with fewer than 2 pairs or a constant side.
+double spearman(const std::vector<double> &a, const std::vector<double> &b);
 
 //===--- cuBLASLt algo structure (no GPU work) ----------------------------===//
 

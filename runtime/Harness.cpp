@@ -312,6 +312,8 @@ StepStatus Harness::runContraction(const Bundle &b, const BundleContraction &c,
   if (s != StepStatus::Ok && s != StepStatus::Mismatch && s != StepStatus::Skipped &&
       !error.empty())
     error = "contraction " + std::to_string(c.id) + " (" + c.equation + "): " + error;
+  if (out.sweep.ran)
+    modelSweep(g, c.flop, info_, out.sweep);
   return s;
 }
 

@@ -167,6 +167,9 @@ struct AlgorithmRun {
   bool checked = false, pass = false;
   double worstRatio = 0;   // largest |error| / bound over its outputs
   std::string error;       // why it did not run or was rejected
+  /// The analytic cost model's time (modelAlgorithmUs, runtime/GemmAlgorithms.h);
+  /// < 0 when not modelled (unknown tile, or the entry did not pass).
+  double modelUs = -1;
 };
 
 /// The algorithms one contraction timed under AlgorithmMode::All.
@@ -195,6 +198,10 @@ struct AlgorithmSweep {
   std::string checkedAgainst;
   std::vector<AlgorithmRun> runs; // one per entry, in the sweep's order
   std::vector<double> minUs;      // timeVariants: each entry's fastest launch
+  /// The cost model against the measurement over the passing entries it
+  /// models (modelled of them): Spearman's rank correlation, NaN with < 2.
+  int modelled = 0;
+  double modelRho = 0;
 };
 /// Fills the timing fields of `sweep` (tried, errors, rejected, heuristic*,
 /// best*, heuristic / enumerated counts) from one time per entry of `algos`
@@ -206,6 +213,14 @@ void summarizeAlgorithmSweep(const std::vector<GemmAlgorithm> &algos,
                              const std::vector<double> &us,
                              AlgorithmSweep &sweep,
                              const std::vector<bool> &rejected = {});
+
+struct DeviceInfo;
+/// Prices every passing entry of `sweep` (a contraction of GEMM `g`, `flop`
+/// flop) with modelAlgorithmUs: the GEMM rate is the fastest passing entry's
+/// measured one, the bandwidth the device's copy bandwidth; sets each
+/// entry's modelUs and the sweep's modelled and modelRho.
+void modelSweep(const GemmDescriptor &g, int64_t flop, const DeviceInfo &info,
+                AlgorithmSweep &sweep);
 
 struct HarnessOptions;
 /// Key of the per-Harness cache of same-size copy times: the copy's bytes

@@ -2,11 +2,13 @@
 //
 // Under AlgorithmMode::All a contraction step times every algorithm of its
 // sweep on the step's buffers (timeVariants, called by runStep, which then
-// checks each one) and summarizes the times (summarizeAlgorithmSweep).
+// checks each one), summarizes the times (summarizeAlgorithmSweep) and
+// prices them with the analytic cost model (modelSweep).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/HarnessInternal.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace dmrt {
@@ -44,6 +46,31 @@ void summarizeAlgorithmSweep(const std::vector<GemmAlgorithm> &algos,
       sweep.bestIsHeuristic = heur;
     }
   }
+}
+
+void modelSweep(const GemmDescriptor &g, int64_t flop, const DeviceInfo &info,
+                AlgorithmSweep &sweep) {
+  // The GEMM rate: the fastest passing entry's; the bandwidth: the copy's.
+  double rate = 0;
+  for (const AlgorithmRun &r : sweep.runs)
+    if (r.pass && r.medianUs > 0)
+      rate = std::max(rate, double(flop) / (r.medianUs * 1e-6));
+  std::vector<double> model, measured;
+  for (AlgorithmRun &r : sweep.runs) {
+    GemmAlgoConfig c;
+    std::string why;
+    r.modelUs = -1;
+    if (!r.pass || !(r.medianUs > 0) || !parseAlgorithm(r.algorithm, c, why) ||
+        info.smCount < 1)
+      continue;
+    r.modelUs = modelAlgorithmUs(g, c, info.smCount, rate / info.smCount, info.copyGBs * 1e9);
+    if (r.modelUs > 0) {
+      model.push_back(r.modelUs);
+      measured.push_back(r.medianUs);
+    }
+  }
+  sweep.modelled = int(model.size());
+  sweep.modelRho = spearman(model, measured);
 }
 
 namespace detail {

@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -244,6 +245,7 @@ int main(int argc, char **argv) {
   int unmappableSteps = 0; // contractions without a cuBLASLt form: not run
   std::vector<std::string> missedFault; // --plant-fault: checked steps that passed
   std::vector<std::string> failures;
+  std::vector<double> modelRhos; // each swept contraction's cost-model rank correlation
   bool stop = false;
   for (const BundleStep &s : run) {
     if (stop)
@@ -345,7 +347,8 @@ int main(int argc, char **argv) {
                    {"min_us", a.minUs},
                    {"checked", a.checked},
                    {"pass", a.pass},
-                   {"worst_ratio", a.worstRatio}};
+                   {"worst_ratio", a.worstRatio},
+                   {"model_us", a.modelUs}};
         if (a.heuristic)
           ja["heuristic_rank"] = a.heuristicRank;
         if (!a.error.empty())
@@ -353,6 +356,11 @@ int main(int argc, char **argv) {
         runs.push_back(std::move(ja));
       }
       js["algorithm_runs"] = std::move(runs);
+      js["cost_model_modelled"] = sw.modelled;
+      if (sw.modelled > 1 && std::isfinite(sw.modelRho)) {
+        js["cost_model_spearman"] = sw.modelRho;
+        modelRhos.push_back(sw.modelRho);
+      }
     }
     if (!r.referenceSkipped.empty()) {
       std::printf("       not checked against a reference (%s); its algorithms were "
@@ -397,6 +405,24 @@ int main(int argc, char **argv) {
                          " passed the comparison of " + m);
       exitCode = kExitMismatch;
     }
+  }
+  // The cost model's rank correlation with the measurement, per op kind
+  // (contractions: their algorithm sweeps; kernels are not modelled).
+  if (!modelRhos.empty()) {
+    double sum = 0, lo = modelRhos[0], hi = modelRhos[0];
+    for (double r : modelRhos) {
+      sum += r;
+      lo = std::min(lo, r);
+      hi = std::max(hi, r);
+    }
+    std::printf("cost model: rank correlation with the measured times over %zu contraction "
+                "sweep(s): mean %.2f (from %.2f to %.2f); kernels not modelled\n",
+                modelRhos.size(), sum / double(modelRhos.size()), lo, hi);
+    j["cost_model"] = {{"op_kind", "contraction"},
+                       {"sweeps", modelRhos.size()},
+                       {"mean_spearman", sum / double(modelRhos.size())},
+                       {"min_spearman", lo},
+                       {"max_spearman", hi}};
   }
   j["planted_fault"] = plantedFaultName(planted);
   j["unmappable_steps"] = unmappableSteps;

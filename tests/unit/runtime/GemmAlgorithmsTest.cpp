@@ -406,3 +406,98 @@ TEST(GemmAlgorithms, SweepSummaryNeverPicksARejectedAlgorithm) {
   EXPECT_EQ(s.bestIndex, -1);
   EXPECT_EQ(s.rejected, 3);
 }
+
+TEST(GemmAlgorithms, TileShapes) {
+  int r = 0, c = 0;
+  ASSERT_TRUE(tileShape(CUBLASLT_MATMUL_TILE_128x256, r, c));
+  EXPECT_EQ(r, 128);
+  EXPECT_EQ(c, 256);
+  ASSERT_TRUE(tileShape(CUBLASLT_MATMUL_TILE_64x128, r, c));
+  EXPECT_EQ(r, 64);
+  EXPECT_EQ(c, 128);
+  EXPECT_FALSE(tileShape(CUBLASLT_MATMUL_TILE_UNDEFINED, r, c));
+  EXPECT_FALSE(tileShape(999999u, r, c)); // "tile#999999"
+}
+
+TEST(GemmAlgorithms, CostModelCountsWavesPaddingAndSplitK) {
+  GemmDescriptor g;
+  g.m = 4096;
+  g.n = 4096;
+  g.k = 1024;
+  g.batchCount = 1;
+  GemmAlgoConfig big, small, split;
+  big.tile = CUBLASLT_MATMUL_TILE_256x128;
+  small.tile = CUBLASLT_MATMUL_TILE_128x128;
+  split = small;
+  split.splitK = 2;
+  const double rate = 1e12, bw = 4e12; // flop/s per SM, bytes/s
+  // 256x128 tiles: 16 x 32 = 512 tiles on 132 SMs = 4 waves of 2*256*128*1024 flop.
+  EXPECT_DOUBLE_EQ(modelAlgorithmUs(g, big, 132, rate, bw), 4 * 2.0 * 256 * 128 * 1024 / rate * 1e6);
+  // 128x128: 1024 tiles = 8 waves of half the flop: the same time without padding...
+  EXPECT_DOUBLE_EQ(modelAlgorithmUs(g, small, 132, rate, bw),
+                   8 * 2.0 * 128 * 128 * 1024 / rate * 1e6);
+  // ... but m = 4224 (33 x 128) pads the 256-row tiles: 17 x 32 tiles in 5
+  // waves of the whole flop against 33 x 32 in 8 waves of half of it.
+  g.m = 4224;
+  EXPECT_GT(modelAlgorithmUs(g, big, 132, rate, bw), modelAlgorithmUs(g, small, 132, rate, bw));
+  // Split-k: twice the tiles of half the depth, plus its fp32 reduction.
+  g.m = 4096;
+  double waves = std::ceil(2048.0 / 132);
+  EXPECT_DOUBLE_EQ(modelAlgorithmUs(g, split, 132, rate, bw),
+                   waves * 2.0 * 128 * 128 * 512 / rate * 1e6 + 2.0 * 4096 * 4096 * 2 * 4 / bw * 1e6);
+  // An unknown tile or rate is not modelled.
+  GemmAlgoConfig unknown;
+  EXPECT_LT(modelAlgorithmUs(g, unknown, 132, rate, bw), 0);
+  EXPECT_LT(modelAlgorithmUs(g, big, 132, 0, bw), 0);
+}
+
+TEST(GemmAlgorithms, SpearmanRankCorrelation) {
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
+  // Monotone, not linear: still 1.
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4}, {1, 8, 27, 1000}), 1.0);
+  // Ties take their average rank: ranks (1.5, 1.5, 3) against (1, 2, 3).
+  EXPECT_NEAR(spearman({5, 5, 9}, {1, 2, 3}), 0.8660254037844386, 1e-12);
+  EXPECT_TRUE(std::isnan(spearman({1}, {1})));
+  EXPECT_TRUE(std::isnan(spearman({2, 2, 2}, {1, 2, 3}))); // a constant side
+  // Planted: one swapped pair is not a perfect correlation.
+  EXPECT_LT(spearman({1, 2, 3, 4, 5}, {1, 2, 4, 3, 5}), 1.0);
+}
+
+TEST(GemmAlgorithms, ModelSweepRanksThePassingEntries) {
+  GemmDescriptor g;
+  g.m = g.n = 2048;
+  g.k = 512;
+  g.batchCount = 1;
+  DeviceInfo info;
+  info.smCount = 100;
+  info.copyGBs = 3000;
+  AlgorithmSweep s;
+  auto entry = [](uint32_t tile, int splitK, double us, bool pass) {
+    GemmAlgoConfig c;
+    c.algoId = 66;
+    c.tile = tile;
+    c.splitK = splitK;
+    AlgorithmRun r;
+    r.algorithm = serializeAlgorithm(c);
+    r.medianUs = us;
+    r.pass = pass;
+    return r;
+  };
+  // On 100 SMs the model orders 64x64 (1024 tiles: 11 waves of 4096 x 2k
+  // flop) < 128x128 (3 waves of 16384 x 2k) < 256x256 (1 wave of 65536 x
+  // 2k); measured in that order. A failed entry is not modelled.
+  s.runs = {entry(CUBLASLT_MATMUL_TILE_64x64, 1, 10, true),
+            entry(CUBLASLT_MATMUL_TILE_128x128, 1, 11, true),
+            entry(CUBLASLT_MATMUL_TILE_256x256, 1, 12, true),
+            entry(CUBLASLT_MATMUL_TILE_64x64, 1, 1, false)};
+  modelSweep(g, 2 * g.m * g.n * g.k, info, s);
+  EXPECT_EQ(s.modelled, 3);
+  EXPECT_DOUBLE_EQ(s.modelRho, 1.0);
+  EXPECT_LT(s.runs[0].modelUs, s.runs[1].modelUs);
+  EXPECT_LT(s.runs[3].modelUs, 0);
+  // Planted: the measured order reversed gives -1.
+  std::swap(s.runs[0].medianUs, s.runs[2].medianUs);
+  modelSweep(g, 2 * g.m * g.n * g.k, info, s);
+  EXPECT_DOUBLE_EQ(s.modelRho, -1.0);
+}
