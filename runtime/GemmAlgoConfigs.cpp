@@ -280,20 +280,26 @@ bool tileShape(uint32_t tile, int &rows, int &cols) {
   return true;
 }
 
-double modelAlgorithmUs(const GemmDescriptor &g, const GemmAlgoConfig &c, int sms,
-                        double flopsPerSm, double bytesPerSecond) {
+double modelAlgorithmUs(const GemmDescriptor &g, const GemmAlgoConfig &c, double waves,
+                        const GemmModelRates &r) {
   int tm = 0, tn = 0;
-  if (!tileShape(c.tile, tm, tn) || sms < 1 || !(flopsPerSm > 0) || !(bytesPerSecond > 0))
+  if (!tileShape(c.tile, tm, tn) || r.sms < 1 || !(r.flopsPerSm > 0) || !(r.reduceBytes > 0))
     return -1;
   const int64_t splitK = std::max<int64_t>(1, c.splitK);
   const int64_t batch = std::max<int64_t>(1, g.batchCount);
-  const int64_t tiles = ((g.m + tm - 1) / tm) * ((g.n + tn - 1) / tn) * batch * splitK;
-  const int64_t waves = (tiles + sms - 1) / sms;
-  const double tileFlop = 2.0 * tm * tn * double((g.k + splitK - 1) / splitK);
-  double us = double(waves) * tileFlop / flopsPerSm * 1e6;
+  const double tiles = double(((g.m + tm - 1) / tm) * ((g.n + tn - 1) / tn) * batch * splitK);
+  if (!(waves > 0))
+    waves = tiles / r.sms;
+  const double perSm = tiles / (double(r.sms) * waves); // tiles sharing an SM in a wave
+  const double depth = double((g.k + splitK - 1) / splitK);
+  double tileSeconds = 2.0 * tm * tn * depth / r.flopsPerSm;
+  if (r.feedBytesPerSm > 0)
+    tileSeconds = std::max(tileSeconds, double(tm + tn) * depth * r.elementBytes /
+                                            r.feedBytesPerSm);
+  double us = std::ceil(waves) * perSm * tileSeconds * 1e6;
   if (splitK > 1) // fp32 partials written, then read by the reduction
     us += 2.0 * double(g.m) * double(g.n) * double(batch) * double(splitK) * 4.0 /
-          bytesPerSecond * 1e6;
+          r.reduceBytes * 1e6;
   return us;
 }
 

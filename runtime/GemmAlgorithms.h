@@ -172,15 +172,27 @@ selectCandidates(const std::vector<std::vector<GemmAlgoConfig>> &perId,
 /// for UNDEFINED and ids this cublasLt.h does not name.
 bool tileShape(uint32_t tile, int &rows, int &cols);
 
+/// The rates the cost model prices an algorithm with.
+struct GemmModelRates {
+  int sms = 0;                  ///< SMs of the GPU
+  double flopsPerSm = 0;        ///< flop/s one SM sustains (a measured GEMM rate / sms)
+  double feedBytesPerSm = 0;    ///< operand bytes/s one SM is fed (the L2 copy rate / sms)
+  double reduceBytes = 0;       ///< bytes/s of split-k's fp32 reduction (the copy rate)
+  int elementBytes = 2;         ///< of the operands
+};
+
 /// The tuner's analytic cost model of one algorithm of GEMM `g` (m x n x k,
-/// batchCount) on a GPU of `sms` SMs: its tiles (ceil(m / tile rows) x
-/// ceil(n / tile columns) x batch x split-k) run in waves of one tile per
-/// SM, each wave taking a tile's flop (2 x rows x columns x ceil(k /
-/// split-k)) at the per-SM rate `flopsPerSm` (flop/s); split-k > 1 adds its
-/// reduction, split-k partial results of m x n x batch fp32 written and read
-/// at `bytesPerSecond`. Microseconds; < 0 when the tile is unknown.
-double modelAlgorithmUs(const GemmDescriptor &g, const GemmAlgoConfig &c, int sms,
-                        double flopsPerSm, double bytesPerSecond);
+/// batchCount): its tiles (ceil(m / tile rows) x ceil(n / tile columns) x
+/// batch x split-k) run in `waves` (cuBLASLt's wavesCount; when <= 0, one
+/// tile per SM at a time), ceil(waves) of them, the tiles of one wave
+/// sharing their SM; each tile takes the longer of its flop (2 x rows x
+/// columns x ceil(k / split-k)) at flopsPerSm and its operand panels
+/// ((rows + columns) x ceil(k / split-k) x elementBytes) at feedBytesPerSm
+/// (when > 0). Split-k > 1 adds its reduction: m x n x batch x split-k fp32
+/// partials written and read at reduceBytes. Microseconds; < 0 when the tile
+/// is unknown or a rate missing.
+double modelAlgorithmUs(const GemmDescriptor &g, const GemmAlgoConfig &c, double waves,
+                        const GemmModelRates &rates);
 
 /// Spearman's rank correlation of `a` and `b` (equal sizes; ties get their
 /// average rank); NaN with fewer than 2 pairs or a constant side.

@@ -11,6 +11,7 @@
 #include "runtime/KernelLaunch.h"
 #include "runtime/format/ArenaPlan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -138,6 +139,46 @@ static bool loadedIndex(const Bundle *loaded, const Bundle &b, const std::vector
   return true;
 }
 
+namespace {
+/// Read + write GB/s of device-to-device copies whose source and destination
+/// together fit a quarter of the L2 (50 back to back, after one warm-up), so
+/// that they run out of the L2; 0 when they cannot run.
+double l2CopyGBs(cudaStream_t st, int64_t l2Bytes) {
+  const size_t bytes = size_t(std::max<int64_t>(l2Bytes / 8, 1 << 20)) & ~size_t(255);
+  void *src = nullptr, *dst = nullptr;
+  if (cudaMalloc(&src, bytes) != cudaSuccess || cudaMalloc(&dst, bytes) != cudaSuccess) {
+    cudaGetLastError();
+    cudaFree(src);
+    return 0;
+  }
+  cudaEvent_t ev[2];
+  cudaEventCreate(&ev[0]);
+  cudaEventCreate(&ev[1]);
+  constexpr int kCopies = 50;
+  cudaError_t e = cudaMemsetAsync(src, 1, bytes, st);
+  if (e == cudaSuccess)
+    e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st);
+  cudaEventRecord(ev[0], st);
+  for (int i = 0; i < kCopies && e == cudaSuccess; ++i)
+    e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st);
+  cudaEventRecord(ev[1], st);
+  float ms = 0;
+  if (e == cudaSuccess)
+    e = cudaEventSynchronize(ev[1]);
+  if (e == cudaSuccess)
+    e = cudaEventElapsedTime(&ms, ev[0], ev[1]);
+  cudaEventDestroy(ev[0]);
+  cudaEventDestroy(ev[1]);
+  cudaFree(src);
+  cudaFree(dst);
+  if (e != cudaSuccess || !(ms > 0)) {
+    cudaGetLastError();
+    return 0;
+  }
+  return 2.0 * double(bytes) * kCopies / (double(ms) * 1e6);
+}
+} // namespace
+
 bool Harness::measureCopyBandwidth(std::string &error) {
   cudaStream_t st = impl_->stream;
   for (size_t bytes = size_t(1) << 30; bytes >= (size_t(1) << 26); bytes /= 2) {
@@ -180,6 +221,7 @@ bool Harness::measureCopyBandwidth(std::string &error) {
     TimingStats t = summarizeTimes(us);
     info_.copyBytes = static_cast<int64_t>(bytes);
     info_.copyGBs = t.medianUs > 0 ? 2.0 * bytes / (t.medianUs * 1e3) : 0;
+    info_.l2CopyGBs = l2CopyGBs(st, info_.l2Bytes);
     return true;
   }
   error = "copy bandwidth: cannot allocate 2 x 64 MiB";
@@ -313,7 +355,7 @@ StepStatus Harness::runContraction(const Bundle &b, const BundleContraction &c,
       !error.empty())
     error = "contraction " + std::to_string(c.id) + " (" + c.equation + "): " + error;
   if (out.sweep.ran)
-    modelSweep(g, c.flop, info_, out.sweep);
+    modelSweep(g, c.flop, int(dtypeSize(b.tensor(first)->dtype)), info_, out.sweep);
   return s;
 }
 

@@ -167,6 +167,7 @@ struct AlgorithmRun {
   bool checked = false, pass = false;
   double worstRatio = 0;   // largest |error| / bound over its outputs
   std::string error;       // why it did not run or was rejected
+  float waves = 0;         // cuBLASLt's wavesCount for it (0: not given)
   /// The analytic cost model's time (modelAlgorithmUs, runtime/GemmAlgorithms.h);
   /// < 0 when not modelled (unknown tile, or the entry did not pass).
   double modelUs = -1;
@@ -216,11 +217,12 @@ void summarizeAlgorithmSweep(const std::vector<GemmAlgorithm> &algos,
 
 struct DeviceInfo;
 /// Prices every passing entry of `sweep` (a contraction of GEMM `g`, `flop`
-/// flop) with modelAlgorithmUs: the GEMM rate is the fastest passing entry's
-/// measured one, the bandwidth the device's copy bandwidth; sets each
-/// entry's modelUs and the sweep's modelled and modelRho.
-void modelSweep(const GemmDescriptor &g, int64_t flop, const DeviceInfo &info,
-                AlgorithmSweep &sweep);
+/// flop, operands of `elementBytes`) with modelAlgorithmUs: the GEMM rate is
+/// the fastest passing entry's measured one, the tiles' feed the L2 copy
+/// bandwidth per SM, the reduction's the copy bandwidth; sets each entry's
+/// modelUs and the sweep's modelled and modelRho.
+void modelSweep(const GemmDescriptor &g, int64_t flop, int elementBytes,
+                const DeviceInfo &info, AlgorithmSweep &sweep);
 
 struct HarnessOptions;
 /// Key of the per-Harness cache of same-size copy times: the copy's bytes
@@ -248,6 +250,10 @@ struct DeviceInfo {
   /// (2 x size / time), in GB/s; 0 until measured.
   double copyGBs = 0;
   int64_t copyBytes = 0;
+  /// The same for copies that fit in the L2 (src + dst = l2Bytes / 4), 50
+  /// back to back: the bandwidth the cost model feeds GEMM tiles with; 0
+  /// when not measured.
+  double l2CopyGBs = 0;
 };
 
 struct HarnessOptions {

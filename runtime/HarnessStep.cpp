@@ -291,6 +291,7 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
       run.description = algos[i].description;
       run.heuristic = algos[i].source == GemmAlgoSource::Heuristic;
       run.heuristicRank = algos[i].heuristicRank;
+      run.waves = algos[i].waves;
       if (!(us[i] > 0)) {
         run.error = "did not run";
         continue;

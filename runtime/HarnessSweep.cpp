@@ -48,22 +48,27 @@ void summarizeAlgorithmSweep(const std::vector<GemmAlgorithm> &algos,
   }
 }
 
-void modelSweep(const GemmDescriptor &g, int64_t flop, const DeviceInfo &info,
-                AlgorithmSweep &sweep) {
-  // The GEMM rate: the fastest passing entry's; the bandwidth: the copy's.
+void modelSweep(const GemmDescriptor &g, int64_t flop, int elementBytes,
+                const DeviceInfo &info, AlgorithmSweep &sweep) {
+  // The GEMM rate: the fastest passing entry's; the bandwidths: the copies'.
   double rate = 0;
   for (const AlgorithmRun &r : sweep.runs)
     if (r.pass && r.medianUs > 0)
       rate = std::max(rate, double(flop) / (r.medianUs * 1e-6));
+  GemmModelRates rates;
+  rates.sms = info.smCount;
+  rates.flopsPerSm = info.smCount > 0 ? rate / info.smCount : 0;
+  rates.feedBytesPerSm = info.smCount > 0 ? info.l2CopyGBs * 1e9 / info.smCount : 0;
+  rates.reduceBytes = info.copyGBs * 1e9;
+  rates.elementBytes = elementBytes;
   std::vector<double> model, measured;
   for (AlgorithmRun &r : sweep.runs) {
     GemmAlgoConfig c;
     std::string why;
     r.modelUs = -1;
-    if (!r.pass || !(r.medianUs > 0) || !parseAlgorithm(r.algorithm, c, why) ||
-        info.smCount < 1)
+    if (!r.pass || !(r.medianUs > 0) || !parseAlgorithm(r.algorithm, c, why))
       continue;
-    r.modelUs = modelAlgorithmUs(g, c, info.smCount, rate / info.smCount, info.copyGBs * 1e9);
+    r.modelUs = modelAlgorithmUs(g, c, r.waves, rates);
     if (r.modelUs > 0) {
       model.push_back(r.modelUs);
       measured.push_back(r.medianUs);

@@ -192,8 +192,8 @@ int main(int argc, char **argv) {
               dev.ccMinor, (long long)(dev.l2Bytes >> 20), dev.driverVersion,
               dev.runtimeVersion);
   std::printf("copy bandwidth (d2d %lld MiB, read+write, median of 10): %.1f "
-              "GB/s\n",
-              (long long)(dev.copyBytes >> 20), dev.copyGBs);
+              "GB/s; copies that fit the L2: %.1f GB/s\n",
+              (long long)(dev.copyBytes >> 20), dev.copyGBs, dev.l2CopyGBs);
   std::printf("bundle %s (%s, %s); reps %d, warm-up %d%s\n", bundleDir.c_str(),
               bundle.model.c_str(), bundle.arch.c_str(), opt.reps, opt.warmup,
               opt.reference ? ", checked against the reference" : "");
@@ -348,7 +348,8 @@ int main(int argc, char **argv) {
                    {"checked", a.checked},
                    {"pass", a.pass},
                    {"worst_ratio", a.worstRatio},
-                   {"model_us", a.modelUs}};
+                   {"model_us", a.modelUs},
+                   {"waves", a.waves}};
         if (a.heuristic)
           ja["heuristic_rank"] = a.heuristicRank;
         if (!a.error.empty())

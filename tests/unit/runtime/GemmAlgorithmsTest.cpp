@@ -419,7 +419,7 @@ TEST(GemmAlgorithms, TileShapes) {
   EXPECT_FALSE(tileShape(999999u, r, c)); // "tile#999999"
 }
 
-TEST(GemmAlgorithms, CostModelCountsWavesPaddingAndSplitK) {
+TEST(GemmAlgorithms, CostModelCountsWavesPaddingFeedAndSplitK) {
   GemmDescriptor g;
   g.m = 4096;
   g.n = 4096;
@@ -430,25 +430,41 @@ TEST(GemmAlgorithms, CostModelCountsWavesPaddingAndSplitK) {
   small.tile = CUBLASLT_MATMUL_TILE_128x128;
   split = small;
   split.splitK = 2;
-  const double rate = 1e12, bw = 4e12; // flop/s per SM, bytes/s
-  // 256x128 tiles: 16 x 32 = 512 tiles on 132 SMs = 4 waves of 2*256*128*1024 flop.
-  EXPECT_DOUBLE_EQ(modelAlgorithmUs(g, big, 132, rate, bw), 4 * 2.0 * 256 * 128 * 1024 / rate * 1e6);
-  // 128x128: 1024 tiles = 8 waves of half the flop: the same time without padding...
-  EXPECT_DOUBLE_EQ(modelAlgorithmUs(g, small, 132, rate, bw),
-                   8 * 2.0 * 128 * 128 * 1024 / rate * 1e6);
-  // ... but m = 4224 (33 x 128) pads the 256-row tiles: 17 x 32 tiles in 5
-  // waves of the whole flop against 33 x 32 in 8 waves of half of it.
+  GemmModelRates r;
+  r.sms = 132;
+  r.flopsPerSm = 1e12;
+  r.reduceBytes = 4e12;
+  r.elementBytes = 2;
+  // Without a feed rate: 256x128 tiles, 512 of them, one per SM at a time:
+  // 4 waves of 2*256*128*1024 flop.
+  EXPECT_DOUBLE_EQ(modelAlgorithmUs(g, big, 0, r), 4 * 2.0 * 256 * 128 * 1024 / 1e12 * 1e6);
+  // cuBLASLt's waves: 2 tiles share an SM in each of ceil(1.94) = 2 waves.
+  const double w = 512.0 / (2 * 132);
+  EXPECT_NEAR(modelAlgorithmUs(g, big, w, r), 2 * (512 / (132 * w)) * 2.0 * 256 * 128 * 1024 / 1e12 * 1e6,
+              1e-9);
+  // m = 4224 (33 x 128) pads the 256-row tiles: 17 x 32 tiles in 5 waves of
+  // the whole flop against 33 x 32 in 8 waves of half of it.
   g.m = 4224;
-  EXPECT_GT(modelAlgorithmUs(g, big, 132, rate, bw), modelAlgorithmUs(g, small, 132, rate, bw));
-  // Split-k: twice the tiles of half the depth, plus its fp32 reduction.
+  EXPECT_GT(modelAlgorithmUs(g, big, 0, r), modelAlgorithmUs(g, small, 0, r));
   g.m = 4096;
+  // A feed rate that starves both tiles: the small one moves 256 operand
+  // elements (2 bytes) per k for 32768 flop, the big one 384 for 65536.
+  r.feedBytesPerSm = 1e10;
+  const double smallFed = 8 * 256.0 * 1024 * 2 / 1e10 * 1e6,
+               bigFed = 4 * 384.0 * 1024 * 2 / 1e10 * 1e6;
+  EXPECT_DOUBLE_EQ(modelAlgorithmUs(g, small, 0, r), smallFed);
+  EXPECT_DOUBLE_EQ(modelAlgorithmUs(g, big, 0, r), bigFed);
+  EXPECT_GT(smallFed, bigFed); // the big tile's reuse wins
+  r.feedBytesPerSm = 0;
+  // Split-k: twice the tiles of half the depth, plus its fp32 reduction.
   double waves = std::ceil(2048.0 / 132);
-  EXPECT_DOUBLE_EQ(modelAlgorithmUs(g, split, 132, rate, bw),
-                   waves * 2.0 * 128 * 128 * 512 / rate * 1e6 + 2.0 * 4096 * 4096 * 2 * 4 / bw * 1e6);
-  // An unknown tile or rate is not modelled.
+  EXPECT_DOUBLE_EQ(modelAlgorithmUs(g, split, 0, r),
+                   waves * 2.0 * 128 * 128 * 512 / 1e12 * 1e6 + 2.0 * 4096 * 4096 * 2 * 4 / 4e12 * 1e6);
+  // An unknown tile or a missing rate is not modelled.
   GemmAlgoConfig unknown;
-  EXPECT_LT(modelAlgorithmUs(g, unknown, 132, rate, bw), 0);
-  EXPECT_LT(modelAlgorithmUs(g, big, 132, 0, bw), 0);
+  EXPECT_LT(modelAlgorithmUs(g, unknown, 0, r), 0);
+  r.flopsPerSm = 0;
+  EXPECT_LT(modelAlgorithmUs(g, big, 0, r), 0);
 }
 
 TEST(GemmAlgorithms, SpearmanRankCorrelation) {
@@ -491,13 +507,13 @@ TEST(GemmAlgorithms, ModelSweepRanksThePassingEntries) {
             entry(CUBLASLT_MATMUL_TILE_128x128, 1, 11, true),
             entry(CUBLASLT_MATMUL_TILE_256x256, 1, 12, true),
             entry(CUBLASLT_MATMUL_TILE_64x64, 1, 1, false)};
-  modelSweep(g, 2 * g.m * g.n * g.k, info, s);
+  modelSweep(g, 2 * g.m * g.n * g.k, 2, info, s);
   EXPECT_EQ(s.modelled, 3);
   EXPECT_DOUBLE_EQ(s.modelRho, 1.0);
   EXPECT_LT(s.runs[0].modelUs, s.runs[1].modelUs);
   EXPECT_LT(s.runs[3].modelUs, 0);
   // Planted: the measured order reversed gives -1.
   std::swap(s.runs[0].medianUs, s.runs[2].medianUs);
-  modelSweep(g, 2 * g.m * g.n * g.k, info, s);
+  modelSweep(g, 2 * g.m * g.n * g.k, 2, info, s);
   EXPECT_DOUBLE_EQ(s.modelRho, -1.0);
 }
