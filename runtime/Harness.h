@@ -203,6 +203,10 @@ struct AlgorithmSweep {
   /// models (modelled of them): Spearman's rank correlation, NaN with < 2.
   int modelled = 0;
   double modelRho = 0;
+  /// Where the measured fastest of those entries stands in the model's order
+  /// (1: the model's first), 0 when none is modelled: the candidates a tuner
+  /// pruning to the model's top N would keep.
+  int bestModelRank = 0;
 };
 /// Fills the timing fields of `sweep` (tried, errors, rejected, heuristic*,
 /// best*, heuristic / enumerated counts) from one time per entry of `algos`

@@ -76,6 +76,12 @@ void modelSweep(const GemmDescriptor &g, int64_t flop, int elementBytes,
   }
   sweep.modelled = int(model.size());
   sweep.modelRho = spearman(model, measured);
+  sweep.bestModelRank = 0;
+  if (!model.empty()) {
+    size_t best = size_t(std::min_element(measured.begin(), measured.end()) - measured.begin());
+    sweep.bestModelRank = 1 + int(std::count_if(model.begin(), model.end(),
+                                                [&](double m) { return m < model[best]; }));
+  }
 }
 
 namespace detail {

@@ -512,8 +512,10 @@ TEST(GemmAlgorithms, ModelSweepRanksThePassingEntries) {
   EXPECT_DOUBLE_EQ(s.modelRho, 1.0);
   EXPECT_LT(s.runs[0].modelUs, s.runs[1].modelUs);
   EXPECT_LT(s.runs[3].modelUs, 0);
-  // Planted: the measured order reversed gives -1.
+  EXPECT_EQ(s.bestModelRank, 1); // the measured fastest is the model's first
+  // Planted: the measured order reversed gives -1, the fastest last.
   std::swap(s.runs[0].medianUs, s.runs[2].medianUs);
   modelSweep(g, 2 * g.m * g.n * g.k, 2, info, s);
   EXPECT_DOUBLE_EQ(s.modelRho, -1.0);
+  EXPECT_EQ(s.bestModelRank, 3);
 }
