@@ -22,6 +22,11 @@ func::FuncOp layerFunction(ModuleOp module) {
   return funcs.empty() ? func::FuncOp() : *funcs.begin();
 }
 
+size_t stepCount(func::FuncOp layer) {
+  return size_t(llvm::range_size(layer.getOps<dm::KernelOp>())) +
+         size_t(llvm::range_size(layer.getOps<dm::ContractOp>()));
+}
+
 llvm::Expected<OwningOpRef<ModuleOp>> buildGraph(MLIRContext &ctx, llvm::StringRef modelPath,
                                                  bool train, Stage last,
                                                  PipelineOptions options) {

@@ -29,6 +29,11 @@ buildGraph(mlir::MLIRContext &ctx, const ModelConfig &config, llvm::StringRef mo
 /// The one layer function of a module built by buildGraph.
 mlir::func::FuncOp layerFunction(mlir::ModuleOp module);
 
+/// Its steps: fused kernels plus contractions. A graph built with and
+/// without fused attention has as many exactly when dm-fuse-attention found
+/// nothing to fuse.
+size_t stepCount(mlir::func::FuncOp layer);
+
 } // namespace dmc
 
 #endif // DMC_COMPILER_DRIVER_H

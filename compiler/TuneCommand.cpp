@@ -69,17 +69,6 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(MLIRContext &ctx, bo
   return buildGraph(ctx, model, /*train=*/true, Stage::Config, options);
 }
 
-/// Kernels plus contractions of a configured graph: the two pipelines give
-/// the same count exactly when dm-fuse-attention found nothing to fuse.
-Expected<size_t> stepCount(MLIRContext &ctx, bool fused) {
-  auto module = configuredGraph(ctx, fused);
-  if (!module)
-    return module.takeError();
-  auto f = layerFunction(**module);
-  return size_t(llvm::range_size(f.getOps<dm::KernelOp>())) +
-         size_t(llvm::range_size(f.getOps<dm::ContractOp>()));
-}
-
 /// Feasible knob configurations per kernel, printed with --dry-run.
 Expected<std::vector<size_t>> feasibleCounts(MLIRContext &ctx, bool print) {
   auto module = configuredGraph(ctx);
@@ -109,16 +98,23 @@ Expected<std::vector<size_t>> feasibleCounts(MLIRContext &ctx, bool print) {
   return counts;
 }
 
-Error writeOne(MLIRContext &ctx, const std::string &dir, bundle::BundleOptions options,
-               bool fused = true) {
-  auto module = configuredGraph(ctx, fused);
-  if (!module)
-    return module.takeError();
+/// Writes the configured graph `f` as the bundle `dir`; its stepCount.
+Expected<size_t> writeGraph(mlir::func::FuncOp f, const std::string &dir,
+                            const bundle::BundleOptions &options) {
   std::string log;
   raw_string_ostream os(log);
-  if (Error e = bundle::writeBundle(layerFunction(**module), dir, options, os))
-    return e;
-  return Error::success();
+  if (Error e = bundle::writeBundle(f, dir, options, os))
+    return std::move(e);
+  return stepCount(f);
+}
+
+/// The fused configured graph written as the bundle `dir`; its stepCount.
+Expected<size_t> writeOne(MLIRContext &ctx, const std::string &dir,
+                          const bundle::BundleOptions &options) {
+  auto module = configuredGraph(ctx);
+  if (!module)
+    return module.takeError();
+  return writeGraph(layerFunction(**module), dir, options);
 }
 
 /// The default bundle's reference/ copied into `to` (the candidates compute
@@ -145,26 +141,26 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n) {
   options.reference = true;
   options.referenceSamples = samples;
   errs() << "dmc tune: " << dir << "/default.dmlib (with references)\n";
-  if (Error e = writeOne(ctx, dir + "/default.dmlib", options))
-    return e;
-  // Fused attention against the unfused path: its default configuration,
-  // measured too, so that dmc compile --db can compare the two steps.
-  auto fusedSteps = stepCount(ctx, true), unfusedSteps = stepCount(ctx, false);
+  auto fusedSteps = writeOne(ctx, dir + "/default.dmlib", options);
   if (!fusedSteps)
     return fusedSteps.takeError();
-  if (!unfusedSteps)
-    return unfusedSteps.takeError();
-  if (*fusedSteps != *unfusedSteps) {
+  // Fused attention against the unfused path: its default configuration,
+  // measured too, so that dmc compile --db can compare the two steps.
+  auto unfused = configuredGraph(ctx, /*fused=*/false);
+  if (!unfused)
+    return unfused.takeError();
+  if (stepCount(layerFunction(**unfused)) != *fusedSteps) {
     errs() << "dmc tune: " << dir << "/unfused.dmlib (attention unfused, with references)\n";
-    if (Error e = writeOne(ctx, dir + "/unfused.dmlib", options, /*fused=*/false))
-      return e;
+    if (auto written = writeGraph(layerFunction(**unfused), dir + "/unfused.dmlib", options);
+        !written)
+      return written.takeError();
   }
   options.reference = false;
   for (int i = 0; i < n; ++i) {
     options.configIndex = i;
     std::string b = dir + "/c" + std::to_string(i) + ".dmlib";
-    if (Error e = writeOne(ctx, b, options))
-      return e;
+    if (auto written = writeOne(ctx, b, options); !written)
+      return written.takeError();
     if (Error e = copyReferences(dir + "/default.dmlib/reference", b + "/reference"))
       return e;
     errs() << "dmc tune: " << b << " (" << i + 1 << "/" << n << ")\n";

@@ -281,12 +281,13 @@ int runReport(mlir::MLIRContext &ctx) {
   return 0;
 }
 
-/// The fused training graph with `config` applied (`origin` names it in errors).
+/// The fused training graph built with `pipeline` and `config` applied
+/// (`origin` names it in errors).
 Expected<mlir::OwningOpRef<mlir::ModuleOp>> graphWithConfig(mlir::MLIRContext &ctx,
                                                             const dmrt::Configuration &config,
-                                                            const std::string &origin) {
-  auto module = dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Fuse,
-                                pipelineOptions());
+                                                            const std::string &origin,
+                                                            const dmc::PipelineOptions &pipeline) {
+  auto module = dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Fuse, pipeline);
   if (!module)
     return module.takeError();
   if (Error e = dmc::bundle::applyConfiguration(dmc::layerFunction(**module), config, origin))
@@ -294,11 +295,12 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> graphWithConfig(mlir::MLIRContext &c
   return module;
 }
 
-/// The fused training graph configured by `--config FILE`, else by the default pass.
-Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(mlir::MLIRContext &ctx) {
+/// The fused training graph built with `pipeline`, configured by `--config
+/// FILE`, else by the default pass.
+Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(mlir::MLIRContext &ctx,
+                                                            const dmc::PipelineOptions &pipeline) {
   if (configFile.empty())
-    return dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Config,
-                           pipelineOptions());
+    return dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Config, pipeline);
   if (noEpilogues)
     return createStringError(inconvertibleErrorCode(),
                              "--no-epilogues and --config: the configuration file says which "
@@ -311,17 +313,13 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(mlir::MLIRContext &c
   std::string error;
   if (!dmrt::parseConfig((*text)->getBuffer().str(), configFile, config, error))
     return createStringError(inconvertibleErrorCode(), error);
-  return graphWithConfig(ctx, config, configFile);
+  return graphWithConfig(ctx, config, configFile, pipeline);
 }
-
-/// Set while `dmc compile --db` builds the unfused attention path (and when
-/// it chose it): pipelineOptions() then leaves attention unfused.
-bool forceUnfused = false;
 
 dmc::PipelineOptions pipelineOptions() {
   dmc::PipelineOptions o;
   o.epilogues = !noEpilogues;
-  o.fusedAttention = !noFusedAttention && !forceUnfused;
+  o.fusedAttention = !noFusedAttention;
   if (!target.empty())
     o.target = target;
   else if (auto t = dmcgen::defaultTargetFor(arch))
@@ -329,23 +327,21 @@ dmc::PipelineOptions pipelineOptions() {
   return o;
 }
 
-/// --db with fused attention: the unfused path compiled into a temporary
-/// bundle and priced from the same database (bundle/AttentionChoice.h); the
-/// line goes to the log. True, with its tuned configuration in `unfused`, when
-/// it is faster; false when it is not, or when nothing was fused.
+/// --db with fused attention: the unfused path (`unfusedPipeline`) compiled
+/// into a temporary bundle and priced from the same database
+/// (bundle/AttentionChoice.h); the line goes to the log. True, with its tuned
+/// configuration in `unfused`, when it is faster; false when it is not, or
+/// when nothing was fused.
 Expected<bool> unfusedIsFaster(mlir::MLIRContext &ctx, const dmc::bundle::BundleOptions &options,
+                               const dmc::PipelineOptions &unfusedPipeline,
                                const dmc::bundle::WrittenBundle &fused,
                                const dmc::bundle::DatabaseView &fusedView,
                                dmrt::Configuration &unfused) {
-  forceUnfused = true;
-  auto module = configuredGraph(ctx);
-  forceUnfused = false;
+  auto module = configuredGraph(ctx, unfusedPipeline);
   if (!module)
     return module.takeError();
   auto f = dmc::layerFunction(**module);
-  size_t steps = size_t(llvm::range_size(f.getOps<dmc::dm::KernelOp>())) +
-                 size_t(llvm::range_size(f.getOps<dmc::dm::ContractOp>()));
-  if (steps == fused.manifest.kernels.size() + fused.manifest.contractions.size())
+  if (dmc::stepCount(f) == fused.manifest.kernels.size() + fused.manifest.contractions.size())
     return false; // dm-fuse-attention found nothing: one path only
   SmallString<128> tmp;
   if (std::error_code ec = sys::fs::createUniqueDirectory("dmc-unfused", tmp))
@@ -373,7 +369,8 @@ int runCompile(mlir::MLIRContext &ctx) {
     errs() << "dmc compile: give -o OUT.dmlib (or --print-config)\n";
     return 1;
   }
-  auto module = configuredGraph(ctx);
+  dmc::PipelineOptions pipeline = pipelineOptions();
+  auto module = configuredGraph(ctx, pipeline);
   if (!module)
     return report(module.takeError());
   if (printConfig && bundleOut.empty()) {
@@ -426,19 +423,21 @@ int runCompile(mlir::MLIRContext &ctx) {
         return report(std::move(e));
       errs() << "dmc compile: wrote " << dbReport << "\n";
     }
-    if (!noFusedAttention) {
+    if (pipeline.fusedAttention) {
+      dmc::PipelineOptions unfusedPipeline = pipeline;
+      unfusedPipeline.fusedAttention = false;
       dmrt::Configuration unfused;
-      auto faster = unfusedIsFaster(ctx, options, written, view, unfused);
+      auto faster = unfusedIsFaster(ctx, options, unfusedPipeline, written, view, unfused);
       if (!faster)
         return report(faster.takeError());
       if (*faster) {
-        forceUnfused = true; // graphWithConfig builds the unfused graph
+        pipeline = unfusedPipeline;
         tuned = std::move(unfused);
         changed = true;
       }
     }
     if (changed)
-      module = graphWithConfig(ctx, tuned, dbFile);
+      module = graphWithConfig(ctx, tuned, dbFile, pipeline);
     if (!module)
       return report(module.takeError());
     if (changed || options.reference)

@@ -112,10 +112,8 @@ bool BundleKernels::prepareContraction(size_t i, std::string &error) {
     GemmAlgoConfig algo;
     std::string why;
     if (!parseAlgorithm(c.algorithm, algo, why) || !runner->useAlgorithm(algo, why)) {
-      std::string line = contractionName(b_, i) + ": " + why +
-                         "; running the heuristic's algorithm instead";
-      std::fprintf(stderr, "dmrt: warning: %s\n", line.c_str());
-      warnings_.push_back(line);
+      std::fprintf(stderr, "dmrt: warning: %s: %s; running the heuristic's algorithm instead\n",
+                   contractionName(b_, i).c_str(), why.c_str());
     }
   }
   gemms_[i] = std::move(runner);

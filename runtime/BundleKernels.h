@@ -61,7 +61,7 @@ public:
   /// dtypes cuBLASLt cannot run (the bundle's fault). A contraction whose
   /// manifest names an algorithm (config.json's, from a tuning database)
   /// runs it when this GPU's cuBLASLt accepts it (GemmRunner::useAlgorithm);
-  /// otherwise it runs the heuristic's, and warnings() says why.
+  /// otherwise it runs the heuristic's, and a warning on stderr says why.
   bool prepareContraction(size_t i, std::string &error);
   /// Every kernel and contraction, and each contraction's heuristic best
   /// (GemmRunner::algorithms(1)); the first failure names its step.
@@ -77,10 +77,6 @@ public:
   /// `params` (copied before this returns); allocates nothing unless it fails.
   bool launch(size_t i, void **params, cudaStream_t stream, std::string &error);
 
-  /// One line per contraction whose chosen algorithm was refused here
-  /// ("c3 (bjk,...): algorithm ... refused: ...; running the heuristic's").
-  const std::vector<std::string> &warnings() const { return warnings_; }
-
   /// Releases modules, runners, the handle and the workspace.
   void close();
 
@@ -93,7 +89,6 @@ private:
   std::vector<std::unique_ptr<GemmRunner>> gemms_; ///< by contraction index
   cublasLtHandle_t lt_ = nullptr;
   void *workspace_ = nullptr;
-  std::vector<std::string> warnings_;
 };
 
 } // namespace dmrt

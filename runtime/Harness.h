@@ -198,7 +198,6 @@ struct AlgorithmSweep {
   /// step's own outputs; the compiler skipped this contraction's reference).
   std::string checkedAgainst;
   std::vector<AlgorithmRun> runs; // one per entry, in the sweep's order
-  std::vector<double> minUs;      // timeVariants: each entry's fastest launch
   /// The cost model against the measurement over the passing entries it
   /// models (modelled of them): Spearman's rank correlation, NaN with < 2.
   int modelled = 0;

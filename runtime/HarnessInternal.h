@@ -113,7 +113,8 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
 
 /// Times every entry of `v` as the step is timed (buffer sets of `buf`;
 /// tc.opt.reps replaced by min(reps, sweepReps)) into `us` (0: it failed;
-/// counted, not fatal). Fatal (CudaError) only when the context is broken
+/// counted, not fatal) and sweep.runs (one per entry: its median and
+/// fastest launch; runStep fills in the rest). Fatal (CudaError) only when the context is broken
 /// afterwards (cudaStreamSynchronize fails).
 StepStatus timeVariants(StepBuffers &buf, int64_t footprintBytes,
                         const StepVariants &v, uint64_t dropoutSeed,

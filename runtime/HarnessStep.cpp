@@ -280,7 +280,6 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
         s != StepStatus::Ok)
       return s;
     sw.checkedAgainst = referenced ? "reference" : "default";
-    sw.runs.assign(algos.size(), AlgorithmRun());
     std::vector<bool> rejected(algos.size(), false);
     bool readsOutput = std::any_of(spec.outputs.begin(), spec.outputs.end(), [&](int64_t id) {
       return std::find(spec.inputs.begin(), spec.inputs.end(), id) != spec.inputs.end();
@@ -292,12 +291,10 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
       run.heuristic = algos[i].source == GemmAlgoSource::Heuristic;
       run.heuristicRank = algos[i].heuristicRank;
       run.waves = algos[i].waves;
-      if (!(us[i] > 0)) {
+      if (!(run.medianUs > 0)) {
         run.error = "did not run";
         continue;
       }
-      run.medianUs = us[i];
-      run.minUs = i < sw.minUs.size() ? sw.minUs[i] : us[i];
       // Set 0 again: NaN outputs (inputs drawn again where an output is
       // also read), this algorithm run once, its outputs compared.
       if (readsOutput) {

@@ -98,7 +98,7 @@ StepStatus timeVariants(StepBuffers &buf, int64_t footprintBytes,
   sweep.ran = true;
   sweep.reps = opt.reps;
   us.assign(algos.size(), 0.0);
-  sweep.minUs.assign(algos.size(), 0.0);
+  sweep.runs.assign(algos.size(), AlgorithmRun());
   for (size_t i = 0; i < algos.size(); ++i) {
     StepResult r;
     std::string err;
@@ -113,8 +113,8 @@ StepStatus timeVariants(StepBuffers &buf, int64_t footprintBytes,
       s = timeStream(buf, footprintBytes, setup, dropoutSeed, vtc, r, err);
     }
     if (s == StepStatus::Ok && r.time.medianUs > 0) {
-      us[i] = r.time.medianUs;
-      sweep.minUs[i] = r.time.minUs;
+      us[i] = sweep.runs[i].medianUs = r.time.medianUs;
+      sweep.runs[i].minUs = r.time.minUs;
       continue;
     }
     // Failed: fatal only if the context is broken; a failed launch or a
