@@ -146,18 +146,20 @@ template <typename Op, int TX, int TY>
 __device__ __forceinline__ float dmcBlockReduce(float v, float *smem) {
   if (TY == 1)
     return v;
-  if (TX == 1) {
-    // Rows of whole warps: shuffle within each warp, then across warps.
-    for (int offset = 16; offset > 0; offset >>= 1)
+  if (32 % TX == 0 && TX * TY % 32 == 0) {
+    // A warp holds 32 / TX threads of each of its TX rows: shuffle across
+    // them (offsets TX and up keep threadIdx.x), then across the warps.
+    constexpr int kRowThreadsPerWarp = 32 / TX;
+    for (int offset = 16; offset >= TX; offset >>= 1)
       v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, offset));
-    if (TY <= 32)
+    if (TY <= kRowThreadsPerWarp)
       return v;
-    if (threadIdx.y % 32 == 0)
-      smem[threadIdx.y / 32] = v;
+    if (threadIdx.y % kRowThreadsPerWarp == 0)
+      smem[threadIdx.y / kRowThreadsPerWarp * TX + threadIdx.x] = v;
     __syncthreads();
-    float r = smem[0];
-    for (int w = 1; w < TY / 32; ++w)
-      r = Op::apply(r, smem[w]);
+    float r = smem[threadIdx.x];
+    for (int w = 1; w < TY / kRowThreadsPerWarp; ++w)
+      r = Op::apply(r, smem[w * TX + threadIdx.x]);
     __syncthreads();
     return r;
   }

@@ -61,6 +61,22 @@ void emitVectorDraws(llvm::raw_ostream &os, const std::string &indent, const std
 void emitWords(llvm::raw_ostream &os, const std::string &indent, const std::string &code,
                const NodeGraph &g, const KernelSpace &s, char vd, int vec);
 
+/// Column sums (ColumnSums.cpp, KernelSpace::columnSums): the finishing
+/// launch's blocks take kFinishPoints (sum, row point) pairs with
+/// kFinishSlices threads each.
+inline constexpr int kFinishPoints = 32, kFinishSlices = 8;
+/// After a row kernel's loop over its rows: combines each column sum's
+/// registers sum<id>[perRow * width] over threadIdx.x and writes the block's
+/// partials to the workspace, [sums][blocks][rowPoints] fp32.
+void emitColumnPartials(llvm::raw_ostream &os, llvm::ArrayRef<int> sums, int64_t perRow,
+                        int width, int64_t rowChunks, int64_t blocks, int64_t rowPoints);
+/// The second entry, `entry` (same parameters as the kernel's): adds the
+/// `blocks` partials of each column sum in a fixed order and stores the
+/// kernel's outputs that are column sums.
+void emitColumnFinish(llvm::raw_ostream &os, dm::KernelOp kernel, const KernelSpace &s,
+                      const NodeGraph &g, llvm::ArrayRef<int> sums, int64_t blocks,
+                      const std::string &entry);
+
 /// The column strategy (ColumnEmitter.cpp), for configs with
 /// isColumnConfig(config); `g` is the kernel lowered for `s`.
 struct EmittedKernel;

@@ -45,6 +45,10 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   for (const Node &n : g.nodes)
     passes = std::max(passes, n.pass + 1);
   bool reduces = llvm::any_of(g.nodes, [](const Node &n) { return n.reduce; });
+  std::vector<int> sums; // column sums (KernelSpace::columnSums)
+  for (size_t id = 0; id < g.nodes.size(); ++id)
+    if (g.nodes[id].column)
+      sums.push_back(int(id));
 
   std::string src;
   llvm::raw_string_ostream os(src);
@@ -52,9 +56,13 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
      << " (" << s.outerPoints << " points), rows " << (s.row.empty() ? "-" : s.row) << " ("
      << s.rowPoints << " points); " << config.describe() << ", " << passes << " pass(es)\n";
   os << kCudaPrelude << "\n";
-  emitSignature(os, kernel, config.tx * config.ty, entry, /*workspace=*/false);
+  emitSignature(os, kernel, config.tx * config.ty, entry, /*workspace=*/!sums.empty());
   unsigned numIn = kernel.getInputs().size();
-  emitIndexType(os, kernel, s.outerPoints * s.rowPoints + int64_t(config.tx) * config.perThread);
+  // With column sums the partials are indexed with Idx too.
+  const int64_t blocks = s.outerPoints / (int64_t(config.tx) * config.perThread);
+  emitIndexType(os, kernel,
+                std::max(s.outerPoints * s.rowPoints + int64_t(config.tx) * config.perThread,
+                         int64_t(sums.size()) * blocks * s.rowPoints));
   os << "  constexpr int TX = " << config.tx << ", TY = " << config.ty << ";\n";
   if (reduces)
     os << "  __shared__ float dmcSmem[TX * TY];\n";
@@ -72,15 +80,28 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     chunks.sizes[vd] /= vec;
   int64_t outerChunks = outerVec ? s.outerPoints / vec : s.outerPoints;
   int64_t rowChunks = rowVec ? s.rowPoints / vec : s.rowPoints;
+  // Row points per thread; rows of a few points per thread stay in registers
+  // between passes instead of being recomputed.
+  int64_t perRow = (rowChunks + config.ty - 1) / config.ty; // row chunks per thread
+  int rowVecWidth = rowVec ? vec : 1;
+  // Column sums: per row point of this thread, over the rows it takes.
+  for (int id : sums)
+    os << "  float sum" << id << "[" << perRow * rowVecWidth << "] = {};  // "
+       << NodeGraph::name(g.nodes[id].deps[0]) << " summed over this thread's rows\n";
+  // Blocks with column sums take whole rows (whyInfeasible): no thread leaves early.
+  bool whole = !sums.empty() && outerChunks % (int64_t(config.tx) * per) == 0;
   std::string ind = "  ";
   if (per > 1) {
-    os << "#pragma unroll\n  for (int k = 0; k < " << per << "; ++k) {\n";
+    os << (sums.empty() ? "#pragma unroll\n" : "#pragma unroll 1\n")
+       << "  for (int k = 0; k < " << per << "; ++k) {\n";
     os << "  const Idx o = ((Idx)blockIdx.x * " << per
        << " + k) * TX + threadIdx.x;\n";
-    os << "  if (o >= " << outerChunks << ") break;\n";
+    if (!whole)
+      os << "  if (o >= " << outerChunks << ") break;\n";
   } else {
     os << "  const Idx o = (Idx)blockIdx.x * TX + threadIdx.x;\n";
-    os << "  if (o >= " << outerChunks << ") return;  // never inside a block that reduces\n";
+    if (!whole)
+      os << "  if (o >= " << outerChunks << ") return;  // never inside a block that reduces\n";
   }
   decode(os, ind, "o", outer, chunks);
   std::string vdIndex = vd ? "i_" + std::string(1, vd) : "";
@@ -129,13 +150,9 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     return loadsFromRegisters(code, kernel, vectorized);
   };
 
-  // Row points per thread; rows of a few points per thread stay in registers
-  // between passes instead of being recomputed.
-  int64_t perRow = (rowChunks + config.ty - 1) / config.ty; // row chunks per thread
-  int rowVecWidth = rowVec ? vec : 1;
   bool caching = !s.row.empty() && perRow <= 16;
   auto isOutputAt = [&](int id, int pass) {
-    return !g.nodes[id].outer && g.nodes[id].pass == pass;
+    return !g.nodes[id].outer && !g.nodes[id].column && g.nodes[id].pass == pass;
   };
   // The passes each node is read in (by a reduction, a store or a later node).
   std::vector<int> lastUse(g.nodes.size(), -1);
@@ -167,6 +184,9 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     for (int id : g.outputs)
       if (isOutputAt(id, p))
         work.push_back(id);
+    for (int id : sums)
+      if (g.nodes[id].pass == p)
+        work.push_back(g.nodes[id].deps[0]);
     for (size_t id = 0; id < g.nodes.size(); ++id)
       if (cached[id] && g.nodes[id].pass == p)
         work.push_back(id);
@@ -243,6 +263,9 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
       if (g.nodes[id].reduce && g.nodes[id].pass == p)
         os << in3 << "acc" << id << " = " << g.nodes[id].combine << "::apply(acc" << id << ", "
            << g.nodes[id].code << ");\n";
+    for (int id : sums)
+      if (g.nodes[id].pass == p)
+        os << in3 << "sum" << id << "[" << slot << "] += " << g.nodes[id].code << ";\n";
     for (auto [n, id] : llvm::enumerate(g.outputs))
       if (isOutputAt(id, p)) {
         Type t = kernel.getResultTypes()[n];
@@ -285,7 +308,11 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   }
   if (per > 1)
     os << "  }\n";
+  if (!sums.empty())
+    emitColumnPartials(os, sums, perRow, rowVecWidth, rowChunks, blocks, s.rowPoints);
   os << "}\n";
+  if (!sums.empty())
+    emitColumnFinish(os, kernel, s, g, sums, blocks, entry.str() + "_finish");
 
   EmittedKernel k;
   k.entry = entry.str();
@@ -295,6 +322,13 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   k.grid = (outerChunks + int64_t(config.tx) * per - 1) / (int64_t(config.tx) * per);
   k.sharedBytes = 0; // static shared memory only
   k.passes = passes;
+  if (!sums.empty()) {
+    k.workspaceBytes = 4 * int64_t(sums.size()) * blocks * s.rowPoints;
+    k.finishEntry = entry.str() + "_finish";
+    k.finishGrid = (int64_t(sums.size()) * s.rowPoints + kFinishPoints - 1) / kFinishPoints;
+    k.finishBlockX = kFinishPoints;
+    k.finishBlockY = kFinishSlices;
+  }
   return k;
 }
 

@@ -21,6 +21,12 @@ struct EmittedKernel {
   int64_t workspaceBytes = 0;
   int sharedBytes = 0;
   int passes = 0;     ///< sweeps over each row (one per reduction level + 1)
+  /// Kernels with column sums (KernelSpace::columnSums): the entry of a
+  /// second launch of the same module, same parameters, that finishes them
+  /// from the workspace's partials, and its shape; empty otherwise.
+  std::string finishEntry;
+  int64_t finishGrid = 0;
+  int finishBlockX = 0, finishBlockY = 0;
   /// How a fused kernel (isFusedKernel) is configured, e.g. "attention tiles
   /// 128x64, 4 warps"; empty for loop-nest kernels (their knobs say it).
   std::string describe;

@@ -108,7 +108,22 @@ private:
         .str();
   }
 
+  /// A sum of node `of` over `op`'s reduced dims: over the rows, or (column
+  /// sums) over the outer points.
+  int sum(Operation *op, int of) {
+    std::string dims = cast<dm::IterationSpaceOpInterface>(op).getReductionDims(), outer = space.outer;
+    llvm::sort(dims);
+    llvm::sort(outer);
+    if (space.columnSums && dims == outer) {
+      if (g.nodes[of].outer)
+        problem = (op->getName().getStringRef() + " sums a value with no row dims over the outer dims").str();
+      return g.columnSum(of);
+    }
+    return reduce("DmcSum", "0.f", of);
+  }
+
   llvm::Error lower(Operation &op);
+  std::string problem; ///< why `op` cannot be lowered (set by lower's cases)
 
   dm::KernelOp kernel;
   const KernelSpace &space;
@@ -120,7 +135,7 @@ llvm::Error Lowering::lower(Operation &op) {
   auto x = [&](unsigned n) { return get(op.getOperand(n)); };
   std::string count = std::to_string(space.rowPoints) + ".f";
   bool ok = true;
-  std::string problem;
+  problem.clear();
   llvm::TypeSwitch<Operation *>(&op)
       .Case([&](dm::BiasAddOp o) { set(o, map("$0 + $1", {x(0), x(1)})); })
       .Case([&](dm::AddOp o) { set(o, map("$0 + $1", {x(0), x(1)})); })
@@ -228,11 +243,10 @@ llvm::Error Lowering::lower(Operation &op) {
       })
       .Case([&](dm::LayerNormGradParamsOp o) {
         int dy = x(0), in = x(1), mean = x(2), rstd = x(3);
-        set(o.getDgamma(),
-            reduce("DmcSum", "0.f", map("$0 * ($1 - $2) * $3", {dy, in, mean, rstd})));
-        set(o.getDbeta(), reduce("DmcSum", "0.f", dy));
+        set(o.getDgamma(), sum(o, map("$0 * ($1 - $2) * $3", {dy, in, mean, rstd})));
+        set(o.getDbeta(), sum(o, dy));
       })
-      .Case([&](dm::ReduceSumOp o) { set(o, reduce("DmcSum", "0.f", x(0))); })
+      .Case([&](dm::ReduceSumOp o) { set(o, sum(o, x(0))); })
       .Case<dm::BroadcastOp, dm::TransposeOp>([&](auto o) { set(o, x(0)); })
       .Case([&](dm::StackOp o) {
         // Select the slice first: each point loads only its own input.

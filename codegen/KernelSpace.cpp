@@ -26,25 +26,59 @@ dmcgen::GpuTarget targetOf(Operation *op) {
 KernelSpace spaceOf(dm::KernelOp kernel) {
   KernelSpace s;
   s.sms = targetOf(kernel).sms;
-  std::string all, reduced;
-  s.finalReductions = true;
+  std::string all;
+  /// Each reducing op's reduced dims (sorted) and whether its results only
+  /// leave the kernel.
+  struct Reducing {
+    std::string dims;
+    bool final = true;
+  };
+  std::vector<Reducing> reducing;
   kernel.getBody().walk([&](dm::IterationSpaceOpInterface op) {
     std::string r = op.getReductionDims();
-    for (Value v : op->getResults())
-      s.finalReductions &= r.empty() || (llvm::all_of(r, [&](char c) {
-                             return !cast<dm::TensorType>(v.getType()).hasDim(c);
-                           }) && llvm::all_of(v.getUsers(), [](Operation *u) {
-                             return isa<dm::YieldOp>(u);
-                           }));
+    llvm::sort(r);
+    if (!r.empty()) {
+      Reducing red{r, true};
+      for (Value v : op->getResults())
+        red.final &= llvm::all_of(r, [&](char c) {
+                       return !cast<dm::TensorType>(v.getType()).hasDim(c);
+                     }) && llvm::all_of(v.getUsers(), [](Operation *u) {
+                       return isa<dm::YieldOp>(u);
+                     });
+      reducing.push_back(red);
+    }
     for (char c : dm::iterationDims(op))
       if (all.find(c) == std::string::npos) {
         all.push_back(c);
         s.sizes[c] = dm::dimSize(op, c);
       }
-    for (char c : op.getReductionDims())
+  });
+  // Two reduction sets that partition the dims, one of them final: the
+  // other is the rows, the final one sums over the outer dims (column sums).
+  // With both final, the first set (by name) is the rows.
+  std::set<std::string> sets;
+  for (const Reducing &r : reducing)
+    sets.insert(r.dims);
+  std::string reduced; // the rows: every reduced dim unless column sums
+  for (const std::string &d : sets)
+    for (char c : d)
       if (reduced.find(c) == std::string::npos)
         reduced.push_back(c);
-  });
+  if (sets.size() == 2) {
+    std::string a = *sets.begin(), b = *sets.rbegin();
+    auto isFinal = [&](const std::string &d) {
+      return llvm::all_of(reducing, [&](const Reducing &r) { return r.dims != d || r.final; });
+    };
+    std::string both = a + b, sortedAll = all;
+    llvm::sort(both);
+    llvm::sort(sortedAll);
+    if (both == sortedAll && (isFinal(a) || isFinal(b))) {
+      s.columnSums = true;
+      reduced = isFinal(b) && !isFinal(a) ? a : isFinal(a) && !isFinal(b) ? b : a;
+    }
+  }
+  s.finalReductions =
+      llvm::all_of(reducing, [](const Reducing &r) { return r.final; });
   // The largest tensor read or written decides the memory order.
   int64_t largest = -1;
   auto consider = [&](Type t) {
@@ -96,6 +130,26 @@ std::string KernelConfig::describe() const {
 
 bool isColumnConfig(const KernelConfig &c) { return c.laneDim && (c.vec > 1 || c.split > 1); }
 
+/// A kernel with column sums: tx rows per block side by side, perThread
+/// rows after each other, no lane dim; every block takes whole rows, and
+/// each thread keeps at most 4 chunks of a row (its column partial sums
+/// live in registers).
+static std::string whyInfeasibleColumnSums(const KernelSpace &s, const KernelConfig &c) {
+  if (c.laneDim)
+    return "a kernel with column sums takes whole rows per block (no lane dim)";
+  if (c.perThread < 1 || c.tx < 1 || 32 % c.tx)
+    return llvm::formatv("{0} rows per block side by side must divide a warp's 32", c.tx);
+  int64_t rows = int64_t(c.tx) * c.perThread;
+  if (s.outerPoints % rows)
+    return llvm::formatv("{0} rows do not divide into blocks of {1} x {2}", s.outerPoints, c.tx,
+                         c.perThread);
+  int64_t chunks = s.rowPoints / std::max(c.vec, 1);
+  if ((chunks + c.ty - 1) / c.ty > 4)
+    return llvm::formatv("{0} threads take more than 4 chunks each of a {1}-point row", c.ty,
+                         s.rowPoints);
+  return "";
+}
+
 std::string whyInfeasible(const KernelSpace &s, const KernelConfig &c) {
   if (c.tx * c.ty > 1024)
     return llvm::formatv("{0}x{1} = {2} threads exceed the 1024 of a block", c.tx, c.ty,
@@ -104,8 +158,12 @@ std::string whyInfeasible(const KernelSpace &s, const KernelConfig &c) {
     return llvm::formatv("{0} threads are not a whole number of warps", c.tx * c.ty);
   if (s.row.empty() && c.ty != 1)
     return "an elementwise kernel has no row to share between threads (ty must be 1)";
-  if (c.perThread < 1 || (!s.row.empty() && c.perThread != 1))
+  if (s.columnSums) {
+    if (std::string why = whyInfeasibleColumnSums(s, c); !why.empty())
+      return why;
+  } else if (c.perThread < 1 || (!s.row.empty() && c.perThread != 1)) {
     return "several points per thread apply to elementwise kernels only";
+  }
   if (!s.row.empty() && c.ty > 32 && c.ty * c.vec > s.rowPoints)
     return c.vec > 1 ? llvm::formatv("{0} threads x vectors of {1} exceed the row's {2} points",
                                      c.ty, c.vec, s.rowPoints)
@@ -155,7 +213,7 @@ std::string whyInfeasible(const KernelSpace &s, const KernelConfig &c) {
     if (s.sizes.at(c.laneDim) % c.tx != 0)
       return llvm::formatv("lane dim '{0}' of size {1} is not a multiple of {2} lanes",
                            c.laneDim, s.sizes.at(c.laneDim), c.tx);
-  } else if (!s.row.empty() && c.tx != 1) {
+  } else if (!s.row.empty() && c.tx != 1 && !s.columnSums) {
     return "several lanes per block need a lane dim";
   }
   return "";
@@ -175,7 +233,20 @@ std::vector<KernelConfig> enumerateConfigs(const KernelSpace &s,
         for (int split : {1, 4, 16, 64})
           candidates.push_back({innermost, tx, 256 / tx, 1, vec, split});
   }
-  if (s.row.empty()) {
+  if (s.columnSums) {
+    candidates.push_back(defaultConfig(s));
+    // Blocks from half the SMs to four times them: the partials stay small
+    // (blocks x row points x 4 bytes per sum) and the GPU stays full (fewer
+    // for small layers: up to 4 rows per block).
+    for (int vec : {8, 4})
+      for (int ty : {64, 128})
+        for (int tx : {1, 2, 4, 8})
+          for (int per : {1, 2, 4, 8, 16}) {
+            int64_t blocks = s.outerPoints / (int64_t(tx) * per);
+            if (blocks <= 4 * int64_t(s.sms) && (2 * blocks >= s.sms || tx * per <= 4))
+              candidates.push_back({0, tx, ty, per, vec});
+          }
+  } else if (s.row.empty()) {
     for (int vec : {8, 4, 1})
       for (int tx : {128, 256, 512})
         for (int per : {1, 2, 4})
@@ -213,6 +284,25 @@ KernelConfig defaultConfig(const KernelSpace &s) {
     return {0, 256, 1, 4};
   }
   char innermost = s.mainLayout.empty() ? 0 : s.mainLayout.back();
+  if (s.columnSums) {
+    // 4 rows side by side, 2 chunks of 16 bytes per thread, and about two
+    // blocks per SM (their partials: blocks x row points x 4 bytes per sum).
+    for (int vec : {8, 4, 2, 1}) {
+      int ty = 32;
+      while (ty < 256 && 2 * ty * vec < s.rowPoints)
+        ty *= 2;
+      for (int per : {4, 2, 1, 8, 16}) {
+        KernelConfig c{0, 4, ty, per, vec};
+        if (whyInfeasible(s, c).empty() && s.outerPoints / (4 * per) <= 2 * s.sms)
+          return c;
+      }
+    }
+    // Rows that no 4 fit evenly: one row per block, scalar accesses.
+    int ty = 32;
+    while (ty < 1024 && (s.rowPoints + ty - 1) / ty > 4)
+      ty *= 2;
+    return {0, 1, ty, 1, 1};
+  }
   if (s.row.find(innermost) != std::string::npos) {
     // Whole warps with about 8 row points each (kept in registers), at most
     // 256: the best of the H200 sweeps for rows of 512 and 1024.

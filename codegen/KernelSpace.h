@@ -29,6 +29,13 @@ struct KernelSpace {
   /// Every reducing op's results lack the row dims and only leave the
   /// kernel: one sweep computes everything, so blocks may split the rows.
   bool finalReductions = false;
+  /// The kernel also sums values over its outer dims into results that
+  /// only leave it (dm-fuse-column-reductions: layer-norm parameter
+  /// gradients beside the input gradient's rows). Each block then takes
+  /// perThread x tx outer points, keeps per-row-point partial sums in
+  /// registers, writes them to its workspace, and a second launch (the
+  /// entry's "_finish") adds the blocks' partials in a fixed order.
+  bool columnSums = false;
   /// SMs of the GPU the kernel is compiled for (the module's dm.target).
   int sms = 132;
 };
@@ -47,7 +54,8 @@ struct KernelConfig {
   int tx = 1; ///< lanes along laneDim (or along all outer points when R is empty)
   int ty = 1; ///< threads sharing one row (the reduction)
   /// Elementwise kernels: outer points per thread (independent loads in
-  /// flight); consecutive threads still take consecutive points.
+  /// flight); consecutive threads still take consecutive points. Kernels
+  /// with column sums: the outer points (rows) each thread takes in turn.
   int perThread = 1;
   /// Elementwise kernels: consecutive points along the contiguous dim handled
   /// together with one vector load/store per tensor (1: scalar).

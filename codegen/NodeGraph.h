@@ -24,6 +24,9 @@ namespace dmc::codegen {
 struct Node {
   bool outer = false;  ///< one value per outer point
   bool reduce = false; ///< combined over the row; its value is outer
+  /// Summed over the outer points into a result with the row's dims
+  /// (KernelSpace::columnSums); nothing in the kernel reads it.
+  bool column = false;
   const char *combine = "DmcSum";
   std::string init = "0.f";
   std::string code; ///< map/load: the expression; reduce: the node combined
@@ -82,6 +85,15 @@ public:
     node.outer = !pointwise && !node.deps.empty();
     for (int d : node.deps)
       node.outer &= nodes[d].outer;
+    return add(std::move(node));
+  }
+
+  /// The sum of node `of` over the outer points, one value per row point.
+  int columnSum(int of) {
+    Node node;
+    node.column = true;
+    node.code = name(of);
+    node.deps = {of};
     return add(std::move(node));
   }
 

@@ -61,11 +61,14 @@ Error fail(const Twine &message) {
 }
 
 /// The configured graph the candidates are made from, for --target's GPU
-/// (with `fused` false: attention left unfused, the tuner's alternative).
-Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(MLIRContext &ctx, bool fused = true) {
+/// (with `fused` false: attention left unfused; with `columns` false: column
+/// sums apart from the row kernels; the tuner's alternatives).
+Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(MLIRContext &ctx, bool fused = true,
+                                                            bool columns = true) {
   PipelineOptions options;
   options.target = target;
   options.fusedAttention = fused;
+  options.columnFusion = columns;
   return buildGraph(ctx, model, /*train=*/true, Stage::Config, options);
 }
 
@@ -152,6 +155,17 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n) {
   if (stepCount(layerFunction(**unfused)) != *fusedSteps) {
     errs() << "dmc tune: " << dir << "/unfused.dmlib (attention unfused, with references)\n";
     if (auto written = writeGraph(layerFunction(**unfused), dir + "/unfused.dmlib", options);
+        !written)
+      return written.takeError();
+  }
+  // Column sums inside the row kernels against apart (their default
+  // configuration; the contractions are default.dmlib's).
+  auto apart = configuredGraph(ctx, /*fused=*/true, /*columns=*/false);
+  if (!apart)
+    return apart.takeError();
+  if (stepCount(layerFunction(**apart)) != *fusedSteps) {
+    errs() << "dmc tune: " << dir << "/apart.dmlib (column sums apart, with references)\n";
+    if (auto written = writeGraph(layerFunction(**apart), dir + "/apart.dmlib", options);
         !written)
       return written.takeError();
   }

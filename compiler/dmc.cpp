@@ -12,7 +12,7 @@
 #include "codegen/target/GpuTarget.h"
 #include "compiler/Driver.h"
 #include "compiler/bundle/BundleWriter.h"
-#include "compiler/bundle/AttentionChoice.h"
+#include "compiler/bundle/PathChoice.h"
 #include "compiler/bundle/DatabaseKnobs.h"
 #include "compiler/bundle/Configuration.h"
 #include "compiler/GraphSummary.h"
@@ -96,6 +96,13 @@ cl::opt<bool> noFusedAttention(
     "no-fused-attention",
     cl::desc("Keep attention as contractions and softmax kernels, saving the probabilities "
              "(dm-fuse-attention off)"),
+    cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd), cl::sub(evalCmd),
+    cl::cat(dmcCategory));
+cl::opt<bool> noColumnFusion(
+    "no-column-fusion",
+    cl::desc("Keep column sums (layer-norm parameter gradients) in kernels of their own "
+             "instead of the row kernel reading the same tensors (dm-fuse-column-reductions "
+             "off)"),
     cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd), cl::sub(evalCmd),
     cl::cat(dmcCategory));
 
@@ -320,6 +327,7 @@ dmc::PipelineOptions pipelineOptions() {
   dmc::PipelineOptions o;
   o.epilogues = !noEpilogues;
   o.fusedAttention = !noFusedAttention;
+  o.columnFusion = !noColumnFusion;
   if (!target.empty())
     o.target = target;
   else if (auto t = dmcgen::defaultTargetFor(arch))
@@ -327,41 +335,43 @@ dmc::PipelineOptions pipelineOptions() {
   return o;
 }
 
-/// --db with fused attention: the unfused path (`unfusedPipeline`) compiled
-/// into a temporary bundle and priced from the same database
-/// (bundle/AttentionChoice.h); the line goes to the log. True, with its tuned
-/// configuration in `unfused`, when it is faster; false when it is not, or
-/// when nothing was fused.
-Expected<bool> unfusedIsFaster(mlir::MLIRContext &ctx, const dmc::bundle::BundleOptions &options,
-                               const dmc::PipelineOptions &unfusedPipeline,
-                               const dmc::bundle::WrittenBundle &fused,
-                               const dmc::bundle::DatabaseView &fusedView,
-                               dmrt::Configuration &unfused) {
-  auto module = configuredGraph(ctx, unfusedPipeline);
+/// --db: the graph of `alternative` (the compiled pipeline with one pass
+/// off) compiled into a temporary bundle and priced from the same database
+/// against `current` (bundle/PathChoice.h); the line goes to the log. True,
+/// with its tuned configuration in `altConfig` and its pricing in `altView`,
+/// when it is faster; false when it is not, or when the pass changed nothing
+/// (the same number of steps).
+Expected<bool> alternativeIsFaster(mlir::MLIRContext &ctx, const dmc::bundle::BundleOptions &options,
+                                   const dmc::PipelineOptions &alternative,
+                                   const dmc::bundle::PathNames &names, size_t currentSteps,
+                                   const dmc::bundle::DatabaseView &currentView,
+                                   dmc::bundle::DatabaseView &altView,
+                                   dmrt::Configuration &altConfig) {
+  auto module = configuredGraph(ctx, alternative);
   if (!module)
     return module.takeError();
   auto f = dmc::layerFunction(**module);
-  if (dmc::stepCount(f) == fused.manifest.kernels.size() + fused.manifest.contractions.size())
-    return false; // dm-fuse-attention found nothing: one path only
+  if (dmc::stepCount(f) == currentSteps)
+    return false; // the pass found nothing: one path only
   SmallString<128> tmp;
-  if (std::error_code ec = sys::fs::createUniqueDirectory("dmc-unfused", tmp))
+  if (std::error_code ec = sys::fs::createUniqueDirectory("dmc-alternative", tmp))
     return createStringError(ec, "cannot make a temporary folder: " + ec.message());
   dmc::bundle::BundleOptions o = options;
   o.reference = false;
   dmc::bundle::WrittenBundle written;
-  dmc::bundle::DatabaseView view;
   std::string log;
   raw_string_ostream quiet(log);
   bool changed = false;
-  Error e = dmc::bundle::writeBundle(f, (tmp + "/unfused.dmlib").str(), o, quiet, &written);
+  Error e = dmc::bundle::writeBundle(f, (tmp + "/alternative.dmlib").str(), o, quiet, &written);
   if (!e)
-    e = dmc::bundle::knobsFromDatabase(written, dbFile, dbDevice, unfused, changed, quiet, &view);
+    e = dmc::bundle::knobsFromDatabase(written, dbFile, dbDevice, altConfig, changed, quiet,
+                                       &altView);
   sys::fs::remove_directories(tmp);
   if (e)
     return std::move(e);
-  dmc::bundle::AttentionChoice choice = dmc::bundle::chooseAttention(fusedView, view);
+  dmc::bundle::PathChoice choice = dmc::bundle::choosePath(names, currentView, altView);
   errs() << "dmc compile: " << choice.line << "\n";
-  return choice.unfused;
+  return choice.alternative;
 }
 
 int runCompile(mlir::MLIRContext &ctx) {
@@ -423,16 +433,32 @@ int runCompile(mlir::MLIRContext &ctx) {
         return report(std::move(e));
       errs() << "dmc compile: wrote " << dbReport << "\n";
     }
-    if (pipeline.fusedAttention) {
-      dmc::PipelineOptions unfusedPipeline = pipeline;
-      unfusedPipeline.fusedAttention = false;
-      dmrt::Configuration unfused;
-      auto faster = unfusedIsFaster(ctx, options, unfusedPipeline, written, view, unfused);
+    // Each pass that has an alternative, one after the other: the path
+    // kept so far against the same path with the pass off.
+    size_t steps = written.manifest.kernels.size() + written.manifest.contractions.size();
+    struct Alternative {
+      bool dmc::PipelineOptions::*pass;
+      dmc::bundle::PathNames names;
+    };
+    for (const Alternative &alt :
+         {Alternative{&dmc::PipelineOptions::fusedAttention, {"attention", "fused", "unfused"}},
+          Alternative{&dmc::PipelineOptions::columnFusion,
+                      {"column sums", "in the row kernels", "apart"}}}) {
+      if (!(pipeline.*alt.pass))
+        continue;
+      dmc::PipelineOptions off = pipeline;
+      off.*alt.pass = false;
+      dmrt::Configuration altConfig;
+      dmc::bundle::DatabaseView altView;
+      auto faster = alternativeIsFaster(ctx, options, off, alt.names, steps, view, altView,
+                                        altConfig);
       if (!faster)
         return report(faster.takeError());
       if (*faster) {
-        pipeline = unfusedPipeline;
-        tuned = std::move(unfused);
+        pipeline = off;
+        tuned = std::move(altConfig);
+        view = std::move(altView);
+        steps = view.kernels + view.contractions;
         changed = true;
       }
     }

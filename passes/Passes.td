@@ -93,6 +93,26 @@ def DmFuse : Pass<"dm-fuse", "mlir::func::FuncOp"> {
   let dependentDialects = ["::dmc::dm::DmDialect"];
 }
 
+def DmFuseColumnReductions : Pass<"dm-fuse-column-reductions", "mlir::func::FuncOp"> {
+  let summary = "Column sums join the row kernel that reads the same tensors";
+  let description = [{
+    After dm-fuse: a kernel whose every reduction sums over dims C, with
+    results that only leave the kernel (a column reduction such as the
+    layer-norm parameter gradients, reducing over the rows), joins a row
+    kernel of the same iteration space whose reductions run over the other
+    dims (the complement of C) when the two read common tensors. The merged
+    kernel reads those tensors once: each block accumulates its rows'
+    column partial sums in registers, writes them to its workspace, and a
+    second launch adds the blocks' partials in a fixed order
+    (codegen/KernelEmitter.cpp). The column kernel's inputs must exist
+    before the merged kernel runs and its results must not be read between
+    the two kernels' positions. A column kernel summing a contraction's
+    operand that dm-fuse marked as a bias-gradient epilogue candidate stays
+    for dm-gemm-epilogues.
+  }];
+  let dependentDialects = ["::dmc::dm::DmDialect"];
+}
+
 def DmDefaultLayouts : Pass<"dm-default-layouts", "mlir::func::FuncOp"> {
   let summary = "Layouts under which every contraction has a cuBLASLt form";
   let description = [{

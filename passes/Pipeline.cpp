@@ -44,6 +44,8 @@ void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train, PipelineOpti
     f.addPass(createDmFuseAttention());
   if (last >= Stage::Fuse)
     f.addPass(createDmFuse());
+  if (last >= Stage::Fuse && options.columnFusion)
+    f.addPass(createDmFuseColumnReductions());
   if (last >= Stage::Config)
     addConfigPasses(f, options.epilogues);
 }

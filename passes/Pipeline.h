@@ -24,6 +24,10 @@ std::string stageNames();
 struct PipelineOptions {
   bool epilogues = true;      ///< dm-gemm-epilogues at the config stage
   bool fusedAttention = true; ///< dm-fuse-attention at the fuse stage
+  /// dm-fuse-column-reductions at the fuse stage (column sums, such as the
+  /// layer-norm parameter gradients, inside the row kernel reading the same
+  /// tensors).
+  bool columnFusion = true;
   /// The GPU the graph is compiled for (codegen/target/GpuTarget.h): set on
   /// the module as `dm.target`, read by codegen's configurations.
   std::string target = "h100";

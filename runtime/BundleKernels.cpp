@@ -20,12 +20,15 @@ std::string contractionName(const Bundle &b, size_t i) {
 BundleKernels::BundleKernels(const Bundle &b, CudaDriver &driver)
     : b_(b), driver_(driver), modules_(std::make_unique<ModuleCache>(driver)),
       functions_(b.kernels.size(), nullptr), shapes_(b.kernels.size()),
+      finishFunctions_(b.kernels.size(), nullptr), finishShapes_(b.kernels.size()),
       gemms_(b.contractions.size()) {
   for (size_t i = 0; i < b.kernels.size(); ++i) {
     const BundleKernel &k = b.kernels[i];
     for (int d = 0; d < 3; ++d) {
       shapes_[i].grid[d] = static_cast<unsigned>(k.grid[d]);
       shapes_[i].block[d] = static_cast<unsigned>(k.block[d]);
+      finishShapes_[i].grid[d] = static_cast<unsigned>(k.finishGrid[d]);
+      finishShapes_[i].block[d] = static_cast<unsigned>(k.finishBlock[d]);
     }
     shapes_[i].sharedBytes = static_cast<unsigned>(k.sharedBytes);
   }
@@ -35,6 +38,7 @@ void BundleKernels::close() {
   gemms_.clear();
   modules_.reset();
   functions_.assign(functions_.size(), nullptr);
+  finishFunctions_.assign(finishFunctions_.size(), nullptr);
   if (workspace_)
     cudaFree(workspace_);
   workspace_ = nullptr;
@@ -55,8 +59,11 @@ CUresult BundleKernels::prepareKernel(size_t i, const CubinImages &images, std::
   }
   CUresult r = modules_->function(b_.path(k.cubin), image->second, k.entry, k.sharedBytes,
                                   functions_[i], error);
+  if (r == CUDA_SUCCESS && !k.finishEntry.empty())
+    r = modules_->function(b_.path(k.cubin), image->second, k.finishEntry, 0,
+                           finishFunctions_[i], error);
   if (r != CUDA_SUCCESS) {
-    functions_[i] = nullptr;
+    functions_[i] = finishFunctions_[i] = nullptr;
     error = kernelName(b_, i) + ": " + error;
   }
   return r;
@@ -139,10 +146,18 @@ bool BundleKernels::prepareAll(const CubinImages &images, std::string &error) {
 }
 
 bool BundleKernels::launch(size_t i, void **params, cudaStream_t stream, std::string &error) {
-  const LaunchShape &s = shapes_[i];
-  if (!driver_.launch(functions_[i], s.grid, s.block, s.sharedBytes,
+  for (int part = 0; part < parts(i); ++part)
+    if (!launchPart(i, part, params, stream, error))
+      return false;
+  return true;
+}
+
+bool BundleKernels::launchPart(size_t i, int part, void **params, cudaStream_t stream,
+                               std::string &error) {
+  const LaunchShape &s = shape(i, part);
+  if (!driver_.launch(function(i, part), s.grid, s.block, s.sharedBytes,
                       reinterpret_cast<CUstream>(stream), params, error)) {
-    error = kernelName(b_, i) + ": " + error;
+    error = kernelName(b_, i) + (part ? " (finishing launch)" : "") + ": " + error;
     return false;
   }
   return true;

@@ -67,15 +67,25 @@ public:
   /// (GemmRunner::algorithms(1)); the first failure names its step.
   bool prepareAll(const CubinImages &images, std::string &error);
 
-  CUfunction function(size_t i) const { return functions_[i]; }
-  const LaunchShape &shape(size_t i) const { return shapes_[i]; }
+  /// Launches of kernel `i`: 1, or 2 when it has a finishing launch
+  /// (BundleKernel::finishEntry), part 1, of the same parameters.
+  int parts(size_t i) const { return b_.kernels[i].finishEntry.empty() ? 1 : 2; }
+  CUfunction function(size_t i, int part = 0) const {
+    return part ? finishFunctions_[i] : functions_[i];
+  }
+  const LaunchShape &shape(size_t i, int part = 0) const {
+    return part ? finishShapes_[i] : shapes_[i];
+  }
   /// Contraction `i`'s runner; null until prepared.
   GemmRunner *gemm(size_t i) const { return gemms_[i].get(); }
   bool hasGemmWorkspace() const { return workspace_ != nullptr; }
 
   /// Launches prepared kernel `i` with cuLaunchKernel's parameter array
-  /// `params` (copied before this returns); allocates nothing unless it fails.
+  /// `params` (copied before this returns), every part in order; allocates
+  /// nothing unless it fails.
   bool launch(size_t i, void **params, cudaStream_t stream, std::string &error);
+  /// Launches part `part` (< parts(i)) of prepared kernel `i` only.
+  bool launchPart(size_t i, int part, void **params, cudaStream_t stream, std::string &error);
 
   /// Releases modules, runners, the handle and the workspace.
   void close();
@@ -86,6 +96,9 @@ private:
   std::unique_ptr<ModuleCache> modules_;
   std::vector<CUfunction> functions_;              ///< by kernel index; null: not loaded
   std::vector<LaunchShape> shapes_;                ///< by kernel index
+  /// The finishing launch's, by kernel index (null / unused without one).
+  std::vector<CUfunction> finishFunctions_;
+  std::vector<LaunchShape> finishShapes_;
   std::vector<std::unique_ptr<GemmRunner>> gemms_; ///< by contraction index
   cublasLtHandle_t lt_ = nullptr;
   void *workspace_ = nullptr;

@@ -213,14 +213,17 @@ bool Executor::launchKernel(const BundleKernel &k, cudaStream_t stream, uint64_t
                             std::vector<CapturedKernel> *captured, std::string &error) {
   size_t index = size_t(&k - b_.kernels.data());
   // cuLaunchKernel copies the parameter values before returning.
-  if (!kernels_->launch(index, launches_[index].withSeed(key), stream, error))
-    return false;
-  if (captured) {
-    CapturedKernel ck;
-    ck.kernel = index;
-    if (!capturedNode(stream, ck.node, error))
+  for (int part = 0; part < kernels_->parts(index); ++part) {
+    if (!kernels_->launchPart(index, part, launches_[index].withSeed(key), stream, error))
       return false;
-    captured->push_back(ck);
+    if (captured) {
+      CapturedKernel ck;
+      ck.kernel = index;
+      ck.part = part;
+      if (!capturedNode(stream, ck.node, error))
+        return false;
+      captured->push_back(ck);
+    }
   }
   return true;
 }

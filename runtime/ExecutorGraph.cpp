@@ -81,9 +81,10 @@ bool Executor::replay(Phase phase, cudaStream_t stream, uint64_t key, std::strin
     for (CapturedKernel &ck : g->kernels) {
       // The node's parameters but the seed are the launch's: run() rebuilt
       // launches_ for the bindings and arena this graph was captured with.
-      const LaunchShape &shape = kernels_->shape(ck.kernel);
+      const LaunchShape &shape = kernels_->shape(ck.kernel, ck.part);
       if (!(updated = driver_.setGraphKernelParams(
-                reinterpret_cast<CUgraphExec>(g->exec), ck.node, kernels_->function(ck.kernel),
+                reinterpret_cast<CUgraphExec>(g->exec), ck.node,
+                kernels_->function(ck.kernel, ck.part),
                 shape.grid, shape.block, shape.sharedBytes,
                 launches_[ck.kernel].withSeed(key), ignored)))
         break;

@@ -25,6 +25,7 @@ bool cudaCheck(cudaError_t e, const char *what, std::string &error);
 /// they change), through which a new seed is set.
 struct Executor::CapturedKernel {
   size_t kernel = 0;          ///< index into the manifest's kernels
+  int part = 0;               ///< its launch (BundleKernels::parts)
   CUgraphNode node = nullptr;
 };
 

@@ -56,6 +56,12 @@ void addKernels(const TensorTable &table, const std::vector<BuiltKernel> &built,
     bk.cubinBytes = int64_t(b.compiled.cubin.size());
     bk.cubinChecksum = dmrt::fnv1a64(b.compiled.cubin.data(), b.compiled.cubin.size());
     bk.workspaceBytes = k.workspaceBytes;
+    if (!k.finishEntry.empty()) {
+      bk.finishEntry = k.finishEntry;
+      bk.finishGrid[0] = k.finishGrid;
+      bk.finishBlock[0] = k.finishBlockX;
+      bk.finishBlock[1] = k.finishBlockY;
+    }
     bk.config = k.describe.empty() ? b.config.describe() : k.describe;
     bk.phase = phaseOf(unitOf, op);
     bk.inputs = ids(table, op.getInputs());

@@ -27,7 +27,7 @@
 namespace dmrt {
 
 /// The manifest versions this code reads; it writes the newest.
-inline constexpr int64_t kManifestVersion = 6;
+inline constexpr int64_t kManifestVersion = 7;
 
 /// A shape as error messages spell it: "[8, 512, 1024]".
 std::string shapeString(const std::vector<int64_t> &shape);
@@ -86,6 +86,13 @@ struct BundleKernel {
   /// -1 / 0 before version 4. loadBundle checks the file against both.
   int64_t cubinBytes = -1;
   uint64_t cubinChecksum = 0;
+  /// `finish` (version 7, optional): a second launch, right after the
+  /// kernel's, of entry `finishEntry` of the same cubin with the same
+  /// parameters (a kernel's column sums added from its workspace's
+  /// per-block partials in a fixed order, codegen/ColumnSums.cpp). Empty
+  /// entry: none.
+  std::string finishEntry;
+  int64_t finishGrid[3] = {1, 1, 1}, finishBlock[3] = {1, 1, 1};
 };
 
 struct BundleContraction {

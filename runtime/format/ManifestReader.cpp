@@ -34,6 +34,27 @@ bool parseMatrix(Reader &r, const json &o, const std::string &path,
   return true;
 }
 
+/// A launch's `grid` and `block` (at `path`), checked against CUDA's limits.
+bool launchShape(Reader &r, const std::string &path, const std::vector<int64_t> &grid,
+                 const std::vector<int64_t> &block, int64_t (&gridOut)[3],
+                 int64_t (&blockOut)[3]) {
+  if (grid.size() != 3)
+    return r.fail(path + ".grid", "expected 3 positive integers, got " +
+                                      std::to_string(grid.size()));
+  if (block.size() != 3)
+    return r.fail(path + ".block", "expected 3 positive integers, got " +
+                                       std::to_string(block.size()));
+  if (block[0] * block[1] * block[2] > 1024)
+    return r.fail(path + ".block", "more than 1024 threads per block");
+  if (grid[1] > 65535 || grid[2] > 65535 || grid[0] > 2147483647)
+    return r.fail(path + ".grid", "exceeds CUDA grid limits");
+  for (int d = 0; d < 3; ++d) {
+    gridOut[d] = grid[d];
+    blockOut[d] = block[d];
+  }
+  return true;
+}
+
 /// Largest element index (+1) a column-major batched matrix touches.
 int64_t matrixExtent(const dmrt::MatrixLayout &m) {
   return (m.batchCount - 1) * m.batchStride + (m.rows - 1) + (m.cols - 1) * m.ld + 1;
@@ -178,7 +199,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
                          "block", "shared_bytes", "config", "phase", "inputs",
                          "outputs", "flop", "bytes", "workspace_bytes",
                          "workspace_offset", "inference_workspace_offset", "cubin_bytes",
-                         "cubin_fnv1a64"}) ||
+                         "cubin_fnv1a64", "finish"}) ||
         !r.integer(o, p, "id", k.id, 0) || !r.str(o, p, "name", k.name) ||
         !r.str(o, p, "entry", k.entry) || !r.str(o, p, "cubin", k.cubin) ||
         !r.str(o, p, "source", k.source) || !r.intArray(o, p, "grid", grid, 1) ||
@@ -201,19 +222,23 @@ bool parseManifest(const std::string &text, const std::string &fileName,
       if (k.workspaceBytes > (int64_t(1) << 40))
         return r.fail(wp, "impossible size " + std::to_string(k.workspaceBytes));
     }
-    if (grid.size() != 3)
-      return r.fail(p + ".grid", "expected 3 positive integers, got " +
-                                     std::to_string(grid.size()));
-    if (block.size() != 3)
-      return r.fail(p + ".block", "expected 3 positive integers, got " +
-                                      std::to_string(block.size()));
-    if (block[0] * block[1] * block[2] > 1024)
-      return r.fail(p + ".block", "more than 1024 threads per block");
-    if (grid[1] > 65535 || grid[2] > 65535 || grid[0] > 2147483647)
-      return r.fail(p + ".grid", "exceeds CUDA grid limits");
-    for (int d = 0; d < 3; ++d) {
-      k.grid[d] = grid[d];
-      k.block[d] = block[d];
+    if (!launchShape(r, p, grid, block, k.grid, k.block))
+      return false;
+    // finish: optional; version 7 introduced it.
+    if (auto fit = o.find("finish"); fit != o.end()) {
+      std::string fp = p + ".finish";
+      if (b.version < 7)
+        return r.fail(fp, "not in bundle versions 1 to 6 (a kernel's finishing launch needs "
+                          "version 7)");
+      std::vector<int64_t> fgrid, fblock;
+      if (!r.object(*fit, fp, {"entry", "grid", "block"}) ||
+          !r.str(*fit, fp, "entry", k.finishEntry) ||
+          !r.intArray(*fit, fp, "grid", fgrid, 1) || !r.intArray(*fit, fp, "block", fblock, 1) ||
+          !launchShape(r, fp, fgrid, fblock, k.finishGrid, k.finishBlock))
+        return false;
+      if (k.finishEntry.empty() || k.finishEntry == k.entry)
+        return r.fail(fp + ".entry", "expected an entry other than the kernel's own, got \"" +
+                                         k.finishEntry + "\"");
     }
     if (!safeRelative(k.cubin))
       return r.fail(p + ".cubin", "expected a relative path inside the bundle, got \"" +

@@ -42,7 +42,8 @@ ojson tensorJson(const BundleTensor &t, int64_t version) {
 /// `workspace_bytes` exists from version 2 on (version 1 readers reject it),
 /// `workspace_offset` from version 3 on, for kernels with a workspace;
 /// `inference_workspace_offset` from version 5 on, where the plan gives one;
-/// `cubin_bytes` and `cubin_fnv1a64` from version 4 on.
+/// `cubin_bytes` and `cubin_fnv1a64` from version 4 on; `finish` (version 7)
+/// for kernels with one.
 ojson kernelJson(const BundleKernel &k, int64_t version) {
   ojson o = {{"id", k.id},
           {"name", k.name},
@@ -73,6 +74,10 @@ ojson kernelJson(const BundleKernel &k, int64_t version) {
     o.erase("inference_workspace_offset");
   if (version < 2)
     o.erase("workspace_bytes");
+  if (!k.finishEntry.empty())
+    o["finish"] = {{"entry", k.finishEntry},
+                   {"grid", {k.finishGrid[0], k.finishGrid[1], k.finishGrid[2]}},
+                   {"block", {k.finishBlock[0], k.finishBlock[1], k.finishBlock[2]}}};
   return o;
 }
 

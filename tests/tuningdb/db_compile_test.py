@@ -170,6 +170,39 @@ def priced_json(bundle, path, kernel_us, contraction_us):
     return write_run(bundle, manifest, path, steps)
 
 
+def column_paths(args, tmp):
+    """dmc compile --db prices the column sums inside the row kernels
+    (dm-fuse-column-reductions) against apart from the same database and compiles the
+    faster; with the apart path unmeasured it keeps them inside and says why."""
+    inside, apart = os.path.join(tmp, "col-in.dmlib"), os.path.join(tmp, "col-apart.dmlib")
+    run([args.dmc, "compile", TINY, "-o", inside])
+    run([args.dmc, "compile", TINY, "-o", apart, "--no-column-fusion"])
+    assert "layernorm_dparams" not in kernels(inside) and "layernorm_dparams" in kernels(apart)
+    out = os.path.join(tmp, "col.dmlib")
+    for name, apart_us, want in (("apart faster", 1.0, "apart"),
+                                 ("inside faster", 50.0, "in the row kernels")):
+        db = os.path.join(tmp, f"col-{apart_us}.jsonl")
+        run([args.dmc_db, "import", db, priced_json(inside, os.path.join(tmp, "ci.json"), 10.0, 10.0),
+             "--bundle", inside])
+        run([args.dmc_db, "import", db,
+             priced_json(apart, os.path.join(tmp, "ca.json"), apart_us, 10.0), "--bundle", apart])
+        r = run([args.dmc, "compile", TINY, "-o", out, "--db", db])
+        line = next((l for l in r.stderr.splitlines() if "column sums: " in l), "")
+        if f": {want} chosen" not in line:
+            sys.exit(f"FAIL: {name}: expected {want} chosen, got {line!r}\n{r.stderr}")
+        if ("layernorm_dparams" in kernels(out)) != (want == "apart"):
+            sys.exit(f"FAIL: {name}: the bundle has kernels {kernels(out)}")
+        print(f"ok: {name}: {line.split('dmc compile: ')[-1]}")
+    db = os.path.join(tmp, "col-inside-only.jsonl")
+    run([args.dmc_db, "import", db, priced_json(inside, os.path.join(tmp, "ci.json"), 10.0, 10.0),
+         "--bundle", inside])
+    r = run([args.dmc, "compile", TINY, "-o", out, "--db", db])
+    assert "in the row kernels kept, not compared" in r.stderr and "apart not priced" in r.stderr, \
+        r.stderr
+    assert "layernorm_dparams" not in kernels(out), kernels(out)
+    print("ok: the apart path unmeasured: column sums kept inside, said why")
+
+
 def attention_paths(args, tmp):
     """dmc compile --db prices the fused attention path against the unfused one from the
     same database and compiles the faster; with one path unmeasured it keeps the fused
@@ -177,9 +210,6 @@ def attention_paths(args, tmp):
     fused, unfused = os.path.join(tmp, "tg-f.dmlib"), os.path.join(tmp, "tg-u.dmlib")
     run([args.dmc, "compile", TGPT, "-o", fused])
     run([args.dmc, "compile", TGPT, "-o", unfused, "--no-fused-attention"])
-
-    def kernels(bundle):
-        return [k["name"] for k in json.load(open(os.path.join(bundle, "manifest.json")))["kernels"]]
     if "attention" not in kernels(fused) or "attention" in kernels(unfused):
         sys.exit(f"FAIL: {TGPT} must fuse its attention: {kernels(fused)} / {kernels(unfused)}")
     out = os.path.join(tmp, "tg.dmlib")
@@ -211,6 +241,10 @@ def attention_paths(args, tmp):
     print("ok: dmc tune wrote unfused.dmlib (with references) beside default.dmlib")
 
 
+def kernels(bundle):
+    return [k["name"] for k in json.load(open(os.path.join(bundle, "manifest.json")))["kernels"]]
+
+
 def knobs(bundle):
     return {k["name"]: k["describe"] for k in json.load(open(os.path.join(bundle, "config.json")))["kernels"]}
 
@@ -222,10 +256,15 @@ def expect_error(cmd, text, what):
     print(f"ok: {what}: {text}")
 
 
-def layouts_by_shortest_path(args, tmp, db, bundle):
+def layouts_by_shortest_path(args, tmp, db):
     """The global selection keeps layouts consistent: a fast record of a kernel writing
-    the one free tensor of the tiny encoder (t69, k8 -> k9) in another layout is not
-    taken while its reader has no record in that layout, and is once it has."""
+    the one free tensor of the tiny encoder with its column sums apart (t69, k8 -> k9,
+    --no-column-fusion) in another layout is not taken while its reader has no record
+    in that layout, and is once it has."""
+    bundle = os.path.join(tmp, "apart.dmlib")
+    run([args.dmc, "compile", TINY, "-o", bundle, "--no-column-fusion"])
+    run([args.dmc_db, "import", db, bench_json(bundle, os.path.join(tmp, "apart.json"), 10.0),
+         "--bundle", bundle])
     manifest = json.load(open(os.path.join(bundle, "manifest.json")))
     by_entry = {k["entry"]: k for k in manifest["kernels"]}
     tensor = {t["id"]: t for t in manifest["tensors"]}
@@ -248,13 +287,15 @@ def layouts_by_shortest_path(args, tmp, db, bundle):
     t = os.path.join(tmp, "layout.dmlib")
     with open(db, "a") as f:
         f.write(variant("k8_add_layernorm_dx") + "\n")
-    r = run([args.dmc, "compile", TINY, "-o", t, "--db", db, "--db-device", DEVICE["name"]])
+    r = run([args.dmc, "compile", TINY, "-o", t, "--db", db, "--db-device", DEVICE["name"],
+             "--no-column-fusion"])
     dims = {x["name"]: x["dims"] for x in json.load(open(os.path.join(t, "config.json")))["tensors"]}
     assert dims["t69"] == "bji" and "0 layout(s) changed" in r.stderr, r.stderr
     print("ok: a faster writer of t69 in jbi is not taken while its reader cannot read jbi")
     with open(db, "a") as f:
         f.write(variant("k9_layernorm_dparams") + "\n")
-    r = run([args.dmc, "compile", TINY, "-o", t, "--db", db, "--db-device", DEVICE["name"]])
+    r = run([args.dmc, "compile", TINY, "-o", t, "--db", db, "--db-device", DEVICE["name"],
+             "--no-column-fusion"])
     dims = {x["name"]: x["dims"] for x in json.load(open(os.path.join(t, "config.json")))["tensors"]}
     assert dims["t69"] == "jbi" and "1 layout(s) changed" in r.stderr, r.stderr
     assert "global selection (shortest path, exact)" in r.stderr, r.stderr
@@ -278,6 +319,12 @@ def tune_command(args, tmp):
     for c in ("c0", "c1"):
         got = sorted(os.listdir(os.path.join(cands, c + ".dmlib", "reference")))
         assert got == refs and refs, f"{c}: references {got} != the default's {refs}"
+    # The column sums apart (the alternative to dm-fuse-column-reductions), with
+    # references of its own.
+    assert os.path.isdir(os.path.join(cands, "apart.dmlib", "reference")), os.listdir(cands)
+    assert "layernorm_dx_layernorm_dparams" in kernels(os.path.join(cands, "default.dmlib"))
+    assert "layernorm_dparams" in kernels(os.path.join(cands, "apart.dmlib")), \
+        kernels(os.path.join(cands, "apart.dmlib"))
     if r.returncode == 77:
         assert "no GPU on this machine: the candidates are in" in r.stderr, r.stderr
         print("ok: dmc tune: candidates written, no GPU here (exit 77, what to run said)")
@@ -295,13 +342,14 @@ def resume(args, tmp, cands):
     measuring again (its dmrt-bench here is /bin/false: any measurement fails); a
     truncated run file is measured again; without --resume everything is."""
     tune = os.path.join(os.path.dirname(args.dmc_db), "dmrt-tune")
-    names = ["default", "c0", "c1"]
-    for n, us in zip(names, [10.0, 9.0, 12.0]):  # c0 faster, c1 slower than the default
+    names = ["default", "apart", "c0", "c1"]
+    # c0 faster, c1 slower than the default; apart's kernels are other problems.
+    for n, us in zip(names, [10.0, 11.0, 9.0, 12.0]):
         bundle = os.path.join(cands, n + ".dmlib")
         bench_json(bundle, bundle + ".run.json", us)
     db = os.path.join(tmp, "resume.jsonl")
     r = run([tune, cands, db, "--resume", "--bench", "/bin/false"])
-    assert r.stdout.count("not measured again") == 3 and "dmrt-bench exit" not in r.stdout, r.stdout
+    assert r.stdout.count("not measured again") == 4 and "dmrt-bench exit" not in r.stdout, r.stdout
     # Best so far: only c0 improves (every kernel whose knobs differ from the default's).
     faster = [l for l in r.stdout.splitlines() if l.strip().startswith("faster: ")]
     assert len(faster) == 1 and faster[0].endswith("(c0.dmlib)"), r.stdout
@@ -309,18 +357,19 @@ def resume(args, tmp, cands):
     shown = run([args.dmc_db, "show", db]).stdout
     assert "records" in shown, shown
     again = run([tune, cands, db, "--resume", "--bench", "/bin/false"]).stdout
-    assert again.count("0 appended") == 3, again
-    print("ok: dmrt-tune --resume: 3 run files imported, nothing measured, nothing added twice")
+    assert again.count("0 appended") == 4, again
+    print("ok: dmrt-tune --resume: 4 run files imported, nothing measured, nothing added twice")
     c1 = os.path.join(cands, "c1.dmlib.run.json")
     text = open(c1).read()
     open(c1, "w").write(text[: len(text) // 2])  # planted: a run file cut mid-write
     r = run([tune, cands, db, "--resume", "--bench", "/bin/false"], ok=False)
     assert r.returncode == 1 and "measuring it again" in r.stdout, r.stdout
-    assert r.stdout.count("not measured again") == 2 and "3/3 c1.dmlib" in r.stdout, r.stdout
+    assert r.stdout.count("not measured again") == 3 and "4/4 c1.dmlib" in r.stdout, r.stdout
     assert not os.path.exists(c1), "the cut run file must not outlive its measurement"
     r = run([tune, cands, db, "--bench", "/bin/false"], ok=False)
     assert r.returncode == 1 and "not measured again" not in r.stdout, r.stdout
-    assert "1/3 default.dmlib" in r.stdout and "3/3 c1.dmlib" in r.stdout, r.stdout
+    assert "1/4 default.dmlib" in r.stdout and "2/4 apart.dmlib" in r.stdout \
+        and "4/4 c1.dmlib" in r.stdout, r.stdout
     print("ok: dmrt-tune: a truncated run file, and every bundle without --resume, measured again")
 
 
@@ -343,14 +392,14 @@ def main():
     db = os.path.join(tmp, "db.jsonl")
     out = run([args.dmc_db, "import", db, bench_json(a, os.path.join(tmp, "a.json"), 10.0),
                "--bundle", a]).stdout
-    assert "13 kernel(s), 0 contraction(s): 13 ok, 0 rejected; 18 step(s) not checked" in out, out
+    assert "11 kernel(s), 0 contraction(s): 11 ok, 0 rejected; 18 step(s) not checked" in out, out
     out = run([args.dmc_db, "import", db, bench_json(b, os.path.join(tmp, "b.json"), 5.0,
                                                      failing=[rejected]), "--bundle", b]).stdout
-    assert "12 ok, 1 rejected" in out, out
+    assert "10 ok, 1 rejected" in out, out
     again = run([args.dmc_db, "import", db, os.path.join(tmp, "a.json"), "--bundle", a]).stdout
-    assert "0 appended" in again and "13 already there" in again, again
+    assert "0 appended" in again and "11 already there" in again, again
     shown = run([args.dmc, "db", "show", db]).stdout  # `dmc db` is dmc-db
-    assert "18 records (1 rejected by the tuner)" in shown, shown  # distinct candidates
+    assert "14 records (1 rejected by the tuner)" in shown, shown  # distinct candidates
     # An NVRTC version nobody compiled with: such a record must never be chosen.
     lines = open(db).read().splitlines()
     alien = json.loads(lines[0])
@@ -389,9 +438,10 @@ def main():
     r = run([args.dmc, "compile", TINY, "-o", t, "--db", db, "--db-device", "NVIDIA H200"])
     if knobs(t) != kt:
         sys.exit("FAIL: --db-device NVIDIA H200 chose differently from the one-device database")
-    layouts_by_shortest_path(args, tmp, db, a)
+    layouts_by_shortest_path(args, tmp, db)
     contraction_algorithms(args, tmp)
     attention_paths(args, tmp)
+    column_paths(args, tmp)
     tune_command(args, tmp)
     print("db_compile_test: PASS")
 

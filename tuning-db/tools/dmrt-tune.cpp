@@ -76,8 +76,8 @@ std::string selfFolder(const char *argv0) {
 
 bool isFile(const std::string &p) { return access(p.c_str(), X_OK) == 0; }
 
-/// default.dmlib and unfused.dmlib first, then cN.dmlib by N, then any other
-/// bundle by name.
+/// default.dmlib, unfused.dmlib and apart.dmlib first (in that order), then
+/// cN.dmlib by N, then any other bundle by name.
 std::vector<std::string> bundlesOf(const std::string &dir) {
   std::vector<std::string> names;
   if (DIR *d = opendir(dir.c_str())) {
@@ -89,7 +89,11 @@ std::vector<std::string> bundlesOf(const std::string &dir) {
     closedir(d);
   }
   auto rank = [](const std::string &n) {
-    if (n == "default.dmlib" || n == "unfused.dmlib")
+    if (n == "default.dmlib")
+      return std::make_pair(-3L, n);
+    if (n == "unfused.dmlib")
+      return std::make_pair(-2L, n);
+    if (n == "apart.dmlib")
       return std::make_pair(-1L, n);
     if (n[0] == 'c' && std::isdigit(static_cast<unsigned char>(n[1])))
       return std::make_pair(std::strtol(n.c_str() + 1, nullptr, 10), n);

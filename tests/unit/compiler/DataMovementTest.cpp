@@ -104,10 +104,9 @@ TEST_F(BertLarge, FusionMeetsThePaperTargets) {
                                        "softmax_dropout",
                                        "bias_dropout_add_layernorm",
                                        "bias_gelu_dropout",
-                                       "layernorm_dx_dropout",
-                                       "layernorm_dparams",
+                                       "layernorm_dx_dropout_layernorm_dparams",
                                        "dropout_dgelu_reduce_sum",
-                                       "add_layernorm_dx_dropout",
+                                       "add_layernorm_dx_dropout_layernorm_dparams",
                                        "dropout_softmax_dx",
                                        "stack_reduce_sum",
                                        "add"};

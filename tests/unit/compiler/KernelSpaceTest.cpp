@@ -20,9 +20,11 @@ namespace {
 class KernelSpace : public ::testing::Test {
 protected:
   void SetUp() override {
-    // The loop-nest kernels dm-fuse makes, softmax included (no fused attention).
+    // The loop-nest kernels dm-fuse makes, softmax included (no fused
+    // attention), the layer-norm parameter gradients apart (ColumnSums below).
     dmc::PipelineOptions options;
     options.fusedAttention = false;
+    options.columnFusion = columnFusion();
     auto m = dmc::buildGraph(ctx, std::string(DMC_EXAMPLES_DIR) + "/bert-large.json",
                              /*train=*/true, dmc::Stage::Fuse, options);
     ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
@@ -36,6 +38,7 @@ protected:
     ADD_FAILURE() << "no kernel " << name.str();
     return {};
   }
+  virtual bool columnFusion() const { return false; }
   std::string why(llvm::StringRef name, KernelConfig c) {
     return dmc::codegen::whyInfeasible(dmc::codegen::spaceOf(kernel(name)), c);
   }
@@ -121,6 +124,67 @@ TEST_F(KernelSpace, SplitColumnReductionNeedsAWorkspace) {
   ASSERT_TRUE(static_cast<bool>(unsplit));
   EXPECT_EQ(unsplit->workspaceBytes, 0);
   EXPECT_EQ(unsplit->source.find("workspace"), std::string::npos);
+}
+
+/// dm-fuse-column-reductions on: the layer-norm input gradient's rows and
+/// the parameter gradients' column sums in one kernel.
+class ColumnSums : public KernelSpace {
+protected:
+  bool columnFusion() const override { return true; }
+};
+
+TEST_F(ColumnSums, RowsAndColumnSumsFromTheIterationSpaces) {
+  auto s = dmc::codegen::spaceOf(kernel("layernorm_dx_dropout_layernorm_dparams"));
+  EXPECT_TRUE(s.columnSums);
+  EXPECT_EQ(s.outer, "bj");
+  EXPECT_EQ(s.row, "i");
+  EXPECT_FALSE(s.finalReductions) << "the input gradient uses its row sums pointwise";
+  EXPECT_FALSE(dmc::codegen::spaceOf(kernel("bias_dropout_add_layernorm")).columnSums);
+}
+
+TEST_F(ColumnSums, DefaultsAndReasons) {
+  auto s = dmc::codegen::spaceOf(kernel("layernorm_dx_dropout_layernorm_dparams"));
+  // 4 rows side by side, 4 after each other: 256 blocks on bert-large's 4096 rows.
+  EXPECT_EQ(dmc::codegen::defaultConfig(s).describe(),
+            "block 4x64, 4 points per thread, vectors of 8");
+  std::string name = "layernorm_dx_dropout_layernorm_dparams";
+  EXPECT_EQ(why(name, {'i', 8, 32, 1, 8, 1}),
+            "a kernel with column sums takes whole rows per block (no lane dim)");
+  EXPECT_EQ(why(name, {0, 3, 64, 1, 8, 1}),
+            "3 rows per block side by side must divide a warp's 32");
+  EXPECT_EQ(why(name, {0, 4, 64, 3, 8, 1}), "4096 rows do not divide into blocks of 4 x 3");
+  EXPECT_EQ(why(name, {0, 1, 32, 1, 4, 1}),
+            "32 threads take more than 4 chunks each of a 1024-point row");
+  std::vector<std::string> rejected;
+  auto all = dmc::codegen::enumerateConfigs(s, &rejected);
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all.front().describe(), dmc::codegen::defaultConfig(s).describe());
+  for (const KernelConfig &c : all) {
+    EXPECT_EQ(dmc::codegen::whyInfeasible(s, c), "") << c.describe();
+    int64_t blocks = s.outerPoints / (int64_t(c.tx) * c.perThread);
+    EXPECT_TRUE(2 * blocks >= s.sms || c.tx * c.perThread <= 4) << c.describe();
+    EXPECT_LE(blocks, 4 * s.sms) << c.describe();
+  }
+}
+
+TEST_F(ColumnSums, PartialsPerBlockAndAFinishingLaunch) {
+  auto k = kernel("layernorm_dx_dropout_layernorm_dparams");
+  auto e = dmc::codegen::emitKernel(k, {0, 4, 64, 4, 8, 1}, "k");
+  ASSERT_TRUE(static_cast<bool>(e)) << llvm::toString(e.takeError());
+  EXPECT_EQ(e->grid, 256); // 4096 rows / (4 x 4)
+  // Two sums (gamma, beta) x 256 blocks x 1024 row points, fp32.
+  EXPECT_EQ(e->workspaceBytes, 4 * 2 * 256 * 1024);
+  EXPECT_EQ(e->finishEntry, "k_finish");
+  EXPECT_EQ(e->finishGrid, 2 * 1024 / 32);
+  EXPECT_EQ(e->finishBlockX * e->finishBlockY, 256);
+  EXPECT_NE(e->source.find("k_finish("), std::string::npos);
+  // A kernel without column sums has no finishing launch.
+  auto plain = kernel("bias_dropout_add_layernorm");
+  auto p = dmc::codegen::emitKernel(plain, dmc::codegen::defaultConfig(dmc::codegen::spaceOf(plain)),
+                                    "p");
+  ASSERT_TRUE(static_cast<bool>(p));
+  EXPECT_TRUE(p->finishEntry.empty());
+  EXPECT_EQ(p->workspaceBytes, 0);
 }
 
 } // namespace

@@ -263,9 +263,9 @@ TEST(Bundle, AliasErrors) {
 
 TEST(Bundle, FormatAndVersion) {
   json j = validManifest();
-  j["version"] = 7;
-  EXPECT_EQ(parseError(j), "m.json: version: unsupported version 7 (this "
-                           "runtime reads versions 1 to 6)");
+  j["version"] = 8;
+  EXPECT_EQ(parseError(j), "m.json: version: unsupported version 8 (this "
+                           "runtime reads versions 1 to 7)");
   j["version"] = 0;
   EXPECT_HAS(parseError(j), "unsupported version 0");
   j["version"] = 2; // version 2 adds only the optional workspace_bytes
@@ -563,3 +563,38 @@ TEST(Bundle, ContractionAlgorithm) {
   EXPECT_HAS(parseError(j), "contractions[0].algorithm: expected a string");
 }
 
+
+// Version 7: a kernel may have a finishing launch (column sums,
+// codegen/ColumnSums.cpp): another entry of its cubin, its own shape.
+TEST(Bundle, KernelFinishingLaunch) {
+  json finish = {{"entry", "k0_finish"}, {"grid", {64, 1, 1}}, {"block", {32, 8, 1}}};
+  json j = newest();
+  j["kernels"][0]["finish"] = finish;
+  EXPECT_EQ(parseError(j), "m.json: kernels[0].finish: not in bundle versions 1 to 6 (a "
+                           "kernel's finishing launch needs version 7)");
+  j["version"] = 7;
+  Bundle b;
+  std::string err;
+  ASSERT_TRUE(parseManifest(j.dump(), "m.json", b, err)) << err;
+  EXPECT_EQ(b.kernels[0].finishEntry, "k0_finish");
+  EXPECT_EQ(b.kernels[0].finishGrid[0], 64);
+  EXPECT_EQ(b.kernels[0].finishBlock[1], 8);
+  json back = json::parse(writeManifest(b));
+  EXPECT_EQ(back["kernels"][0]["finish"], finish);
+  // Without one, the writer writes none.
+  j["kernels"][0].erase("finish");
+  ASSERT_TRUE(parseManifest(j.dump(), "m.json", b, err)) << err;
+  EXPECT_TRUE(b.kernels[0].finishEntry.empty());
+  EXPECT_FALSE(json::parse(writeManifest(b))["kernels"][0].contains("finish"));
+  // Errors name the field.
+  j["kernels"][0]["finish"] = finish;
+  j["kernels"][0]["finish"]["block"] = {64, 32, 1};
+  EXPECT_EQ(parseError(j), "m.json: kernels[0].finish.block: more than 1024 threads per block");
+  j["kernels"][0]["finish"] = finish;
+  j["kernels"][0]["finish"]["entry"] = j["kernels"][0]["entry"];
+  EXPECT_HAS(parseError(j), "kernels[0].finish.entry: expected an entry other than the "
+                            "kernel's own");
+  j["kernels"][0]["finish"] = finish;
+  j["kernels"][0]["finish"]["threads"] = 3;
+  EXPECT_HAS(parseError(j), "kernels[0].finish");
+}

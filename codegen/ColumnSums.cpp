@@ -1,0 +1,83 @@
+//===- ColumnSums.cpp - a row kernel's sums over its outer points ---------===//
+//
+// KernelSpace::columnSums: besides its row reductions, the kernel sums values
+// over its outer points (the rows) into results with the row's dims. Each
+// thread adds its rows' values per row point in registers (sum<id>[],
+// KernelEmitter.cpp); at the end of the block the TX threads sharing a row
+// point combine by warp shuffles, and thread x == 0 writes the block's
+// partials, [sums][blocks][row points] fp32, to the workspace. A second
+// launch (`<entry>_finish`, same parameters) adds them: each block takes 32
+// consecutive (sum, row point) pairs, its 8 slices of threads each add every
+// 8th block's partials, and slice 0 adds the 8 slice totals. Every order is
+// fixed: results do not depend on timing.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/EmitSupport.h"
+
+using namespace mlir;
+
+namespace dmc::codegen {
+
+void emitColumnPartials(llvm::raw_ostream &os, llvm::ArrayRef<int> sums, int64_t perRow,
+                        int width, int64_t rowChunks, int64_t blocks, int64_t rowPoints) {
+  os << "  // Column sums: the block's rows combined over threadIdx.x, written as its partials.\n"
+     << "  float *part = static_cast<float *>(workspace);  // [" << sums.size() << "]["
+     << blocks << "][" << rowPoints << "]\n"
+     << "#pragma unroll\n"
+     << "  for (int it = 0; it < " << perRow << "; ++it) {\n"
+     << "    const Idx r = threadIdx.y + (Idx)it * TY;\n"
+     << "#pragma unroll\n"
+     << "    for (int v = 0; v < " << width << "; ++v) {\n";
+  for (auto [k, id] : llvm::enumerate(sums)) {
+    os << "      float t" << id << " = sum" << id << "[it * " << width << " + v];\n"
+       << "      for (int m = TX / 2; m > 0; m >>= 1)\n"
+       << "        t" << id << " += __shfl_xor_sync(0xffffffffu, t" << id << ", m);\n"
+       << "      if (threadIdx.x == 0 && r < " << rowChunks << ")\n"
+       << "        part[((Idx)" << k << " * " << blocks << " + blockIdx.x) * " << rowPoints
+       << " + r * " << width << " + v] = t" << id << ";\n";
+  }
+  os << "    }\n  }\n";
+}
+
+void emitColumnFinish(llvm::raw_ostream &os, dm::KernelOp kernel, const KernelSpace &s,
+                      const NodeGraph &g, llvm::ArrayRef<int> sums, int64_t blocks,
+                      const std::string &entry) {
+  const int64_t pairs = int64_t(sums.size()) * s.rowPoints;
+  os << "\n// The column sums finished: the blocks' partials added in a fixed order.\n";
+  emitSignature(os, kernel, kFinishPoints * kFinishSlices, entry, /*workspace=*/true);
+  emitIndexType(os, kernel, pairs * blocks);
+  os << "  const float *part = static_cast<const float *>(workspace);\n"
+     << "  __shared__ float slices[" << kFinishSlices << "][" << kFinishPoints + 1 << "];\n"
+     << "  const Idx q = (Idx)blockIdx.x * " << kFinishPoints
+     << " + threadIdx.x;  // (sum, row point)\n"
+     << "  float acc = 0.f;\n"
+     << "  if (q < " << pairs << ") {\n"
+     << "    const Idx base = q / " << s.rowPoints << " * " << blocks << " * " << s.rowPoints
+     << " + q % " << s.rowPoints << ";\n"
+     << "#pragma unroll 4\n"
+     << "    for (int b = threadIdx.y; b < " << blocks << "; b += " << kFinishSlices << ")\n"
+     << "      acc += __ldcg(&part[base + (Idx)b * " << s.rowPoints << "]);\n"
+     << "  }\n"
+     << "  slices[threadIdx.y][threadIdx.x] = acc;\n"
+     << "  __syncthreads();\n"
+     << "  if (threadIdx.y != 0 || q >= " << pairs << ")\n"
+     << "    return;\n"
+     << "  float total = slices[0][threadIdx.x];\n"
+     << "#pragma unroll\n"
+     << "  for (int y = 1; y < " << kFinishSlices << "; ++y)\n"
+     << "    total += slices[y][threadIdx.x];\n"
+     << "  const Idx rp = q % " << s.rowPoints << ";\n";
+  decode(os, "  ", "rp", s.row, s);
+  os << "  switch (q / " << s.rowPoints << ") {\n";
+  for (auto [k, id] : llvm::enumerate(sums))
+    for (auto [n, out] : llvm::enumerate(g.outputs))
+      if (out == id) {
+        Type t = kernel.getResultTypes()[n];
+        os << "  case " << k << ": "
+           << storeCall(t, "out" + std::to_string(n), offsetExpr(t, s.row), "total")
+           << " break;\n";
+      }
+  os << "  }\n}\n";
+}
+
+} // namespace dmc::codegen

@@ -1,0 +1,41 @@
+//===- PathChoice.h - One of two graphs of a layer, by measurement -*- C++ -*-===//
+//
+// `dmc compile --db` prices a pass's graph against the graph without it from
+// the same tuning database: each path's tuned step, the kernels' shortest
+// path plus the contractions' chosen algorithms (DatabaseKnobs.h). The
+// faster path wins when both are priced in full; otherwise the default path
+// stays and the line says why. Two choices are made this way, one after the
+// other: fused against unfused attention (dm-fuse-attention; `dmc tune`
+// measures unfused.dmlib), then column sums inside the row kernels against
+// apart (dm-fuse-column-reductions; `dmc tune` measures apart.dmlib).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMC_COMPILER_BUNDLE_PATHCHOICE_H
+#define DMC_COMPILER_BUNDLE_PATHCHOICE_H
+
+#include "compiler/bundle/DatabaseKnobs.h"
+
+#include <string>
+
+namespace dmc::bundle {
+
+/// What is chosen and the names of its two paths, as the line spells them:
+/// {"attention", "fused", "unfused"}.
+struct PathNames {
+  const char *what, *current, *alternative;
+};
+
+struct PathChoice {
+  bool compared = false;    ///< both paths priced in full
+  bool alternative = false; ///< the alternative path is faster
+  std::string line;         ///< the report: both prices, bytes, the choice or why none
+};
+
+/// The choice between the path compiled (`current`, the default) and the
+/// alternative one, both DatabaseView of the same database and device.
+PathChoice choosePath(const PathNames &names, const DatabaseView &current,
+                      const DatabaseView &alternative);
+
+} // namespace dmc::bundle
+
+#endif // DMC_COMPILER_BUNDLE_PATHCHOICE_H
