@@ -10,6 +10,9 @@
 #   gpu-bundles/compare/{bert-large,gpt2-medium}-unfused-attention.dmlib and
 #                                    gpu-bundles/compare/gpt2-medium.dmlib: with and
 #                                    without fused attention (timed, not checked)
+#   gpu-bundles/compare/bert-large-columns-apart.dmlib  --no-column-fusion: the
+#                                    layer norms' parameter gradients in kernels
+#                                    of their own (timed, not checked)
 #   gpu-bundles/sweep/*.dmlib        bert-large under --config-index 0..7 and the
 #                                    defaults, no references (timing sweep)
 #   gpu-bundles/sweep-small/*.dmlib  two small examples under --config-index
@@ -139,6 +142,9 @@ echo "make-bundles: bert-large and gpt2-medium with and without fused attention"
 compile examples/bert-large.json "$out/compare/bert-large-unfused-attention.dmlib" --no-fused-attention
 compile examples/gpt2-medium.json "$out/compare/gpt2-medium.dmlib"
 compile examples/gpt2-medium.json "$out/compare/gpt2-medium-unfused-attention.dmlib" --no-fused-attention
+# Column sums inside the layer norms' row kernels against apart (same run).
+echo "make-bundles: bert-large with its column sums apart"
+compile examples/bert-large.json "$out/compare/bert-large-columns-apart.dmlib" --no-column-fusion
 $sweeps && for n in 0 1 2 3 4 5 6 7; do
   echo "make-bundles: sweep configuration $n"
   compile examples/bert-large.json "$out/sweep/bert-large-c$n.dmlib" --config-index "$n"
