@@ -18,6 +18,7 @@ const char *const kBenchUsage =
     "                  [--json OUT.json] [--tolerance T] [--device N=0] "
     "[--int-max N=1]\n"
     "                  [--algorithms heuristic|all] [--max-algorithms N=256]\n"
+    "                  [--prune-algorithms N]\n"
     "                  [--plant-fault zero|scale|shift|permute]\n"
     "Runs, checks (--reference: against BUNDLE/reference/{k,c}<N>.safetensors)\n"
     "and times the kernels and contractions of a layer bundle. Without --kernel\n"
@@ -47,6 +48,11 @@ const char *const kBenchUsage =
     "                     configuration (--json: algorithms_tried, heuristic_us,\n"
     "                     best_us, best_algorithm); with --reference the fastest\n"
     "                     is checked too.\n"
+    "  --prune-algorithms N    (with all) time and check only the heuristic's best\n"
+    "                     and the N - 1 other algorithms the analytic cost model\n"
+    "                     prices lowest (its GEMM rate: the step's own time;\n"
+    "                     --json: algorithms_considered, algorithms_pruned);\n"
+    "                     without it every algorithm is (exhaustive).\n"
     "Check (--reference): element i of an output passes iff |got - ref| <=\n"
     "  rtol x (RMS(ref) + |ref_i|), RMS over the output's reference values;\n"
     "  rtol = --tolerance, default 2^-7 bf16, 2^-9 f16, 1e-4 f32, 0 integers.\n"
@@ -117,6 +123,8 @@ std::string algorithmSweepLine(const AlgorithmSweep &s) {
                             "enumerated), %d failed, %d rep%s each",
                             s.tried, s.heuristic, s.enumerated, s.errors,
                             s.reps, s.reps == 1 ? "" : "s");
+  if (s.pruned > 0)
+    line += format(" (%d of %d enumerated left out by the cost model)", s.pruned, s.considered);
   if (!s.checkedAgainst.empty())
     line += format("; checked against the %s: %d rejected", s.checkedAgainst == "default"
                                                                 ? "default's outputs"
@@ -185,6 +193,13 @@ bool parseBenchArgs(int argc, const char *const *argv, BenchOptions &out,
       }
       opt.maxAlgorithms = static_cast<int>(n);
       maxAlgorithmsGiven = true;
+    } else if (a == "--prune-algorithms") {
+      const char *v = value();
+      if (!v || !parseIntArg(v, 1, 100000, n)) {
+        error = "--prune-algorithms needs an integer in [1, 100000]";
+        return false;
+      }
+      opt.pruneAlgorithms = static_cast<int>(n);
     } else if (a == "--kernel" || a == "--contraction" || a == "--json") {
       const char *v = value();
       if (!v || !*v) {
@@ -242,6 +257,11 @@ bool parseBenchArgs(int argc, const char *const *argv, BenchOptions &out,
             (timingGiven ? "" : " (the default timing is stream)") +
             ": stream timing rotates over copies of the tensors larger than "
             "the L2 instead of flushing it";
+    return false;
+  }
+  if (opt.pruneAlgorithms > 0 && opt.algorithms != AlgorithmMode::All) {
+    error = "--prune-algorithms needs --algorithms all (the default, heuristic, "
+            "times the heuristic's best alone)";
     return false;
   }
   if (maxAlgorithmsGiven && opt.algorithms != AlgorithmMode::All) {

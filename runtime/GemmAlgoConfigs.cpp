@@ -303,6 +303,21 @@ double modelAlgorithmUs(const GemmDescriptor &g, const GemmAlgoConfig &c, double
   return us;
 }
 
+std::vector<size_t> pruneByModel(const std::vector<double> &modelUs, int keep) {
+  std::vector<size_t> all(modelUs.size());
+  for (size_t i = 0; i < all.size(); ++i)
+    all[i] = i;
+  if (keep <= 0 || size_t(keep) >= all.size())
+    return all;
+  std::vector<size_t> rest(all.begin() + 1, all.end());
+  auto key = [&](size_t i) { return modelUs[i] < 0 ? INFINITY : modelUs[i]; };
+  std::stable_sort(rest.begin(), rest.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+  std::vector<size_t> kept = {0};
+  kept.insert(kept.end(), rest.begin(), rest.begin() + (keep - 1));
+  std::sort(kept.begin(), kept.end());
+  return kept;
+}
+
 namespace {
 /// Ranks 1..n of `v`, ties at their average rank.
 std::vector<double> ranks(const std::vector<double> &v) {

@@ -194,6 +194,13 @@ struct GemmModelRates {
 double modelAlgorithmUs(const GemmDescriptor &g, const GemmAlgoConfig &c, double waves,
                         const GemmModelRates &rates);
 
+/// The entries of a sweep a tuner pruning to `keep` measures: entry 0 (the
+/// heuristic's best, the step's default) and the keep - 1 others with the
+/// lowest `modelUs` (ties: the earlier entry; entries the model cannot price,
+/// modelUs < 0, after every priced one). Every entry when keep <= 0 or keep
+/// >= modelUs.size(). Indices ascending.
+std::vector<size_t> pruneByModel(const std::vector<double> &modelUs, int keep);
+
 /// Spearman's rank correlation of `a` and `b` (equal sizes; ties get their
 /// average rank); NaN with fewer than 2 pairs or a constant side.
 double spearman(const std::vector<double> &a, const std::vector<double> &b);

@@ -323,6 +323,7 @@ StepStatus Harness::runContraction(const Bundle &b, const BundleContraction &c,
   // --algorithms all: every algorithm enumerateAlgorithms lists (the
   // heuristic's first); if the enumeration fails, the heuristic's alone.
   std::vector<GemmAlgorithm> all;
+  std::vector<double> prior; // the model before timing, per entry of `all`
   StepVariants variants;
   if (opt.algorithms == AlgorithmMode::All) {
     std::string enumError;
@@ -346,6 +347,27 @@ StepStatus Harness::runContraction(const Bundle &b, const BundleContraction &c,
     variants.algos = &all;
     variants.setup = [&](size_t i) { return setupFor(&all[i].algo); };
     variants.sweep = &out.sweep;
+    out.sweep.considered = int(all.size());
+    variants.beforeTiming = [&](double stepUs) {
+      // The model before timing: its GEMM rate the step's own (the bundle's
+      // algorithm); with --prune-algorithms only its cheapest are timed.
+      GemmModelRates rates = modelRates(stepUs > 0 ? double(c.flop) / (stepUs * 1e-6) : 0,
+                                        int(dtypeSize(b.tensor(first)->dtype)), info_);
+      prior.clear();
+      for (const GemmAlgorithm &a : all)
+        prior.push_back(modelAlgorithmUs(g, a.config, a.waves, rates));
+      if (opt.pruneAlgorithms <= 0)
+        return;
+      std::vector<GemmAlgorithm> kept;
+      std::vector<double> keptPrior;
+      for (size_t i : pruneByModel(prior, opt.pruneAlgorithms)) {
+        kept.push_back(std::move(all[i]));
+        keptPrior.push_back(prior[i]);
+      }
+      out.sweep.pruned = int(all.size() - kept.size());
+      all = std::move(kept);
+      prior = std::move(keptPrior);
+    };
   }
   TimingContext tc{opt, info_, impl_->stream, impl_->flush, impl_->flushBytes,
                    impl_->copyCache};
@@ -356,6 +378,8 @@ StepStatus Harness::runContraction(const Bundle &b, const BundleContraction &c,
     error = "contraction " + std::to_string(c.id) + " (" + c.equation + "): " + error;
   if (out.sweep.ran)
     modelSweep(g, c.flop, int(dtypeSize(b.tensor(first)->dtype)), info_, out.sweep);
+  for (size_t i = 0; i < out.sweep.runs.size() && i < prior.size(); ++i)
+    out.sweep.runs[i].priorModelUs = prior[i];
   return s;
 }
 

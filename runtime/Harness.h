@@ -171,6 +171,9 @@ struct AlgorithmRun {
   /// The analytic cost model's time (modelAlgorithmUs, runtime/GemmAlgorithms.h);
   /// < 0 when not modelled (unknown tile, or the entry did not pass).
   double modelUs = -1;
+  /// The same model before any entry is timed, its GEMM rate the step's own
+  /// (what --prune-algorithms ranks by); < 0 when not modelled.
+  double priorModelUs = -1;
 };
 
 /// The algorithms one contraction timed under AlgorithmMode::All.
@@ -206,6 +209,9 @@ struct AlgorithmSweep {
   /// (1: the model's first), 0 when none is modelled: the candidates a tuner
   /// pruning to the model's top N would keep.
   int bestModelRank = 0;
+  /// HarnessOptions::pruneAlgorithms: the entries enumerated, and those the
+  /// cost model left out before timing (pruneByModel; 0 without pruning).
+  int considered = 0, pruned = 0;
 };
 /// Fills the timing fields of `sweep` (tried, errors, rejected, heuristic*,
 /// best*, heuristic / enumerated counts) from one time per entry of `algos`
@@ -226,6 +232,10 @@ struct DeviceInfo;
 /// modelUs and the sweep's modelled and modelRho.
 void modelSweep(const GemmDescriptor &g, int64_t flop, int elementBytes,
                 const DeviceInfo &info, AlgorithmSweep &sweep);
+/// The cost model's rates on `info`'s GPU for a GEMM running at
+/// `flopPerSecond` (the tiles' feed: the L2 copy bandwidth per SM; the
+/// reduction's: the copy bandwidth).
+GemmModelRates modelRates(double flopPerSecond, int elementBytes, const DeviceInfo &info);
 
 struct HarnessOptions;
 /// Key of the per-Harness cache of same-size copy times: the copy's bytes
@@ -280,6 +290,10 @@ struct HarnessOptions {
   /// AlgorithmMode::All: `reps` of each algorithm's timing (min with reps;
   /// stream timing: as many samples, isolated: launches).
   int sweepReps = 5;
+  /// AlgorithmMode::All: above 0, only the heuristic's best and the N - 1
+  /// other entries the cost model prices lowest are timed and checked (its
+  /// GEMM rate: the step's own time); 0: every entry (exhaustive).
+  int pruneAlgorithms = 0;
 };
 
 

@@ -97,6 +97,9 @@ struct StepVariants {
   std::function<Setup(size_t)> setup;
   /// Filled by runStep: summarizeAlgorithmSweep and every entry's check.
   AlgorithmSweep *sweep = nullptr;
+  /// Called by runStep with the step's own median time (us) before the
+  /// entries are timed: prices them, and may drop entries of *algos (pruning).
+  std::function<void(double)> beforeTiming;
 };
 
 /// Allocates and fills buffer set 0, runs the step once, checks it against

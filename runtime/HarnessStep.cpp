@@ -273,6 +273,8 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
   // The variants, on the same buffers; then each one's outputs checked.
   if (variants && variants->algos && variants->sweep) {
     AlgorithmSweep &sw = *variants->sweep;
+    if (variants->beforeTiming)
+      variants->beforeTiming(out.time.medianUs);
     const std::vector<GemmAlgorithm> &algos = *variants->algos;
     std::vector<double> us;
     if (StepStatus s = timeVariants(buf, footprint, *variants, out.dropoutSeed,

@@ -48,6 +48,16 @@ void summarizeAlgorithmSweep(const std::vector<GemmAlgorithm> &algos,
   }
 }
 
+GemmModelRates modelRates(double flopPerSecond, int elementBytes, const DeviceInfo &info) {
+  GemmModelRates rates;
+  rates.sms = info.smCount;
+  rates.flopsPerSm = info.smCount > 0 ? flopPerSecond / info.smCount : 0;
+  rates.feedBytesPerSm = info.smCount > 0 ? info.l2CopyGBs * 1e9 / info.smCount : 0;
+  rates.reduceBytes = info.copyGBs * 1e9;
+  rates.elementBytes = elementBytes;
+  return rates;
+}
+
 void modelSweep(const GemmDescriptor &g, int64_t flop, int elementBytes,
                 const DeviceInfo &info, AlgorithmSweep &sweep) {
   // The GEMM rate: the fastest passing entry's; the bandwidths: the copies'.
@@ -55,12 +65,7 @@ void modelSweep(const GemmDescriptor &g, int64_t flop, int elementBytes,
   for (const AlgorithmRun &r : sweep.runs)
     if (r.pass && r.medianUs > 0)
       rate = std::max(rate, double(flop) / (r.medianUs * 1e-6));
-  GemmModelRates rates;
-  rates.sms = info.smCount;
-  rates.flopsPerSm = info.smCount > 0 ? rate / info.smCount : 0;
-  rates.feedBytesPerSm = info.smCount > 0 ? info.l2CopyGBs * 1e9 / info.smCount : 0;
-  rates.reduceBytes = info.copyGBs * 1e9;
-  rates.elementBytes = elementBytes;
+  GemmModelRates rates = modelRates(rate, elementBytes, info);
   std::vector<double> model, measured;
   for (AlgorithmRun &r : sweep.runs) {
     GemmAlgoConfig c;

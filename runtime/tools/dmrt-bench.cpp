@@ -211,6 +211,10 @@ int main(int argc, char **argv) {
                 "all, %d reps each)\n",
                 opt.topAlgorithms, opt.maxAlgorithms,
                 std::max(1, std::min(opt.reps, opt.sweepReps)));
+  if (opt.pruneAlgorithms > 0)
+    std::printf("algorithms: pruned to the heuristic's best and the %d others the cost "
+                "model prices lowest\n",
+                opt.pruneAlgorithms - 1);
   std::printf("%s\n", stepTableHeader().c_str());
 
   json j;
@@ -236,8 +240,10 @@ int main(int argc, char **argv) {
                   {"reference", opt.reference},
                   {"tolerance", opt.tolerance},
                   {"algorithms", algorithmModeName(opt.algorithms)}};
-  if (opt.algorithms == AlgorithmMode::All)
+  if (opt.algorithms == AlgorithmMode::All) {
     j["options"]["max_algorithms"] = opt.maxAlgorithms;
+    j["options"]["prune_algorithms"] = opt.pruneAlgorithms;
+  }
   json steps = json::array();
   int exitCode = 0;
   int checkedSteps = 0; // steps whose outputs were compared with a reference
@@ -338,6 +344,8 @@ int main(int argc, char **argv) {
       if (!sw.enumerationError.empty())
         js["enumeration_error"] = sw.enumerationError;
       js["algorithms_rejected"] = sw.rejected;
+      js["algorithms_considered"] = sw.considered;
+      js["algorithms_pruned"] = sw.pruned;
       js["algorithms_checked_against"] = sw.checkedAgainst;
       json runs = json::array();
       for (const AlgorithmRun &a : sw.runs) {
@@ -350,6 +358,7 @@ int main(int argc, char **argv) {
                    {"pass", a.pass},
                    {"worst_ratio", a.worstRatio},
                    {"model_us", a.modelUs},
+                   {"prior_model_us", a.priorModelUs},
                    {"waves", a.waves}};
         if (a.heuristic)
           ja["heuristic_rank"] = a.heuristicRank;

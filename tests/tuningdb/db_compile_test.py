@@ -371,6 +371,8 @@ def resume(args, tmp, cands):
     assert "1/4 default.dmlib" in r.stdout and "2/4 apart.dmlib" in r.stdout \
         and "4/4 c1.dmlib" in r.stdout, r.stdout
     print("ok: dmrt-tune: a truncated run file, and every bundle without --resume, measured again")
+    expect_error([tune, cands, db, "--prune-algorithms", "0"],
+                 "--prune-algorithms needs an integer in [1, 100000]", "dmrt-tune pruning to none")
 
 
 def main():

@@ -43,15 +43,22 @@ using namespace dmc::tuningdb;
 
 namespace {
 
+/// Algorithms measured per contraction by default (--prune-algorithms).
+constexpr long kDefaultPrune = 12;
+
 const char *kUsage =
     "usage: dmrt-tune CANDIDATES DB [--time-budget S] [--reps N] [--algorithms N]\n"
+    "                 [--prune-algorithms N | --exhaustive]\n"
     "                 [--bench PATH] [--resume]\n"
     "Measures every bundle of CANDIDATES (dmc tune --emit-candidates) with dmrt-bench\n"
     "(checked against its references) and appends the checked measurements to DB.\n"
     "The contractions are measured in default.dmlib and unfused.dmlib only (the\n"
     "candidates vary kernel knobs), each with up to N cuBLASLt algorithms (--algorithms,\n"
     "default 32; 0: the heuristic's alone), every algorithm's output checked before\n"
-    "it is recorded.\n"
+    "it is recorded. Of those, the heuristic's best and the N - 1 others the analytic\n"
+    "cost model prices lowest are measured (--prune-algorithms, default 12; the\n"
+    "model's rank correlation and what pruning costs: docs/tuning-db-format.md);\n"
+    "--exhaustive measures every one (for studies).\n"
     "--bench: the dmrt-bench to run (default: ../runtime/tools/dmrt-bench from this\n"
     "binary's folder, then dmrt-bench beside it). --resume: a bundle whose run file\n"
     "(BUNDLE.run.json) an interrupted run left complete is imported from it, not\n"
@@ -166,6 +173,7 @@ int main(int argc, char **argv) {
   double budget = 0;
   std::string reps = "30", bench;
   long algorithms = 32;
+  long prune = kDefaultPrune;
   bool resume = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -175,14 +183,21 @@ int main(int argc, char **argv) {
       resume = true;
       continue;
     }
-    if (a == "--algorithms") {
+    if (a == "--exhaustive") {
+      prune = 0;
+      continue;
+    }
+    if (a == "--algorithms" || a == "--prune-algorithms") {
       if (i + 1 >= argc)
         return usage(a + " needs a value");
       std::string v = argv[++i];
       char *end = nullptr;
-      algorithms = std::strtol(v.c_str(), &end, 10);
-      if (end == v.c_str() || *end || algorithms < 0 || algorithms > 100000)
-        return usage("--algorithms needs an integer in [0, 100000], got \"" + v + "\"");
+      long n = std::strtol(v.c_str(), &end, 10);
+      long least = a == "--algorithms" ? 0 : 1;
+      if (end == v.c_str() || *end || n < least || n > 100000)
+        return usage(a + " needs an integer in [" + std::to_string(least) +
+                     ", 100000], got \"" + v + "\"");
+      (a == "--algorithms" ? algorithms : prune) = n;
       continue;
     }
     if (a == "--time-budget" || a == "--reps" || a == "--bench") {
@@ -270,6 +285,8 @@ int main(int argc, char **argv) {
       if (algorithms > 0)
         args.insert(args.end(), {"--algorithms", "all", "--max-algorithms",
                                  std::to_string(algorithms)});
+      if (algorithms > 0 && prune > 0 && prune < algorithms)
+        args.insert(args.end(), {"--prune-algorithms", std::to_string(prune)});
     }
     int rc = runChild(args, log);
     ++done;

@@ -267,6 +267,14 @@ TEST(BenchOptions, Algorithms) {
   err = parse({"b", "--algorithms", "all", "--max-algorithms", "8", "--algorithms",
                "heuristic"}, o);
   EXPECT_EQ(err.rfind("--max-algorithms needs --algorithms all", 0), 0u) << err;
+  // --prune-algorithms: with --algorithms all only, a count of at least 1.
+  EXPECT_EQ(o.harness.pruneAlgorithms, 0);
+  EXPECT_EQ(parse({"b", "--algorithms", "all", "--prune-algorithms", "12"}, o), "");
+  EXPECT_EQ(o.harness.pruneAlgorithms, 12);
+  EXPECT_EQ(parse({"b", "--algorithms", "all", "--prune-algorithms", "0"}, o),
+            "--prune-algorithms needs an integer in [1, 100000]");
+  err = parse({"b", "--prune-algorithms", "8"}, o);
+  EXPECT_EQ(err.rfind("--prune-algorithms needs --algorithms all", 0), 0u) << err;
   std::string usage = kBenchUsage;
   EXPECT_NE(usage.find("[--algorithms heuristic|all] [--max-algorithms N=256]"),
             std::string::npos);

@@ -480,6 +480,25 @@ TEST(GemmAlgorithms, SpearmanRankCorrelation) {
   EXPECT_LT(spearman({1, 2, 3, 4, 5}, {1, 2, 4, 3, 5}), 1.0);
 }
 
+TEST(GemmAlgorithms, PruningKeepsTheDefaultAndTheModelsCheapest) {
+  // Entry 0 (the heuristic's best) always; then the lowest priced; an
+  // unpriced entry (-1) after every priced one; indices ascending.
+  std::vector<double> model = {50, 40, -1, 10, 30, 20};
+  EXPECT_EQ(pruneByModel(model, 3), (std::vector<size_t>{0, 3, 5}));
+  EXPECT_EQ(pruneByModel(model, 5), (std::vector<size_t>{0, 1, 3, 4, 5}));
+  EXPECT_EQ(pruneByModel(model, 1), (std::vector<size_t>{0}));
+  // Everything: keep 0 (exhaustive) or at least the size.
+  EXPECT_EQ(pruneByModel(model, 0).size(), model.size());
+  EXPECT_EQ(pruneByModel(model, 6).size(), model.size());
+  // Ties go to the earlier entry.
+  EXPECT_EQ(pruneByModel({9, 5, 5, 5}, 3), (std::vector<size_t>{0, 1, 2}));
+  // Planted: the model's order reversed keeps the other end.
+  std::vector<double> reversed = {50, -40, 1, -10, -30, -20};
+  for (double &m : reversed)
+    m = m < 0 ? 100 + m : m;
+  EXPECT_NE(pruneByModel(reversed, 3), pruneByModel(model, 3));
+}
+
 TEST(GemmAlgorithms, ModelSweepRanksThePassingEntries) {
   GemmDescriptor g;
   g.m = g.n = 2048;
