@@ -147,25 +147,24 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n) {
   auto fusedSteps = writeOne(ctx, dir + "/default.dmlib", options);
   if (!fusedSteps)
     return fusedSteps.takeError();
-  // Fused attention against the unfused path: its default configuration,
-  // measured too, so that dmc compile --db can compare the two steps.
-  auto unfused = configuredGraph(ctx, /*fused=*/false);
-  if (!unfused)
-    return unfused.takeError();
-  if (stepCount(layerFunction(**unfused)) != *fusedSteps) {
-    errs() << "dmc tune: " << dir << "/unfused.dmlib (attention unfused, with references)\n";
-    if (auto written = writeGraph(layerFunction(**unfused), dir + "/unfused.dmlib", options);
-        !written)
-      return written.takeError();
-  }
-  // Column sums inside the row kernels against apart (their default
-  // configuration; the contractions are default.dmlib's).
-  auto apart = configuredGraph(ctx, /*fused=*/true, /*columns=*/false);
-  if (!apart)
-    return apart.takeError();
-  if (stepCount(layerFunction(**apart)) != *fusedSteps) {
-    errs() << "dmc tune: " << dir << "/apart.dmlib (column sums apart, with references)\n";
-    if (auto written = writeGraph(layerFunction(**apart), dir + "/apart.dmlib", options);
+  // The paths dmc compile --db compares with the default, each in its default
+  // configuration with references of its own: attention unfused (contractions
+  // and algorithms measured too), column sums apart (its contractions are
+  // default.dmlib's). A path the pass does not change is not written.
+  struct Alternative {
+    bool fused, columns;
+    const char *file, *what;
+  };
+  for (const Alternative &alt : {Alternative{false, true, "unfused.dmlib", "attention unfused"},
+                                 Alternative{true, false, "apart.dmlib", "column sums apart"}}) {
+    auto module = configuredGraph(ctx, alt.fused, alt.columns);
+    if (!module)
+      return module.takeError();
+    if (stepCount(layerFunction(**module)) == *fusedSteps)
+      continue;
+    errs() << "dmc tune: " << dir << "/" << alt.file << " (" << alt.what
+           << ", with references)\n";
+    if (auto written = writeGraph(layerFunction(**module), dir + "/" + alt.file, options);
         !written)
       return written.takeError();
   }

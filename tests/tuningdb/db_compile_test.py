@@ -170,70 +170,65 @@ def priced_json(bundle, path, kernel_us, contraction_us):
     return write_run(bundle, manifest, path, steps)
 
 
+def compare_paths(args, tmp, model, bundles, names, cases, is_default):
+    """dmc compile --db prices the default path of `model` (bundles[0]) against the
+    alternative (bundles[1]) from one database per case and compiles the faster; with
+    the alternative unmeasured it keeps the default and says why. `names`: the choice
+    and its two paths as the line spells them; `cases`: (name, the alternative's kernel
+    us, its contraction us, the path wanted), the default's steps at 10 us each;
+    `is_default(kernels)`: whether a bundle's kernels are the default path's."""
+    default, alternative = bundles
+    what, default_name, alt_name = names
+    out = os.path.join(tmp, "choice.dmlib")
+
+    def database(name, alt_prices):
+        db = os.path.join(tmp, name + ".jsonl")
+        run([args.dmc_db, "import", db, priced_json(default, db + ".d.json", 10.0, 10.0),
+             "--bundle", default])
+        if alt_prices:
+            run([args.dmc_db, "import", db, priced_json(alternative, db + ".a.json", *alt_prices),
+                 "--bundle", alternative])
+        return db
+
+    for name, kernel_us, contraction_us, want in cases:
+        db = database(f"{what}-{kernel_us}", (kernel_us, contraction_us))
+        r = run([args.dmc, "compile", model, "-o", out, "--db", db])
+        line = next((l for l in r.stderr.splitlines() if f"{what}: {default_name}" in l), "")
+        if f": {want} chosen" not in line:
+            sys.exit(f"FAIL: {name}: expected {want} chosen, got {line!r}\n{r.stderr}")
+        if is_default(kernels(out)) != (want == default_name):
+            sys.exit(f"FAIL: {name}: the bundle has kernels {kernels(out)}")
+        print(f"ok: {name}: {line.split('dmc compile: ')[-1]}")
+    r = run([args.dmc, "compile", model, "-o", out, "--db", database(f"{what}-default-only", None)])
+    assert f"{default_name} kept, not compared" in r.stderr and f"{alt_name} not priced" in r.stderr, \
+        r.stderr
+    assert is_default(kernels(out)), kernels(out)
+    print(f"ok: the {alt_name} path unmeasured: {default_name} kept, said why")
+
+
 def column_paths(args, tmp):
-    """dmc compile --db prices the column sums inside the row kernels
-    (dm-fuse-column-reductions) against apart from the same database and compiles the
-    faster; with the apart path unmeasured it keeps them inside and says why."""
+    """Column sums inside the row kernels (dm-fuse-column-reductions) against apart."""
     inside, apart = os.path.join(tmp, "col-in.dmlib"), os.path.join(tmp, "col-apart.dmlib")
     run([args.dmc, "compile", TINY, "-o", inside])
     run([args.dmc, "compile", TINY, "-o", apart, "--no-column-fusion"])
     assert "layernorm_dparams" not in kernels(inside) and "layernorm_dparams" in kernels(apart)
-    out = os.path.join(tmp, "col.dmlib")
-    for name, apart_us, want in (("apart faster", 1.0, "apart"),
-                                 ("inside faster", 50.0, "in the row kernels")):
-        db = os.path.join(tmp, f"col-{apart_us}.jsonl")
-        run([args.dmc_db, "import", db, priced_json(inside, os.path.join(tmp, "ci.json"), 10.0, 10.0),
-             "--bundle", inside])
-        run([args.dmc_db, "import", db,
-             priced_json(apart, os.path.join(tmp, "ca.json"), apart_us, 10.0), "--bundle", apart])
-        r = run([args.dmc, "compile", TINY, "-o", out, "--db", db])
-        line = next((l for l in r.stderr.splitlines() if "column sums: " in l), "")
-        if f": {want} chosen" not in line:
-            sys.exit(f"FAIL: {name}: expected {want} chosen, got {line!r}\n{r.stderr}")
-        if ("layernorm_dparams" in kernels(out)) != (want == "apart"):
-            sys.exit(f"FAIL: {name}: the bundle has kernels {kernels(out)}")
-        print(f"ok: {name}: {line.split('dmc compile: ')[-1]}")
-    db = os.path.join(tmp, "col-inside-only.jsonl")
-    run([args.dmc_db, "import", db, priced_json(inside, os.path.join(tmp, "ci.json"), 10.0, 10.0),
-         "--bundle", inside])
-    r = run([args.dmc, "compile", TINY, "-o", out, "--db", db])
-    assert "in the row kernels kept, not compared" in r.stderr and "apart not priced" in r.stderr, \
-        r.stderr
-    assert "layernorm_dparams" not in kernels(out), kernels(out)
-    print("ok: the apart path unmeasured: column sums kept inside, said why")
+    compare_paths(args, tmp, TINY, (inside, apart), ("column sums", "in the row kernels", "apart"),
+                  (("apart faster", 1.0, 10.0, "apart"),
+                   ("inside faster", 50.0, 10.0, "in the row kernels")),
+                  lambda ks: "layernorm_dparams" not in ks)
 
 
 def attention_paths(args, tmp):
-    """dmc compile --db prices the fused attention path against the unfused one from the
-    same database and compiles the faster; with one path unmeasured it keeps the fused
-    one and says why. dmc tune writes unfused.dmlib for a model whose attention fuses."""
+    """Fused attention against the unfused path; dmc tune writes unfused.dmlib for a
+    model whose attention fuses."""
     fused, unfused = os.path.join(tmp, "tg-f.dmlib"), os.path.join(tmp, "tg-u.dmlib")
     run([args.dmc, "compile", TGPT, "-o", fused])
     run([args.dmc, "compile", TGPT, "-o", unfused, "--no-fused-attention"])
     if "attention" not in kernels(fused) or "attention" in kernels(unfused):
         sys.exit(f"FAIL: {TGPT} must fuse its attention: {kernels(fused)} / {kernels(unfused)}")
-    out = os.path.join(tmp, "tg.dmlib")
-    for name, unfused_us, want in (("unfused faster", 1.0, "unfused"), ("fused faster", 50.0, "fused")):
-        db = os.path.join(tmp, f"tg-{want}.jsonl")
-        run([args.dmc_db, "import", db, priced_json(fused, os.path.join(tmp, "f.json"), 10.0, 10.0),
-             "--bundle", fused])
-        run([args.dmc_db, "import", db,
-             priced_json(unfused, os.path.join(tmp, "u.json"), unfused_us, unfused_us),
-             "--bundle", unfused])
-        r = run([args.dmc, "compile", TGPT, "-o", out, "--db", db])
-        line = next((l for l in r.stderr.splitlines() if "attention: fused" in l), "")
-        if f": {want} chosen" not in line or "unfused 1" not in line and want == "unfused":
-            sys.exit(f"FAIL: {name}: expected {want} chosen, got {line!r}\n{r.stderr}")
-        if ("attention" in kernels(out)) != (want == "fused"):
-            sys.exit(f"FAIL: {name}: the bundle has kernels {kernels(out)}")
-        print(f"ok: {name}: {line.split('dmc compile: ')[-1]}")
-    db = os.path.join(tmp, "tg-fused-only.jsonl")
-    run([args.dmc_db, "import", db, priced_json(fused, os.path.join(tmp, "f.json"), 10.0, 10.0),
-         "--bundle", fused])
-    r = run([args.dmc, "compile", TGPT, "-o", out, "--db", db])
-    assert "fused kept, not compared" in r.stderr and "unfused not priced" in r.stderr, r.stderr
-    assert "attention" in kernels(out), kernels(out)
-    print("ok: the unfused path unmeasured: fused kept, said why")
+    compare_paths(args, tmp, TGPT, (fused, unfused), ("attention", "fused", "unfused"),
+                  (("unfused faster", 1.0, 1.0, "unfused"), ("fused faster", 50.0, 50.0, "fused")),
+                  lambda ks: "attention" in ks)
     cands = os.path.join(tmp, "tg-cands")
     run([args.dmc, "tune", TGPT, "--emit-candidates", cands, "--candidates", "1"])
     assert os.path.isdir(os.path.join(cands, "unfused.dmlib", "reference")), os.listdir(cands)
