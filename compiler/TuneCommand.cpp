@@ -7,6 +7,7 @@
 #include "compiler/bundle/Configuration.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatAdapters.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -82,6 +83,11 @@ Expected<std::vector<size_t>> feasibleCounts(MLIRContext &ctx, bool print) {
   FuncOp f = layerFunction(**module);
   // The cuBLASLt contractions: those a fused kernel holds run inside it.
   contractions = size_t(llvm::range_size(f.getOps<dm::ContractOp>()));
+  // The names' column as wide as the longest name.
+  size_t width = 0;
+  for (auto kernel : f.getOps<dm::KernelOp>())
+    width = std::max(width, bundle::kernelName(n++, kernel).size());
+  n = 0;
   for (auto kernel : f.getOps<dm::KernelOp>()) {
     std::vector<std::string> rejected;
     auto all = codegen::isFusedKernel(kernel)
@@ -89,15 +95,18 @@ Expected<std::vector<size_t>> feasibleCounts(MLIRContext &ctx, bool print) {
                    : codegen::enumerateConfigs(codegen::spaceOf(kernel), &rejected);
     counts.push_back(all.size());
     if (print)
-      outs() << formatv("  {0,-36} {1,3} feasible, {2,3} rejected{3}\n",
-                        bundle::kernelName(n, kernel), all.size(), rejected.size(),
+      outs() << formatv("  {0} {1,3} feasible, {2,3} rejected{3}\n",
+                        llvm::fmt_align(bundle::kernelName(n, kernel), llvm::AlignStyle::Left, width),
+                        all.size(), rejected.size(),
                         rejected.empty() ? "" : " (e.g. " + rejected.front() + ")");
     ++n;
   }
   if (print)
     outs() << "  " << contractions << " contraction(s): measured in default.dmlib, each with up "
-           << "to 32 cuBLASLt algorithms (dmrt-tune --algorithms N), every one checked "
-           << "against the reference or, above its flop limit, the heuristic's outputs\n";
+           << "to 32 cuBLASLt algorithms enumerated (dmrt-tune --algorithms N), the 12 the "
+           << "cost model prices lowest measured (--prune-algorithms N, --exhaustive), every "
+           << "one checked against the reference or, above its flop limit, the heuristic's "
+           << "outputs\n";
   return counts;
 }
 
