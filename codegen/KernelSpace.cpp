@@ -27,26 +27,8 @@ KernelSpace spaceOf(dm::KernelOp kernel) {
   KernelSpace s;
   s.sms = targetOf(kernel).sms;
   std::string all;
-  /// Each reducing op's reduced dims (sorted) and whether its results only
-  /// leave the kernel.
-  struct Reducing {
-    std::string dims;
-    bool final = true;
-  };
-  std::vector<Reducing> reducing;
+  std::vector<dm::RegionReduction> reducing = dm::regionReductions(kernel.getBody());
   kernel.getBody().walk([&](dm::IterationSpaceOpInterface op) {
-    std::string r = op.getReductionDims();
-    llvm::sort(r);
-    if (!r.empty()) {
-      Reducing red{r, true};
-      for (Value v : op->getResults())
-        red.final &= llvm::all_of(r, [&](char c) {
-                       return !cast<dm::TensorType>(v.getType()).hasDim(c);
-                     }) && llvm::all_of(v.getUsers(), [](Operation *u) {
-                       return isa<dm::YieldOp>(u);
-                     });
-      reducing.push_back(red);
-    }
     for (char c : dm::iterationDims(op))
       if (all.find(c) == std::string::npos) {
         all.push_back(c);
@@ -57,7 +39,7 @@ KernelSpace spaceOf(dm::KernelOp kernel) {
   // other is the rows, the final one sums over the outer dims (column sums).
   // With both final, the first set (by name) is the rows.
   std::set<std::string> sets;
-  for (const Reducing &r : reducing)
+  for (const dm::RegionReduction &r : reducing)
     sets.insert(r.dims);
   std::string reduced; // the rows: every reduced dim unless column sums
   for (const std::string &d : sets)
@@ -67,18 +49,19 @@ KernelSpace spaceOf(dm::KernelOp kernel) {
   if (sets.size() == 2) {
     std::string a = *sets.begin(), b = *sets.rbegin();
     auto isFinal = [&](const std::string &d) {
-      return llvm::all_of(reducing, [&](const Reducing &r) { return r.dims != d || r.final; });
+      return llvm::all_of(reducing,
+                          [&](const dm::RegionReduction &r) { return r.dims != d || r.final; });
     };
     std::string both = a + b, sortedAll = all;
     llvm::sort(both);
     llvm::sort(sortedAll);
     if (both == sortedAll && (isFinal(a) || isFinal(b))) {
       s.columnSums = true;
-      reduced = isFinal(b) && !isFinal(a) ? a : isFinal(a) && !isFinal(b) ? b : a;
+      reduced = isFinal(a) && !isFinal(b) ? b : a;
     }
   }
   s.finalReductions =
-      llvm::all_of(reducing, [](const Reducing &r) { return r.final; });
+      llvm::all_of(reducing, [](const dm::RegionReduction &r) { return r.final; });
   // The largest tensor read or written decides the memory order.
   int64_t largest = -1;
   auto consider = [&](Type t) {

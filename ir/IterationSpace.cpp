@@ -69,6 +69,25 @@ std::string kernelNameOf(llvm::ArrayRef<Operation *> members) {
   return name;
 }
 
+std::vector<RegionReduction> regionReductions(mlir::Region &region) {
+  std::vector<RegionReduction> out;
+  region.walk([&](IterationSpaceOpInterface op) {
+    std::string r = op.getReductionDims();
+    if (r.empty())
+      return;
+    llvm::sort(r);
+    RegionReduction red{r, true};
+    for (Value v : op->getResults())
+      red.final &= llvm::none_of(r, [&](char c) {
+                     return llvm::cast<TensorType>(v.getType()).hasDim(c);
+                   }) && llvm::all_of(v.getUsers(), [](Operation *u) {
+                     return llvm::isa<YieldOp>(u);
+                   });
+    out.push_back(red);
+  });
+  return out;
+}
+
 int64_t iterationPoints(Operation *op) {
   int64_t points = 1;
   for (char c : iterationDims(op))

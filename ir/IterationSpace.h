@@ -11,6 +11,7 @@
 #include "ir/DmDialect.h"
 
 #include <string>
+#include <vector>
 
 namespace dmc::dm {
 
@@ -26,6 +27,15 @@ std::string privateDims(mlir::Operation *op, unsigned index);
 /// A fused kernel's name from its members: their short names joined by '_',
 /// repeats collapsed ("bias_dropout_add_layernorm").
 std::string kernelNameOf(llvm::ArrayRef<mlir::Operation *> members);
+/// A reducing op inside a region (a dm.kernel's body): the dims it reduces,
+/// sorted, and whether it is final (its results lack them and only leave
+/// the kernel through dm.yield).
+struct RegionReduction {
+  std::string dims;
+  bool final = true;
+};
+/// Every reducing op of `region` with an iteration space, in walk order.
+std::vector<RegionReduction> regionReductions(mlir::Region &region);
 /// Product of the sizes of all iteration dims.
 int64_t iterationPoints(mlir::Operation *op);
 /// Analytic flop: points of the iteration space times flop per point.

@@ -39,40 +39,25 @@ struct KernelFacts {
   std::set<std::string> finals; ///< the sets all of whose results only leave
 };
 
-std::string sorted(std::string s) {
-  llvm::sort(s);
-  return s;
-}
-
 std::optional<KernelFacts> factsOf(dm::KernelOp k) {
   if (k->hasAttr(dm::kFusedAttr))
     return std::nullopt;
   KernelFacts f;
   std::map<char, int64_t> sizes;
-  std::set<std::string> notFinal;
-  bool ok = true;
   for (Operation &op : k.getBody().front().without_terminator()) {
-    auto space = dyn_cast<dm::IterationSpaceOpInterface>(op);
-    if (!space) {
-      ok = false;
-      break;
-    }
+    if (!isa<dm::IterationSpaceOpInterface>(op))
+      return std::nullopt;
     for (char c : dm::iterationDims(&op))
       sizes[c] = dm::dimSize(&op, c);
-    std::string r = sorted(space.getReductionDims());
-    if (r.empty())
-      continue;
-    f.sets.insert(r);
-    // Final: results without the reduced dims that only leave the kernel.
-    for (Value v : op.getResults())
-      if (llvm::any_of(r, [&](char c) { return cast<dm::TensorType>(v.getType()).hasDim(c); }) ||
-          !llvm::all_of(v.getUsers(), [](Operation *u) { return isa<dm::YieldOp>(u); }))
-        notFinal.insert(r);
   }
-  if (!ok)
-    return std::nullopt;
   for (auto [c, n] : sizes)
     f.space += std::string(1, c) + std::to_string(n) + ",";
+  std::set<std::string> notFinal;
+  for (const dm::RegionReduction &r : dm::regionReductions(k.getBody())) {
+    f.sets.insert(r.dims);
+    if (!r.final)
+      notFinal.insert(r.dims);
+  }
   for (const std::string &s : f.sets)
     if (!notFinal.count(s))
       f.finals.insert(s);
