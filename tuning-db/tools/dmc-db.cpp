@@ -30,6 +30,7 @@ const char *kUsage =
     "usage: dmc-db show DB [--signature S] [--device NAME]\n"
     "       dmc-db merge OUT IN...\n"
     "       dmc-db prune DB [--keep-best N] [--device NAME] [--older-than DATE] [--rejected]\n"
+    "                       [--stale-codegen]\n"
     "       dmc-db export DB [-o FILE]\n"
     "       dmc-db import DB BENCH.json --bundle DIR\n"
     "Tuning databases (JSON Lines, docs/tuning-db-format.md). `dmc-db COMMAND --help`\n"
@@ -43,9 +44,10 @@ const std::map<std::string, const char *> kHelp = {
               "Adds the records of every IN to OUT (created if missing), one per key: of two\n"
               "records with one key, the one with more samples, then the lower median.\n"},
     {"prune", "usage: dmc-db prune DB [--keep-best N] [--device NAME] [--older-than DATE]\n"
-              "                       [--rejected]\n"
+              "                       [--rejected] [--stale-codegen]\n"
               "Removes the records of device NAME, those measured before DATE (YYYY-MM-DD or\n"
-              "YYYY-MM-DDTHH:MM:SSZ), those the tuner rejected, and all but the N fastest of\n"
+              "YYYY-MM-DDTHH:MM:SSZ), those the tuner rejected, those of a codegen version\n"
+              "other than this dmc's (never matched again), and all but the N fastest of\n"
               "each problem (rejected ones are left to --rejected). Rewrites DB atomically.\n"},
     {"export", "usage: dmc-db export DB [-o FILE]\n"
                "Writes {\"format\":\"dmc-tuning-export\",\"version\":1,\"records\":[...]} to FILE\n"
@@ -236,7 +238,7 @@ int prune(const Args &a) {
   };
   const std::string *keep = opt("--keep-best"), *device = opt("--device"),
                     *older = opt("--older-than");
-  bool dropRejected = opt("--rejected");
+  bool dropRejected = opt("--rejected"), dropStale = opt("--stale-codegen");
   long long keepBest = 0;
   if (keep) {
     char *end = nullptr;
@@ -247,15 +249,17 @@ int prune(const Args &a) {
   if (older && !validDate(*older) && !validDate(*older + "T00:00:00Z"))
     return usage("prune", "--older-than needs YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, got \"" +
                               *older + "\"");
-  if (!keep && !device && !older && !dropRejected)
-    return usage("prune", "nothing to prune: give --keep-best, --device, --older-than or --rejected");
-  size_t byDevice = 0, byDate = 0, byStatus = 0, byRank = 0, left = 0;
+  if (!keep && !device && !older && !dropRejected && !dropStale)
+    return usage("prune", "nothing to prune: give --keep-best, --device, --older-than, "
+                          "--rejected or --stale-codegen");
+  size_t byDevice = 0, byDate = 0, byStatus = 0, byCodegen = 0, byRank = 0, left = 0;
   Edit edit = [&](std::vector<Record> &records, std::string &) {
     std::vector<Record> kept;
     for (Record &r : records) {
       // Dates of one shape compare as strings; "2024-05-01" sorts before that day's times.
       bool drop = (device && r.device.name == *device && ++byDevice) ||
-                  (older && r.date < *older && ++byDate) || (dropRejected && r.rejected && ++byStatus);
+                  (older && r.date < *older && ++byDate) || (dropRejected && r.rejected && ++byStatus) ||
+                  (dropStale && r.software.codegen != kCodegenVersion && ++byCodegen);
       if (!drop)
         kept.push_back(std::move(r));
     }
@@ -296,9 +300,10 @@ int prune(const Args &a) {
   part(device, byDevice, "of device " + (device ? *device : ""));
   part(older, byDate, "older than " + (older ? *older : ""));
   part(dropRejected, byStatus, "rejected by the tuner");
+  part(dropStale, byCodegen, "of another codegen version than " + std::to_string(kCodegenVersion));
   part(keep, byRank, "beyond the best " + std::to_string(keepBest) + " of their problem");
   std::printf("dmc-db: pruned %s: removed %zu records (%s); %zu left\n", a.positional[0].c_str(),
-              byDevice + byDate + byStatus + byRank, why.c_str(), left);
+              byDevice + byDate + byStatus + byCodegen + byRank, why.c_str(), left);
   return 0;
 }
 
@@ -350,7 +355,8 @@ int main(int argc, char **argv) {
   else if (cmd == "merge")
     rc = parseArgs(cmd, argc, argv, {}, {}, a);
   else if (cmd == "prune")
-    rc = parseArgs(cmd, argc, argv, {"--keep-best", "--device", "--older-than"}, {"--rejected"}, a);
+    rc = parseArgs(cmd, argc, argv, {"--keep-best", "--device", "--older-than"},
+                   {"--rejected", "--stale-codegen"}, a);
   else if (cmd == "export")
     rc = parseArgs(cmd, argc, argv, {"-o"}, {}, a);
   else if (cmd == "import")

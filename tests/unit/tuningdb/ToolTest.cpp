@@ -89,6 +89,19 @@ TEST_F(TuningDbTool, PruneByDevice) {
   EXPECT_EQ(get("db.jsonl")[0].device.name, h100().name);
 }
 
+TEST_F(TuningDbTool, PruneStaleCodegen) {
+  std::vector<Record> records = {kernel(1), kernel(2), kernel(3)};
+  records[1].software.codegen = kCodegenVersion - 1;
+  put("db.jsonl", records);
+  std::string out;
+  ASSERT_EQ(run("prune " + path("db.jsonl") + " --stale-codegen", out), 0) << out;
+  EXPECT_NE(out.find("removed 1 records (1 of another codegen version than " +
+                     std::to_string(kCodegenVersion) + "); 2 left"),
+            std::string::npos) << out;
+  for (const Record &r : get("db.jsonl"))
+    EXPECT_EQ(r.software.codegen, kCodegenVersion);
+}
+
 TEST_F(TuningDbTool, ExportParsesBack) {
   put("db.jsonl", {kernel(1), kernel(2)});
   std::string out, error;
