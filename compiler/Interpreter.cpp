@@ -116,6 +116,8 @@ public:
     if (llvm::Error e = evaluate(*op))
       return e;
     store(*op, 0);
+    if (options.roundingSpreads)
+      spreadsOf(*op, *options.roundingSpreads);
     std::vector<HostTensor> results;
     for (Value r : op->getResults())
       results.push_back(values[key(r)]);
@@ -124,6 +126,32 @@ public:
 
 private:
   bool storage() const { return options.precision == Precision::Storage; }
+
+  /// InterpreterOptions::roundingSpreads for `op`, once it was evaluated
+  /// (the region's values are still bound).
+  void spreadsOf(Operation &op, std::vector<HostTensor> &spreads) {
+    spreads.assign(op.getNumResults(), HostTensor());
+    auto kernel = dyn_cast<dm::KernelOp>(op);
+    if (!kernel)
+      return;
+    Operation *yield = kernel.getBody().front().getTerminator();
+    for (auto [n, v] : llvm::enumerate(yield->getOperands())) {
+      auto c = v.template getDefiningOp<dm::ContractOp>();
+      if (!c || !c->hasAttr(dm::kRescaledRoundingAttr))
+        continue;
+      auto squared = [](HostTensor t) {
+        for (double &x : t.data)
+          x *= x;
+        return t;
+      };
+      double scale = c.getScale().convertToDouble();
+      HostTensor &s = spreads[n];
+      s = allocateFor(c.getResult().getType());
+      K::contract(squared(get(c.getLhs())), squared(get(c.getRhs())), scale * scale, s);
+      for (double &x : s.data)
+        x = std::sqrt(x);
+    }
+  }
 
   /// Storage precision: the results of `op`, the `index`-th op of the
   /// function body, as the GPU stores them (views store nothing).

@@ -45,6 +45,13 @@ struct InterpreterOptions {
   /// results in their element type. Always so at Precision::Storage;
   /// per-kernel references (dmc compile --reference) set it at F32 too.
   bool roundKernelOperands = false;
+  /// interpretOp of a dm.kernel: when set, one tensor per result, filled
+  /// for a result yielded by a dm.contract marked dm.rescaled_rounding with
+  /// the spread of rounding its products: sqrt(sum over the reduced dims of
+  /// (scale a b)^2), the scale of the error that rounding each product's
+  /// operand once (relative error <= u, independent) leaves in the sum; other
+  /// results stay empty.
+  std::vector<HostTensor> *roundingSpreads = nullptr;
 };
 
 /// `v` as a tensor of element type `element` stores it: bf16 / f16 / f32

@@ -51,6 +51,13 @@ inline constexpr llvm::StringLiteral kFusedAttr = "dm.fused";
 /// element type (e.g. the bf16 score gradient a fused attention kernel feeds
 /// its tensor cores); the interpreter does so at storage precision.
 inline constexpr llvm::StringLiteral kRoundedAttr = "dm.rounded";
+/// On a dm.contract inside a fused kernel: the kernel rounds one of its
+/// operands to the element type after scaling it by a factor the region's
+/// ops cannot express (fused attention's forward rounds exp(S - running max)
+/// for its P x V MMA and normalizes afterwards), so no interpreter can round
+/// where it does. Per-kernel references carry the spread of that rounding
+/// for the check's bound instead (InterpreterOptions::roundingSpreads).
+inline constexpr llvm::StringLiteral kRescaledRoundingAttr = "dm.rescaled_rounding";
 /// On the module: the name of the GPU it is compiled for
 /// (codegen/target/GpuTarget.h), e.g. "h100".
 inline constexpr llvm::StringLiteral kTargetAttr = "dm.target";

@@ -133,8 +133,8 @@ struct Rewriter {
     // The kernels round dS to the element type once, here, before the dq and
     // dk MMAs. (They also round probabilities: grad-kv dropout(P) before the
     // dv MMA, marked where it is built; the forward P unnormalized, an order
-    // the region's ops do not have, so that stays unmarked and the check's
-    // bound covers it.)
+    // the region's ops do not have: its P x V contraction is marked
+    // dm.rescaled_rounding instead, and the check's bound covers it.)
     ds.getDefiningOp()->setAttr(dm::kRoundedAttr, b.getUnitAttr());
     return ds;
   }
@@ -158,7 +158,9 @@ struct Rewriter {
           in.clone(*f.softmax, map);
           if (f.dropout)
             in.clone(*f.dropout, map);
-          in.clone(*f.output, map);
+          // The kernel rounds the unnormalized probabilities for the P x V
+          // MMA: references bound that rounding (kRescaledRoundingAttr).
+          in.clone(*f.output, map)->setAttr(dm::kRescaledRoundingAttr, in.getUnitAttr());
           SmallVector<Value> yields = {map.lookup(f.output.getResult()), l};
           if (word)
             yields.push_back(in.create<dm::DropoutKeepBitsOp>(

@@ -25,16 +25,19 @@ double rmsOfFinite(const std::vector<double> &ref) {
 } // namespace
 
 Comparison compareOutput(const std::vector<double> &ref,
-                         const std::vector<double> &got, double rtol) {
-  return compareWithBound(ref, got, rtol, rtol * rmsOfFinite(ref));
+                         const std::vector<double> &got, double rtol,
+                         const std::vector<double> *spread) {
+  return compareWithBound(ref, got, rtol, rtol * rmsOfFinite(ref), spread);
 }
 
 Comparison compareWithBound(const std::vector<double> &ref,
-                            const std::vector<double> &got, double rtol, double atol) {
+                            const std::vector<double> &got, double rtol, double atol,
+                            const std::vector<double> *spread) {
   const double inf = std::numeric_limits<double>::infinity();
   Comparison c;
   c.rtol = rtol;
-  if (ref.size() != got.size()) {
+  c.spread = spread != nullptr;
+  if (ref.size() != got.size() || (spread && spread->size() != ref.size())) {
     c.sizeMismatch = true;
     c.maxAbsErr = c.maxRatio = inf;
     return c;
@@ -58,7 +61,7 @@ Comparison compareWithBound(const std::vector<double> &ref,
       err = inf;
     } else {
       err = std::fabs(g - r);
-      bound = c.atol + rtol * std::fabs(r);
+      bound = c.atol + rtol * std::fabs(r) + (spread ? (*spread)[i] : 0.0);
     }
     // err / bound, with 0 / 0 = 0 (exact match under a zero bound).
     double ratio = err == 0 ? 0 : bound > 0 ? err / bound : inf;
@@ -82,16 +85,18 @@ Comparison compareWithBound(const std::vector<double> &ref,
 std::string describeComparison(const Comparison &c) {
   char buf[320];
   if (c.sizeMismatch)
-    return "the output and its reference differ in size";
+    return c.spread ? "the output, its reference and its spread differ in size"
+                    : "the output and its reference differ in size";
   if (c.zeroReference)
     return "the reference is all zeros: nothing to compare against (a zeroed "
            "output would pass)";
   std::snprintf(buf, sizeof buf,
                 "%lld of %lld compared elements exceed |got - ref| <= %.3g + "
-                "%.3g |ref| (RMS of the reference %.3g); worst at element %lld: ref "
+                "%.3g |ref|%s (RMS of the reference %.3g); worst at element %lld: ref "
                 "%.6g, got %.6g, |err| %.3g = %.3g x its bound",
-                (long long)c.failing, (long long)c.compared, c.atol, c.rtol, c.scale,
-                (long long)c.worstIndex, c.worstRef, c.worstGot, c.worstErr, c.maxRatio);
+                (long long)c.failing, (long long)c.compared, c.atol, c.rtol,
+                c.spread ? " + spread" : "", c.scale, (long long)c.worstIndex, c.worstRef,
+                c.worstGot, c.worstErr, c.maxRatio);
   return buf;
 }
 

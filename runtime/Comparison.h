@@ -40,15 +40,22 @@ struct Comparison {
   int64_t nonFinite = 0; // outputs NaN/inf where the reference is finite
   bool zeroReference = false; // finite reference values, all of them 0
   bool sizeMismatch = false;
+  /// Element i's bound also had spread_i added (a rounding the reference
+  /// cannot reproduce; docs/bundle-format.md, `spread.out<k>`).
+  bool spread = false;
   bool pass = false; // failing == 0 && !zeroReference && !sizeMismatch
 };
-/// Compares `got` with `ref` elementwise as Comparison says, with `rtol`.
+/// Compares `got` with `ref` elementwise as Comparison says, with `rtol`;
+/// with `spread` (one value per element of `ref`), element i's bound is
+/// larger by spread_i.
 Comparison compareOutput(const std::vector<double> &ref,
-                         const std::vector<double> &got, double rtol);
+                         const std::vector<double> &got, double rtol,
+                         const std::vector<double> *spread = nullptr);
 /// The same check with the caller's atol (and `scale` reported as the RMS):
-/// element i passes iff |got_i - ref_i| <= atol + rtol |ref_i|.
+/// element i passes iff |got_i - ref_i| <= atol + rtol |ref_i| (+ spread_i).
 Comparison compareWithBound(const std::vector<double> &ref,
-                            const std::vector<double> &got, double rtol, double atol);
+                            const std::vector<double> &got, double rtol, double atol,
+                            const std::vector<double> *spread = nullptr);
 /// One line on why a comparison failed (or how close it came): the counts,
 /// the bound and the worst element.
 std::string describeComparison(const Comparison &c);

@@ -228,9 +228,20 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
       OutputCheck oc;
       oc.tensor = t->id;
       oc.name = refName + " (" + t->name + ")";
+      // A rounding the kernel does and the interpreter cannot: its bound.
+      std::vector<double> spread;
+      if (const Tensor *st = ref.find("spread." + refName)) {
+        spread = toDoubles(*st);
+        if (spread.size() != size_t(rt->numElements())) {
+          error = refPath + ": spread." + refName + " has " + std::to_string(spread.size()) +
+                  " elements, " + refName + " " + std::to_string(rt->numElements());
+          return StepStatus::BundleError;
+        }
+      }
       oc.cmp = compareOutput(toDoubles(*rt), gotValues,
                              opt.tolerance >= 0 ? opt.tolerance
-                                                : defaultTolerance(t->dtype));
+                                                : defaultTolerance(t->dtype),
+                             spread.empty() ? nullptr : &spread);
       oc.stride = stride;
       if (oc.cmp.worstIndex > 0) // sample -> element of the tensor
         oc.cmp.worstIndex *= oc.stride;

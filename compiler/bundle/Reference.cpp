@@ -9,6 +9,8 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace dmc::bundle {
@@ -26,6 +28,16 @@ HostTensor draw(Type type, uint64_t seed, uint32_t stream, int64_t maxInt) {
   dmrt::Tensor stored = dmrt::fromDoubles("t", dtypeOf(type), t.shape, t.data);
   t.data = dmrt::toDoubles(stored);
   return t;
+}
+
+/// The unit roundoff of element type `t`: half the spacing of its values
+/// at 1 (bf16 2^-8, f16 2^-11, f32 2^-24).
+double roundingUnit(Type t) {
+  if (t.isBF16())
+    return std::ldexp(1.0, -8);
+  if (t.isF16())
+    return std::ldexp(1.0, -11);
+  return std::ldexp(1.0, -24);
 }
 
 llvm::Error writeOne(Operation *op, const std::string &path, const ReferenceOptions &options,
@@ -49,6 +61,8 @@ llvm::Error writeOne(Operation *op, const std::string &path, const ReferenceOpti
                           bitFields[k] ? -1 : maxInt));
   InterpreterOptions interpreter{Precision::F32, options.seed};
   interpreter.roundKernelOperands = true; // as a fused kernel's tensor cores read them
+  std::vector<HostTensor> spreads;
+  interpreter.roundingSpreads = &spreads;
   auto outputs = interpretOp(op, inputs, interpreter);
   if (!outputs)
     return outputs.takeError();
@@ -76,6 +90,18 @@ llvm::Error writeOne(Operation *op, const std::string &path, const ReferenceOpti
     file.metadata["dims." + name] = t.dims;
     file.metadata["stride." + name] = std::to_string(stride);
     file.metadata["count." + name] = std::to_string(count);
+    if (spreads.size() > size_t(k) && !spreads[k].data.empty()) {
+      // A rounding the kernel does and the interpreter cannot: each product
+      // off by a relative error <= u (unit roundoff of the element type),
+      // independently; 4 u x the spread is about 7 standard deviations of
+      // their sum (u / sqrt(3) each at most).
+      double u = roundingUnit(cast<dm::TensorType>(r.getType()).getElementType());
+      std::vector<double> bound = dmrt::referenceSample(spreads[k].data, stride);
+      for (double &x : bound)
+        x *= 4 * u;
+      file.tensors.push_back(dmrt::fromDoubles("spread." + name, dmrt::DType::F32,
+                                               {int64_t(bound.size())}, bound));
+    }
   }
   std::string error;
   if (!dmrt::writeSafetensors(path, file, error))

@@ -18,7 +18,7 @@
 // CHECK-NEXT: %[[L:.*]] = dm.logsumexp %[[M]] {dim = "k"{{.*}}} : <[b=2, h=2, j=16, k=16], bf16> -> <[b=2, h=2, j=16], f32>
 // CHECK-NEXT: %[[P:.*]] = dm.softmax %[[M]] {dim = "k"
 // CHECK-NEXT: %[[D:.*]] = dm.dropout %[[P]]
-// CHECK-NEXT: %[[O:.*]] = dm.contract %[[D]], %[[AV]]
+// CHECK-NEXT: %[[O:.*]] = dm.contract %[[D]], %[[AV]] {{.*}}dm.rescaled_rounding
 // CHECK-NEXT: dm.yield %[[O]], %[[L]]
 // CHECK-NEXT: }
 // CHECK-NEXT: return %[[A]]#0
