@@ -2,14 +2,15 @@
 #include "compiler/Interpreter.h"
 
 #include "compiler/HostKernels.h"
+#include "compiler/evaluation/Evaluation.h"
 #include "ir/IterationSpace.h"
 #include "ir/DmDialect.h"
 #include "runtime/format/device/Float16.h"
 
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <type_traits>
 #include <unordered_map>
 
 using namespace mlir;
@@ -76,7 +77,7 @@ llvm::Error failure(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-template <typename T> class Evaluator {
+template <typename T> class Evaluator final : public dm::Evaluation {
   using K = HostKernels<T>;
 
 public:
@@ -202,161 +203,28 @@ private:
 
   static const void *key(Value v) { return v.getAsOpaquePointer(); }
   const HostTensor &get(Value v) { return values[key(v)]; }
-  HostTensor &result(Operation *op, unsigned n = 0) {
-    HostTensor &t = values[key(op->getResult(n))];
-    t = allocateFor(op->getResult(n).getType());
-    return t;
-  }
-
-  /// The contraction and its epilogue, unrounded in between as in cuBLASLt.
-  void evaluateContract(dm::ContractOp o) {
-    double scale = o.getScale().convertToDouble();
-    switch (o.getEpilogueKind()) {
-    case dmrt::Epilogue::Bias: {
-      HostTensor product = allocateFor(o.getResult().getType());
-      K::contract(get(o.getLhs()), get(o.getRhs()), scale, product);
-      K::biasAdd(product, get(o.getBias()), result(o));
-      return;
-    }
-    case dmrt::Epilogue::BGradA:
-    case dmrt::Epilogue::BGradB:
-      K::contract(get(o.getLhs()), get(o.getRhs()), scale, result(o));
-      K::reduceSum(get(o.getEpilogueKind() == dmrt::Epilogue::BGradA ? o.getLhs() : o.getRhs()),
-                   result(o, 1));
-      return;
-    default: // the verifier admits no other
-      K::contract(get(o.getLhs()), get(o.getRhs()), scale, result(o));
-    }
-  }
 
   llvm::Error evaluate(Operation &op) {
     if (auto kernel = dyn_cast<dm::KernelOp>(op))
       return evaluateKernel(kernel);
-    bool handled =
-        llvm::TypeSwitch<Operation *, bool>(&op)
-            .Case([&](dm::ContractOp o) {
-              evaluateContract(o);
-              return true;
-            })
-            .Case([&](dm::BiasAddOp o) {
-              K::biasAdd(get(o.getX()), get(o.getBias()), result(o));
-              return true;
-            })
-            .Case([&](dm::AddOp o) {
-              K::add(get(o.getLhs()), get(o.getRhs()), result(o));
-              return true;
-            })
-            .Case([&](dm::ScaleOp o) {
-              K::scale(get(o.getX()), o.getFactor().convertToDouble(), result(o));
-              return true;
-            })
-            .Case([&](dm::ActivationOp o) {
-              K::activation(get(o.getX()), o.getActivationKind(), result(o));
-              return true;
-            })
-            .Case([&](dm::ActivationGradOp o) {
-              K::activationGrad(get(o.getDy()), get(o.getX()), o.getActivationKind(), result(o));
-              return true;
-            })
-            .Case([&](dm::DropoutOp o) {
-              K::dropout(get(o.getX()), o.getP().convertToDouble(),
-                         static_cast<uint32_t>(o.getId()), o.getOrder().str(), options.seed,
-                         result(o));
-              return true;
-            })
-            .Case([&](dm::DropoutKeepBitsOp o) {
-              K::dropoutKeepBits(get(o.getX()), o.getP().convertToDouble(),
-                                 static_cast<uint32_t>(o.getId()), o.getOrder().str(),
-                                 o.getKey()[0], o.getWord()[0], options.seed, result(o));
-              return true;
-            })
-            .Case([&](dm::DropoutApplyBitsOp o) {
-              K::dropoutApplyBits(get(o.getX()), get(o.getBits()), o.getP().convertToDouble(),
-                                  o.getKey()[0], o.getWord()[0], result(o));
-              return true;
-            })
-            .Case([&](dm::CausalMaskOp o) {
-              K::causalMask(get(o.getX()), o.getQuery()[0], o.getKey()[0],
-                            o.getFill().convertToDouble(), result(o));
-              return true;
-            })
-            .Case([&](dm::KeyPaddingMaskOp o) {
-              K::keyPaddingMask(get(o.getX()), get(o.getLengths()), o.getKey()[0],
-                                o.getFill().convertToDouble(), result(o));
-              return true;
-            })
-            .Case([&](dm::SoftmaxOp o) {
-              K::softmax(get(o.getX()), o.getDim(), result(o));
-              return true;
-            })
-            .Case([&](dm::SoftmaxGradOp o) {
-              K::softmaxGrad(get(o.getY()), get(o.getDy()), o.getDim(), result(o));
-              return true;
-            })
-            .Case([&](dm::LogSumExpOp o) {
-              K::logSumExp(get(o.getX()), o.getDim(), result(o));
-              return true;
-            })
-            .Case([&](dm::SoftmaxLseOp o) {
-              K::softmaxLse(get(o.getX()), get(o.getLse()), result(o));
-              return true;
-            })
-            .Case([&](dm::SoftmaxGradRowsumOp o) {
-              K::softmaxGradRowsum(get(o.getY()), get(o.getDy()), get(o.getRowsum()), result(o));
-              return true;
-            })
-            .Case([&](dm::LayerNormOp o) {
-              HostTensor &y = result(o, 0), &mean = result(o, 1), &rstd = result(o, 2);
-              K::layernorm(get(o.getX()), get(o.getGamma()), get(o.getBeta()), o.getDims(),
-                           o.getEps().convertToDouble(), y, mean, rstd);
-              return true;
-            })
-            .Case([&](dm::LayerNormGradInputOp o) {
-              K::layernormGradInput(get(o.getDy()), get(o.getX()), get(o.getMean()),
-                                    get(o.getRstd()), get(o.getGamma()), o.getDims(),
-                                    result(o));
-              return true;
-            })
-            .Case([&](dm::LayerNormGradParamsOp o) {
-              HostTensor &dg = result(o, 0), &db = result(o, 1);
-              K::layernormGradParams(get(o.getDy()), get(o.getX()), get(o.getMean()),
-                                     get(o.getRstd()), dg, db);
-              return true;
-            })
-            .Case([&](dm::ReduceSumOp o) {
-              K::reduceSum(get(o.getX()), result(o));
-              return true;
-            })
-            .template Case<dm::BroadcastOp, dm::TransposeOp>([&](auto o) {
-              K::copyInto(get(o.getX()), result(o));
-              return true;
-            })
-            .template Case<dm::RenameOp, dm::SaveOp>([&](auto o) {
-              // Same elements in the same order; only the names may change.
-              HostTensor &out = result(o);
-              out.data = get(o.getX()).data;
-              return true;
-            })
-            .Case([&](dm::StackOp o) {
-              std::vector<const HostTensor *> parts;
-              for (Value v : o.getInputs())
-                parts.push_back(&get(v));
-              K::stack(parts, o.getDim()[0], result(o));
-              return true;
-            })
-            .Case([&](dm::UnstackOp o) {
-              std::vector<HostTensor *> parts;
-              for (unsigned n = 0; n < o.getNumResults(); ++n)
-                parts.push_back(&result(o, n));
-              K::unstack(get(o.getX()), o.getDim()[0], parts);
-              return true;
-            })
-            .Default([](Operation *) { return false; });
-    if (!handled)
-      return failure(llvm::formatv("the interpreter cannot evaluate '{0}'",
+    auto evaluable = dyn_cast<dm::EvaluableOpInterface>(op);
+    if (!evaluable)
+      return failure(llvm::formatv("the interpreter cannot evaluate '{0}' (no "
+                                   "EvaluableOpInterface model, compiler/evaluation/)",
                                    op.getName().getStringRef()));
+    evaluable.evaluate(*this);
     return llvm::Error::success();
   }
+
+  // dm::Evaluation
+  const HostTensor &operand(Value v) override { return get(v); }
+  HostTensor &result(Operation *op, unsigned n) override {
+    HostTensor &t = values[key(op->getResult(n))];
+    t = allocateFor(op->getResult(n).getType());
+    return t;
+  }
+  bool inDouble() const override { return std::is_same_v<T, double>; }
+  uint64_t seed() const override { return options.seed; }
 
   const InterpreterOptions &options;
   /// > 0 while evaluating the body of a dm.kernel.
@@ -370,6 +238,7 @@ private:
 llvm::Expected<std::vector<HostTensor>> interpretOp(Operation *op,
                                                     const std::vector<HostTensor> &operands,
                                                     const InterpreterOptions &options) {
+  evaluation::attachEvaluationModels(*op->getContext());
   if (options.precision == Precision::F64)
     return Evaluator<double>(options).runOp(op, operands);
   return Evaluator<float>(options).runOp(op, operands);
@@ -378,6 +247,7 @@ llvm::Expected<std::vector<HostTensor>> interpretOp(Operation *op,
 llvm::Expected<std::vector<HostTensor>> interpret(func::FuncOp f,
                                                   const std::vector<HostTensor> &args,
                                                   const InterpreterOptions &options) {
+  evaluation::attachEvaluationModels(*f->getContext());
   if (options.precision == Precision::F64)
     return Evaluator<double>(options).run(f, args);
   return Evaluator<float>(options).run(f, args);

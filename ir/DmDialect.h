@@ -34,6 +34,13 @@ public:
   virtual mlir::Value saved(mlir::Value forward) = 0;
 };
 
+/// The interpreter's view of one op's evaluation (EvaluableOpInterface;
+/// defined in compiler/evaluation/Evaluation.h).
+class Evaluation;
+/// Code generation's view of one op's lowering to kernel nodes
+/// (PointwiseLoweringOpInterface; defined in codegen/lowering/PointwiseLowering.h).
+class PointwiseLowering;
+
 /// Names of the dims of the tensor operands absent from the first result.
 std::string defaultReductionDims(mlir::Operation *op);
 /// Every dimension name has one size across the op's tensor operands and results.

@@ -62,4 +62,35 @@ def Dm_GradientOpInterface : OpInterface<"GradientOpInterface"> {
   ];
 }
 
+def Dm_EvaluableOpInterface : OpInterface<"EvaluableOpInterface"> {
+  let cppNamespace = "::dmc::dm";
+  let description = [{
+    What an op computes, on host tensors: the reference interpreter's
+    semantics of the op. Implemented outside the dialect, by external models
+    the interpreter attaches (compiler/evaluation/), so the dialect stays free
+    of host kernels; `Evaluation` (compiler/evaluation/Evaluation.h) gives
+    the operands' values, the results to fill, the precision and the seed.
+  }];
+  let methods = [
+    InterfaceMethod<"Compute the op's results from its operands' values.",
+      "void", "evaluate", (ins "::dmc::dm::Evaluation &":$eval)>,
+  ];
+}
+
+def Dm_PointwiseLoweringOpInterface : OpInterface<"PointwiseLoweringOpInterface"> {
+  let cppNamespace = "::dmc::dm";
+  let description = [{
+    How an op inside a generated (row or elementwise) kernel becomes nodes of
+    its node graph: loads, fp32 maps and reductions over the kernel's rows
+    (codegen/NodeGraph.h). Implemented outside the dialect, by external
+    models code generation attaches (codegen/lowering/); `PointwiseLowering`
+    (codegen/lowering/PointwiseLowering.h) gives the operands' nodes and
+    builds new ones. A failure leaves the reason in the lowering.
+  }];
+  let methods = [
+    InterfaceMethod<"Add the op's nodes and bind its results to them.",
+      "::mlir::LogicalResult", "lowerToNodes", (ins "::dmc::dm::PointwiseLowering &":$lowering)>,
+  ];
+}
+
 #endif // DM_INTERFACES_TD
