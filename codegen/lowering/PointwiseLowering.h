@@ -1,0 +1,89 @@
+//===- PointwiseLowering.h - what an op's lowering sees of its kernel -----===//
+//
+// The ops of a generated row or elementwise kernel become nodes of its
+// NodeGraph (codegen/NodeGraph.h) through dm::PointwiseLoweringOpInterface
+// (ir/DmInterfaces.td), implemented by external models in this folder, one
+// file per kind of op: ElementwiseLowering.cpp, NormalizationLowering.cpp.
+// Their arithmetic follows the interpreter's models (compiler/evaluation/)
+// in fp32, constant for constant, except exp and erf (dmcExp, dmcErf: within
+// 1e-6, far below the 16-bit rounding of the outputs); dropout uses the same
+// Philox counters.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMC_CODEGEN_LOWERING_POINTWISELOWERING_H
+#define DMC_CODEGEN_LOWERING_POINTWISELOWERING_H
+
+#include "codegen/NodeGraph.h"
+#include "ir/DmDialect.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <string>
+#include <vector>
+
+namespace dmc::dm {
+
+/// One kernel's lowering to nodes, op by op in block order.
+class PointwiseLowering {
+public:
+  PointwiseLowering(KernelOp kernel, const codegen::KernelSpace &space, codegen::NodeGraph &graph)
+      : kernel(kernel), space(space), g(graph) {}
+
+  /// Lowers every op of the kernel's body and records its outputs; an op
+  /// without a model, or whose model fails, is an error naming the kernel.
+  llvm::Error run();
+
+  // For the models.
+  /// The node of operand `n` of `op` (a load for a kernel input).
+  int operand(mlir::Operation *op, unsigned n) { return get(op->getOperand(n)); }
+  /// The node of `v`: a load for kernel inputs.
+  int get(mlir::Value v);
+  void set(mlir::Value v, int node) { valueNode[v] = node; }
+  /// Pointwise math over `deps` ($0, $1, ... in `code`); `pointwise`: reads
+  /// the point's indices (dropout draws, masks), so never an outer value.
+  int map(std::string code, std::vector<int> deps, bool pointwise = false) {
+    return g.map(std::move(code), std::move(deps), pointwise);
+  }
+  /// Node `of` combined over the kernel's rows.
+  int reduce(const char *combine, std::string init, int of) {
+    return g.reduce(combine, std::move(init), of);
+  }
+  /// A sum of node `of` over `op`'s reduced dims: over the rows, or (column
+  /// sums) over the outer points.
+  int sum(mlir::Operation *op, int of);
+  /// Succeeds when `dims`, the dims `op` reduces over, are exactly the
+  /// kernel's rows; fails saying why otherwise.
+  mlir::LogicalResult rows(mlir::Operation *op, llvm::StringRef dims);
+  /// The kernel's row points as an fp32 literal ("1024.f").
+  std::string rowCount() const { return std::to_string(space.rowPoints) + ".f"; }
+  /// The expression loading kernel input `arg` at offset off_in<arg>.
+  std::string loadExpr(unsigned arg);
+  codegen::NodeGraph &graph() { return g; }
+  /// Fails with `why` (the error run() reports).
+  mlir::LogicalResult fail(const llvm::Twine &why) {
+    problem = why.str();
+    return mlir::failure();
+  }
+  /// A float constant that parses back to exactly `(float)v`, as the
+  /// interpreter's static_cast<float>.
+  static std::string floatLiteral(double v);
+
+private:
+  KernelOp kernel;
+  const codegen::KernelSpace &space;
+  codegen::NodeGraph &g;
+  llvm::DenseMap<mlir::Value, int> valueNode;
+  std::string problem; ///< why the op being lowered cannot be
+};
+
+} // namespace dmc::dm
+
+namespace dmc::codegen {
+
+/// Attaches every op's PointwiseLoweringOpInterface model to `ctx`;
+/// attaching again is a no-op.
+void attachPointwiseLowering(mlir::MLIRContext &ctx);
+
+} // namespace dmc::codegen
+
+#endif // DMC_CODEGEN_LOWERING_POINTWISELOWERING_H
