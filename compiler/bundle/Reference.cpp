@@ -115,12 +115,22 @@ llvm::Error writeReferences(const std::vector<dm::KernelOp> &kernels,
                             const std::vector<dm::ContractOp> &contractions,
                             llvm::StringRef dir, const ReferenceOptions &options,
                             llvm::raw_ostream &log) {
-  for (size_t n = 0; n < kernels.size(); ++n)
+  auto wanted = [&](const char *prefix, size_t n) {
+    return options.only.empty() || options.only.count(prefix + std::to_string(n));
+  };
+  size_t kernelsWritten = 0;
+  for (size_t n = 0; n < kernels.size(); ++n) {
+    if (!wanted("k", n))
+      continue;
     if (llvm::Error e = writeOne(kernels[n], llvm::formatv("{0}/reference/k{1}.safetensors", dir, n),
                                  options, uint32_t(n)))
       return e;
-  int written = 0;
+    ++kernelsWritten;
+  }
+  int written = 0, skipped = 0;
   for (size_t n = 0; n < contractions.size(); ++n) {
+    if (!wanted("c", n))
+      continue;
     dm::ContractOp c = contractions[n];
     double flop = dm::analyticFlop(cast<dm::IterationSpaceOpInterface>(c.getOperation()));
     if (flop > options.flopLimit) {
@@ -139,6 +149,7 @@ llvm::Error writeReferences(const std::vector<dm::KernelOp> &kernels,
       if (!dmrt::writeSafetensors(llvm::formatv("{0}/reference/c{1}.safetensors", dir, n),
                                   file, error))
         return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
+      ++skipped;
       continue;
     }
     if (llvm::Error e = writeOne(c, llvm::formatv("{0}/reference/c{1}.safetensors", dir, n),
@@ -146,10 +157,11 @@ llvm::Error writeReferences(const std::vector<dm::KernelOp> &kernels,
       return e;
     ++written;
   }
-  log << "dmc compile: reference data for " << kernels.size() << " kernels and " << written
-      << " of " << contractions.size() << " contractions (seed " << options.seed << ")";
-  if (written < int(contractions.size()))
-    log << "; " << contractions.size() - written << " above the flop limit "
+  log << "dmc compile: reference data for " << kernelsWritten << " of " << kernels.size()
+      << " kernels and " << written << " of " << contractions.size() << " contractions (seed "
+      << options.seed << ")";
+  if (skipped)
+    log << "; " << skipped << " above the flop limit "
         << llvm::formatv("{0:e}", options.flopLimit)
         << " recorded as skipped (metadata `skipped`)";
   log << "\n";
