@@ -150,15 +150,18 @@ def contraction_algorithms(args, tmp):
                  "the database has no usable record", "a database of rejected algorithms only")
 
 
-def priced_json(bundle, path, kernel_us, contraction_us):
-    """A dmrt-bench run that prices every step of `bundle`: each kernel checked at
-    kernel_us, each contraction's sweep with the heuristic's best at contraction_us."""
+def priced_json(bundle, path, kernel_us, contraction_us, only=None):
+    """A dmrt-bench run that prices every step of `bundle` (or those of `only`, a set
+    of "k<id>"/"c<id>"): each kernel checked at kernel_us, each contraction's sweep
+    with the heuristic's best at contraction_us."""
     manifest = json.load(open(os.path.join(bundle, "manifest.json")))
     steps = [{"kind": "kernel", "id": k["id"], "name": k["name"], "median_us": kernel_us,
               "min_us": kernel_us * 0.9, "reps": 50, "checked": True, "pass": True,
               "outputs": [{"output": "out0", "pass": True, "failing": 0}]}
-             for k in manifest["kernels"]]
+             for k in manifest["kernels"] if only is None or f"k{k['id']}" in only]
     for c in manifest["contractions"]:
+        if only is not None and f"c{c['id']}" not in only:
+            continue
         run_ = {"algorithm": algo(1), "description": "algo 1", "source": "heuristic",
                 "heuristic_rank": 0, "median_us": contraction_us, "min_us": contraction_us,
                 "checked": True, "pass": True, "worst_ratio": 0.0}
@@ -306,8 +309,8 @@ def tune_command(args, tmp):
     expect_error([args.dmc, "tune", TINY], "give --dry-run, --emit-candidates DIR or --db DB",
                  "dmc tune without a mode")
     cands, db = os.path.join(tmp, "cands"), os.path.join(tmp, "tune.jsonl")
-    r = run([args.dmc, "tune", TINY, "--emit-candidates", cands, "--candidates", "2", "--db", db],
-            ok=False)
+    r = run([args.dmc, "tune", TINY, "--emit-candidates", cands, "--candidates", "2", "--db", db,
+             "--layout-candidates", "0"], ok=False)
     refs = sorted(os.listdir(os.path.join(cands, "default.dmlib", "reference")))
     assert not os.path.exists(os.path.join(cands, "unfused.dmlib")), \
         "unfused.dmlib for a model without fused attention"
@@ -440,7 +443,88 @@ def main():
     attention_paths(args, tmp)
     column_paths(args, tmp)
     tune_command(args, tmp)
+    layout_candidates(args, tmp)
     print("db_compile_test: PASS")
+
+
+def tune_steps(bundle):
+    """The steps a layout candidate's tune-steps lists, as {"k3", "c1"}."""
+    steps = set()
+    for line in open(os.path.join(bundle, "tune-steps")):
+        key, value = line.split()
+        if value != "-":
+            steps |= {key[0] + x for x in value.split(",")}
+    return steps
+
+
+def layout_candidates(args, tmp):
+    """dmc tune's layout candidates (l<n>_<i>.dmlib): one tensor of one contraction
+    moved, references of their own for exactly the steps tune-steps lists, and
+    dmrt-tune runs dmrt-bench on those steps only (with the algorithm sweep); dmc
+    compile --db takes a candidate's contraction layout when its measured steps are
+    faster (the bundle compiles in it, the contraction's form following), and keeps
+    the default's when they are slower."""
+    cands = os.path.join(tmp, "layout-cands")
+    r = run([args.dmc, "tune", TINY, "--emit-candidates", cands, "--candidates", "1",
+             "--layout-candidates", "3"])
+    default = os.path.join(cands, "default.dmlib")
+    names = sorted(n for n in os.listdir(cands) if n.startswith("l") and n.endswith(".dmlib"))
+    assert names, f"no layout candidates in {os.listdir(cands)}"
+    base = {t["name"]: t["dims"] for t in json.load(open(os.path.join(default, "config.json")))["tensors"]}
+    for n in names:
+        b = os.path.join(cands, n)
+        steps = tune_steps(b)
+        refs = {f[:-len(".safetensors")] for f in os.listdir(os.path.join(b, "reference"))}
+        assert steps and refs == steps, f"{n}: references {refs} != tune-steps {steps}"
+        dims = {t["name"]: t["dims"] for t in json.load(open(os.path.join(b, "config.json")))["tensors"]}
+        moved = [t for t in dims if dims[t] != base[t]]
+        assert len(moved) == 1, f"{n}: moved {moved}"
+        assert any(s.startswith("c") for s in steps), f"{n}: no contraction among {steps}"
+    assert len(names) == 3, names
+    print(f"ok: {len(names)} layout candidate(s), each one tensor moved, references for its "
+          "tune-steps only")
+    log = os.path.join(tmp, "bench-args.txt")
+    bench = os.path.join(tmp, "fake-bench.sh")
+    open(bench, "w").write(f"#!/bin/sh\necho \"$@\" >> {log}\nexit 3\n")
+    os.chmod(bench, 0o755)
+    tune = os.path.join(os.path.dirname(args.dmc_db), "dmrt-tune")
+    run([tune, cands, os.path.join(tmp, "fake.jsonl"), "--bench", bench], ok=False)
+    lines = open(log).read().splitlines()
+    for n in names:
+        line = next(l for l in lines if l.split()[0].endswith("/" + n))
+        steps = tune_steps(os.path.join(cands, n))
+        ks = ",".join(sorted((x[1:] for x in steps if x[0] == "k"), key=int))
+        cs = ",".join(sorted((x[1:] for x in steps if x[0] == "c"), key=int))
+        assert (f"--kernel {ks} " in line) == bool(ks) and f"--contraction {cs} " in line \
+            and "--algorithms all" in line and "--kernel all" not in line, (n, line, steps)
+    c0 = next(l for l in lines if l.split()[0].endswith("/c0.dmlib"))
+    assert "--kernel all" in c0 and "--contraction" not in c0, c0
+    print("ok: dmrt-tune measures a layout candidate's tune-steps only, contractions swept")
+    cand = os.path.join(cands, names[0])
+    cfg = json.load(open(os.path.join(cand, "config.json")))
+    dims = {t["name"]: t["dims"] for t in cfg["tensors"]}
+    tensor = next(t for t in dims if dims[t] != base[t])
+    steps = tune_steps(cand)
+    out = os.path.join(tmp, "layout-cand.dmlib")
+    for what, us, taken in (("faster", 5.0, True), ("slower", 20.0, False)):
+        db = os.path.join(tmp, f"layout-{what}.jsonl")
+        run([args.dmc_db, "import", db, priced_json(default, db + ".d.json", 10.0, 10.0),
+             "--bundle", default])
+        run([args.dmc_db, "import", db, priced_json(cand, db + ".l.json", us, us, steps),
+             "--bundle", cand])
+        r = run([args.dmc, "compile", TINY, "-o", out, "--db", db])
+        got = json.load(open(os.path.join(out, "config.json")))
+        got_dims = {t["name"]: t["dims"] for t in got["tensors"]}
+        want = dims[tensor] if taken else base[tensor]
+        if got_dims[tensor] != want:
+            sys.exit(f"FAIL: {what}: {tensor} in {got_dims[tensor]!r}, expected {want!r}\n"
+                     f"{r.stderr}")
+        if taken:  # every contraction as the candidate has it: equation and form
+            strip = lambda c: {k: v for k, v in c.items() if k != "algorithm"}
+            assert [strip(c) for c in got["contractions"]] == \
+                [strip(c) for c in cfg["contractions"]], (got["contractions"], cfg["contractions"])
+    print(f"ok: {names[0]}'s {tensor} in {dims[tensor]} taken when its steps are faster, "
+          f"{base[tensor]} kept when slower")
 
 
 if __name__ == "__main__":
