@@ -233,7 +233,8 @@ def attention_paths(args, tmp):
                   (("unfused faster", 1.0, 1.0, "unfused"), ("fused faster", 50.0, 50.0, "fused")),
                   lambda ks: "attention" in ks)
     cands = os.path.join(tmp, "tg-cands")
-    run([args.dmc, "tune", TGPT, "--emit-candidates", cands, "--candidates", "1"])
+    run([args.dmc, "tune", TGPT, "--emit-candidates", cands, "--candidates", "1",
+         "--layout-candidates", "0"])
     assert os.path.isdir(os.path.join(cands, "unfused.dmlib", "reference")), os.listdir(cands)
     assert "attention" not in kernels(os.path.join(cands, "unfused.dmlib"))
     print("ok: dmc tune wrote unfused.dmlib (with references) beside default.dmlib")
