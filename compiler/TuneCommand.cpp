@@ -5,6 +5,7 @@
 #include "compiler/Driver.h"
 #include "compiler/bundle/BundleWriter.h"
 #include "compiler/bundle/Configuration.h"
+#include "compiler/bundle/LayoutCandidates.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatAdapters.h"
@@ -14,6 +15,8 @@
 #include "llvm/Support/WithColor.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <numeric>
 
 using namespace llvm;
@@ -42,6 +45,10 @@ cl::opt<int> count("candidates",
                    cl::desc("Candidate bundles (default: enough for every feasible knob "
                             "configuration of every kernel)"),
                    cl::init(0), cl::value_desc("N"), cl::sub(tuneCmd), cl::cat(category));
+cl::opt<int> layoutCount("layout-candidates",
+                          cl::desc("Layout candidate bundles l<n>_<i>.dmlib to write, the first "
+                                   "N (default: all; 0: none)"),
+                          cl::init(-1), cl::value_desc("N"), cl::sub(tuneCmd), cl::cat(category));
 cl::opt<unsigned> timeBudget("time-budget",
                              cl::desc("With --db: start no bundle after S seconds"),
                              cl::init(0), cl::value_desc("S"), cl::sub(tuneCmd),
@@ -65,12 +72,97 @@ Error fail(const Twine &message) {
 /// (with `fused` false: attention left unfused; with `columns` false: column
 /// sums apart from the row kernels; the tuner's alternatives).
 Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(MLIRContext &ctx, bool fused = true,
-                                                            bool columns = true) {
+                                                            bool columns = true,
+                                                            Stage stage = Stage::Config) {
   PipelineOptions options;
   options.target = target;
   options.fusedAttention = fused;
   options.columnFusion = columns;
-  return buildGraph(ctx, model, /*train=*/true, Stage::Config, options);
+  return buildGraph(ctx, model, /*train=*/true, stage, options);
+}
+
+/// A layout candidate applied as `dmc compile --config` applies its
+/// config.json (so `dmc compile --db` rebuilds what was measured): its file
+/// name, the steps it changes, and its graph.
+struct LayoutBundle {
+  bundle::LayoutCandidate candidate;
+  std::string file; ///< l<n>_<i>.dmlib: contraction n's i-th candidate
+  std::vector<std::string> steps;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+/// The layout candidates that apply (bundle/LayoutCandidates.h); the others
+/// are counted with their reason in `skipped`. With `print`, a line each.
+Expected<std::vector<LayoutBundle>> layoutBundles(MLIRContext &ctx, bool print,
+                                                  std::vector<std::string> &skipped) {
+  auto base = configuredGraph(ctx);
+  if (!base)
+    return base.takeError();
+  FuncOp f = layerFunction(**base);
+  auto config = bundle::extractConfiguration(f, sys::path::stem(model));
+  if (!config)
+    return config.takeError();
+  auto all = bundle::layoutCandidates(f, *config);
+  if (!all)
+    return all.takeError();
+  std::vector<LayoutBundle> out;
+  std::map<std::string, int> perContraction;
+  for (bundle::LayoutCandidate &c : all->candidates) {
+    auto module = configuredGraph(ctx, true, true, Stage::Fuse);
+    if (!module)
+      return module.takeError();
+    FuncOp g = layerFunction(**module);
+    std::string file = "l" + c.contraction.substr(1) + "_" +
+                       std::to_string(perContraction[c.contraction]) + ".dmlib";
+    std::string why;
+    if (Error e = bundle::applyConfiguration(g, c.config, "layout candidate " + c.describe(),
+                                             /*checkForms=*/false))
+      why = toString(std::move(e));
+    std::vector<std::string> steps = why.empty() ? bundle::changedSteps(f, g)
+                                                 : std::vector<std::string>{};
+    if (why.empty() && steps.empty())
+      why = "changes no step's layouts";
+    // A kernel that cannot be written in the moved layouts (e.g. a fused
+    // attention kernel needs its head dim contiguous): emitted, not compiled.
+    for (auto [n, k] : llvm::enumerate(g.getOps<dm::KernelOp>())) {
+      if (!why.empty() || !llvm::is_contained(steps, "k" + std::to_string(n)))
+        continue;
+      auto emitted = codegen::emitKernel(k, bundle::knobsOf(k), bundle::kernelName(n, k));
+      if (!emitted)
+        why = bundle::kernelName(n, k) + ": " + toString(emitted.takeError());
+    }
+    if (print)
+      outs() << "  layout " << c.describe() << ": "
+             << (why.empty() ? file + ", " + std::to_string(steps.size()) + " step(s) measured"
+                             : "skipped: " + why)
+             << "\n";
+    if (!why.empty()) {
+      skipped.push_back(c.describe() + ": " + why);
+      continue;
+    }
+    ++perContraction[c.contraction];
+    out.push_back({std::move(c), file, std::move(steps), std::move(*module)});
+  }
+  if (print)
+    outs() << "  " << all->summary(size_t(llvm::range_size(f.getOps<dm::ContractOp>())))
+           << "\n";
+  return out;
+}
+
+/// The tune-steps file of a layout candidate (docs/bundle-format.md).
+Error writeTuneSteps(const std::string &path, const std::vector<std::string> &steps) {
+  std::string kernels, contractions;
+  for (const std::string &s : steps) {
+    std::string &list = s[0] == 'k' ? kernels : contractions;
+    list += (list.empty() ? "" : ",") + s.substr(1);
+  }
+  std::error_code ec;
+  raw_fd_ostream os(path, ec);
+  if (ec)
+    return fail(path + ": cannot write: " + ec.message());
+  os << "kernels " << (kernels.empty() ? "-" : kernels) << "\ncontractions "
+     << (contractions.empty() ? "-" : contractions) << "\n";
+  return Error::success();
 }
 
 /// Feasible knob configurations per kernel, printed with --dry-run.
@@ -145,7 +237,8 @@ Error copyReferences(const std::string &from, const std::string &to) {
   return ec ? fail(from + ": " + ec.message()) : Error::success();
 }
 
-Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n) {
+Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
+                     std::vector<LayoutBundle> &layouts) {
   if (std::error_code ec = sys::fs::create_directories(dir))
     return fail(dir + ": " + ec.message());
   bundle::BundleOptions options;
@@ -176,6 +269,19 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n) {
     if (auto written = writeGraph(layerFunction(**module), dir + "/" + alt.file, options);
         !written)
       return written.takeError();
+  }
+  // Layout candidates, each with references of its own (its layouts are
+  // stored) for the steps it changes, the only ones dmrt-tune measures.
+  for (LayoutBundle &l : layouts) {
+    bundle::BundleOptions o = options;
+    o.referenceSteps = std::set<std::string>(l.steps.begin(), l.steps.end());
+    std::string b = dir + "/" + l.file;
+    if (auto written = writeGraph(layerFunction(*l.module), b, o); !written)
+      return written.takeError();
+    if (Error e = writeTuneSteps(b + "/tune-steps", l.steps))
+      return e;
+    errs() << "dmc tune: " << b << " (" << l.candidate.describe() << ", " << l.steps.size()
+           << " step(s) with references)\n";
   }
   options.reference = false;
   for (int i = 0; i < n; ++i) {
@@ -212,13 +318,25 @@ int runTune(MLIRContext &ctx, const char *argv0) {
   size_t measured = 0;
   for (size_t c : *counts)
     measured += std::min<size_t>(c, size_t(n));
+  std::vector<std::string> skipped;
+  auto layouts = layoutBundles(ctx, dryRun, skipped);
+  if (!layouts)
+    return report(layouts.takeError());
+  size_t applicable = layouts->size();
+  if (layoutCount >= 0 && layouts->size() > size_t(layoutCount.getValue()))
+    layouts->resize(size_t(layoutCount.getValue()));
   if (dryRun) {
     outs() << formatv("dmc tune: {0} candidate bundle(s) and the default: {1} kernel "
                       "measurements ({2} of the {3} feasible configurations)\n",
                       n, measured, measured,
                       std::accumulate(counts->begin(), counts->end(), size_t(0)));
+    outs() << formatv("dmc tune: {0} layout candidate bundle(s) of {1}, {2} skipped (rejected when "
+                      "applied)\n",
+                      layouts->size(), applicable, skipped.size());
     return 0;
   }
+  for (const std::string &why : skipped)
+    errs() << "dmc tune: layout candidate skipped: " << why << "\n";
   std::string dir = emitDir;
   if (dir.empty()) {
     SmallString<128> tmp;
@@ -226,7 +344,7 @@ int runTune(MLIRContext &ctx, const char *argv0) {
       return report(fail("cannot make a temporary folder: " + ec.message()));
     dir = tmp.str().str();
   }
-  if (Error e = emitCandidates(ctx, dir, n))
+  if (Error e = emitCandidates(ctx, dir, n, *layouts))
     return report(std::move(e));
   if (dbPath.empty())
     return 0;

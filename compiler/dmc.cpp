@@ -289,15 +289,18 @@ int runReport(mlir::MLIRContext &ctx) {
 }
 
 /// The fused training graph built with `pipeline` and `config` applied
-/// (`origin` names it in errors).
+/// (`origin` names it in errors). `checkForms` false: the contractions' forms
+/// follow from the layouts (a configuration the database selection moved).
 Expected<mlir::OwningOpRef<mlir::ModuleOp>> graphWithConfig(mlir::MLIRContext &ctx,
                                                             const dmrt::Configuration &config,
                                                             const std::string &origin,
-                                                            const dmc::PipelineOptions &pipeline) {
+                                                            const dmc::PipelineOptions &pipeline,
+                                                            bool checkForms = true) {
   auto module = dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Fuse, pipeline);
   if (!module)
     return module.takeError();
-  if (Error e = dmc::bundle::applyConfiguration(dmc::layerFunction(**module), config, origin))
+  if (Error e = dmc::bundle::applyConfiguration(dmc::layerFunction(**module), config, origin,
+                                                checkForms))
     return e;
   return module;
 }
@@ -463,7 +466,7 @@ int runCompile(mlir::MLIRContext &ctx) {
       }
     }
     if (changed)
-      module = graphWithConfig(ctx, tuned, dbFile, pipeline);
+      module = graphWithConfig(ctx, tuned, dbFile, pipeline, /*checkForms=*/false);
     if (!module)
       return report(module.takeError());
     if (changed || options.reference)

@@ -1,7 +1,7 @@
 //===- DefaultLayouts.cpp - dm-default-layouts: every contraction mappable ===//
 //
 // For each contraction that mapContraction rejects, candidate layouts of its
-// three tensors are enumerated from the contraction's own letter groups
+// three tensors are enumerated (codegen/gemm/MappableLayouts.h) from the contraction's own letter groups
 // (batch, M, N, K as the mapping classifies them): each tensor keeps every
 // group adjacent, one letter order per group shared by all tensors (the
 // orders the tensors have first, then, for groups of up to three letters,
@@ -21,6 +21,8 @@
 #include "passes/Passes.h"
 
 #include "passes/LayoutRewrite.h"
+
+#include "codegen/gemm/MappableLayouts.h"
 
 #include "llvm/Support/Debug.h"
 
@@ -128,128 +130,35 @@ double LayoutChooser::price(dm::ContractOp c, const std::string want[3],
   return cost;
 }
 
-/// Every order of 0..count-1, the identity first.
-std::vector<std::vector<int>> orders(int count) {
-  std::vector<int> p(count);
-  for (int i = 0; i < count; ++i)
-    p[i] = i;
-  std::vector<std::vector<int>> all;
-  do
-    all.push_back(p);
-  while (std::next_permutation(p.begin(), p.end()));
-  return all;
-}
-
 bool LayoutChooser::fix(dm::ContractOp c) {
   classes.clear();
-  Value vs[3] = {c.getLhs(), c.getRhs(), c.getResult()};
-  std::string names[3];
-  for (int n = 0; n < 3; ++n)
-    names[n] = tensorOf(vs[n]).getNames().str();
-  // Letter groups as the mapping sees them: in a, b, d (batch), a and d (M),
-  // b and d (N), a and b (K). Group g's letters, in the order each tensor has them.
-  auto groupOf = [&](char ch) {
-    bool inA = names[0].find(ch) != std::string::npos;
-    bool inB = names[1].find(ch) != std::string::npos;
-    bool inD = names[2].find(ch) != std::string::npos;
-    return inA && inB && inD ? 0 : inA && inD ? 1 : inB && inD ? 2 : 3;
-  };
-  // Candidate letter orders per group: as each tensor holding it orders it.
-  std::vector<std::string> groupOrders[4];
-  for (int n = 0; n < 3; ++n)
-    for (int g = 0; g < 4; ++g) {
-      std::string order;
-      for (char ch : names[n])
-        if (groupOf(ch) == g)
-          order += ch;
-      if (!order.empty() && !llvm::is_contained(groupOrders[g], order))
-        groupOrders[g].push_back(order);
-    }
-  // Then every other order of a group of up to three letters: a tensor that
-  // must stay put elsewhere (e.g. read by a producer contraction in
-  // another order) may still fit with the group reversed.
-  for (auto &o : groupOrders) {
-    if (o.empty()) {
-      o.push_back("");
-      continue;
-    }
-    std::string letters = o.front();
-    if (letters.size() > 3)
-      continue;
-    llvm::sort(letters);
-    do
-      if (!llvm::is_contained(o, letters))
-        o.push_back(letters);
-    while (std::next_permutation(letters.begin(), letters.end()));
-  }
-  // Groups of each tensor in the order they first appear in it.
-  std::vector<int> groupsIn[3];
-  for (int n = 0; n < 3; ++n)
-    for (char ch : names[n])
-      if (!llvm::is_contained(groupsIn[n], groupOf(ch)))
-        groupsIn[n].push_back(groupOf(ch));
-  std::vector<std::vector<int>> perms[3];
-  for (int n = 0; n < 3; ++n)
-    perms[n] = orders(groupsIn[n].size());
-
-  // The contraction's own spec, built once; each candidate only relays it.
-  const dmcgen::Contraction base = layout::contractionOf(c);
-  llvm::DenseMap<char, int64_t> extent;
-  for (Value v : vs)
-    for (auto [ch, size] : llvm::zip(tensorOf(v).getNames(), tensorOf(v).getShape()))
-      extent[ch] = size;
-  auto layoutAs = [&](const std::string &dims) {
-    dmcgen::TensorLayout l{dims, {}};
-    for (char ch : dims)
-      l.sizes.push_back(extent.lookup(ch));
-    return l;
-  };
-
   double best = 1e300;
   std::string bestWant[3];
   llvm::DenseMap<Value, std::string> bestMoves;
   bool bestTransposed[3] = {false, false, false};
-  int pick[4] = {0, 0, 0, 0};
-  for (pick[0] = 0; pick[0] < (int)groupOrders[0].size(); ++pick[0])
-    for (pick[1] = 0; pick[1] < (int)groupOrders[1].size(); ++pick[1])
-      for (pick[2] = 0; pick[2] < (int)groupOrders[2].size(); ++pick[2])
-        for (pick[3] = 0; pick[3] < (int)groupOrders[3].size(); ++pick[3]) {
-          auto build = [&](int n, const std::vector<int> &perm) {
-            std::string s;
-            for (int i : perm)
-              s += groupOrders[groupsIn[n][i]][pick[groupsIn[n][i]]];
-            return s;
-          };
-          for (const auto &pa : perms[0])
-            for (const auto &pb : perms[1])
-              for (const auto &pd : perms[2]) {
-                std::string want[3] = {build(0, pa), build(1, pb), build(2, pd)};
-                dmcgen::Contraction spec = base;
-                spec.a = layoutAs(want[0]);
-                spec.b = layoutAs(want[1]);
-                spec.d = layoutAs(want[2]);
-                dmrt::GemmDescriptor g;
-                std::string why;
-                if (!dmcgen::mapContraction(spec, g, why))
-                  continue;
-                llvm::DenseMap<Value, std::string> moves;
-                bool transposed[3];
-                double cost = price(c, want, moves, transposed);
-                if (cost < best) {
-                  best = cost;
-                  for (int n = 0; n < 3; ++n) {
-                    bestWant[n] = want[n];
-                    bestTransposed[n] = transposed[n];
-                  }
-                  bestMoves = std::move(moves);
-                }
-              }
-        }
+  // Every mappable candidate (codegen/gemm/MappableLayouts.h), in its fixed
+  // order: the first of equal price wins.
+  for (const dmcgen::LayoutTriple &t : dmcgen::enumerateMappable(layout::contractionOf(c))) {
+    std::string want[3] = {t.a, t.b, t.d};
+    llvm::DenseMap<Value, std::string> moves;
+    bool transposed[3];
+    double cost = price(c, want, moves, transposed);
+    if (cost < best) {
+      best = cost;
+      for (int n = 0; n < 3; ++n) {
+        bestWant[n] = want[n];
+        bestTransposed[n] = transposed[n];
+      }
+      bestMoves = std::move(moves);
+    }
+  }
   if (best == 1e300)
     return false;
-  LLVM_DEBUG(llvm::dbgs() << "dm-default-layouts: " << names[0] << "," << names[1] << "->"
-                          << names[2] << " becomes " << bestWant[0] << "," << bestWant[1]
-                          << "->" << bestWant[2] << " (cost " << best << ")\n");
+  LLVM_DEBUG(llvm::dbgs() << "dm-default-layouts: " << tensorOf(c.getLhs()).getNames() << ","
+                          << tensorOf(c.getRhs()).getNames() << "->"
+                          << tensorOf(c.getResult()).getNames()
+                          << " becomes " << bestWant[0] << "," << bestWant[1] << "->"
+                          << bestWant[2] << " (cost " << best << ")\n");
   for (auto &[root, dims] : bestMoves)
     layout::relayout(root, dims);
   for (int n = 0; n < 2; ++n)

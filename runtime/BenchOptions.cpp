@@ -10,8 +10,8 @@
 namespace dmrt {
 
 const char *const kBenchUsage =
-    "usage: dmrt-bench BUNDLE [--list] [--kernel ID|NAME|all] "
-    "[--contraction ID|all]\n"
+    "usage: dmrt-bench BUNDLE [--list] [--kernel ID|NAME[,...]|all] "
+    "[--contraction ID[,...]|all]\n"
     "                  [--config-sweep] [--reference] [--reps N=50] "
     "[--warmup N=5]\n"
     "                  [--timing stream|isolated] [--flush-l2] [--seed S=0]\n"
@@ -68,6 +68,35 @@ const char *const kBenchUsage =
     "Exit: 0 pass, 1 mismatch or CUDA failure (a GPU that is present but\n"
     "unusable included), 2 usage/bundle error (a missing reference included),\n"
     "77 no CUDA device or no driver (skipped).\n";
+
+bool splitSelection(const std::string &option, const std::string &value,
+                    std::vector<std::string> &out, std::string &error) {
+  out.clear();
+  size_t start = 0;
+  for (;;) {
+    size_t comma = value.find(',', start);
+    std::string item = value.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (item.empty()) {
+      error = option + " " + value + ": an empty item (give IDs or names separated by commas)";
+      return false;
+    }
+    for (const std::string &seen : out)
+      if (seen == item) {
+        error = option + " " + value + ": " + item + " given twice";
+        return false;
+      }
+    out.push_back(item);
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  for (const std::string &item : out)
+    if (item == "all" && out.size() > 1) {
+      error = option + " " + value + ": \"all\" cannot be listed with others";
+      return false;
+    }
+  return true;
+}
 
 bool parseIntArg(const char *s, long long lo, long long hi, long long &out) {
   char *end = nullptr;
@@ -209,6 +238,9 @@ bool parseBenchArgs(int argc, const char *const *argv, BenchOptions &out,
       (a == "--kernel"        ? out.kernelSel
        : a == "--contraction" ? out.contractionSel
                               : out.jsonOut) = v;
+      if (a != "--json" &&
+          !splitSelection(a, v, a == "--kernel" ? out.kernelList : out.contractionList, error))
+        return false;
     } else if (a == "--reps" || a == "--warmup" || a == "--device" ||
                a == "--int-max") {
       const char *v = value();

@@ -11,11 +11,15 @@
 #include "runtime/Harness.h"
 
 #include <string>
+#include <vector>
 
 namespace dmrt {
 
 struct BenchOptions {
   std::string bundleDir, kernelSel, contractionSel, jsonOut;
+  /// --kernel and --contraction split at commas ("3,k5_softmax", "0,2";
+  /// "all" alone); empty when the option was not given.
+  std::vector<std::string> kernelList, contractionList;
   bool list = false, sweep = false;
   bool help = false; // -h/--help: print kBenchUsage, nothing else parsed
   int device = 0;
@@ -29,6 +33,12 @@ extern const char *const kBenchUsage;
 /// (without the usage text).
 bool parseBenchArgs(int argc, const char *const *argv, BenchOptions &out,
                     std::string &error);
+
+/// `value` of `option` (--kernel, --contraction) split at commas: non-empty
+/// items, none twice, "all" only alone. False with `error` naming the option,
+/// the value and what is wrong.
+bool splitSelection(const std::string &option, const std::string &value,
+                    std::vector<std::string> &out, std::string &error);
 
 /// A decimal integer in [lo, hi], nothing else.
 bool parseIntArg(const char *s, long long lo, long long hi, long long &out);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # On the compiler machine, from the repository root: the candidate bundles of each
 # MODEL (`dmc tune MODEL --emit-candidates gpu-tune/NAME`: the default bundle with
-# interpreter references, then one bundle per knob configuration) packed into
-# gpu-tune.tar.xz, so that a GPU machine gets them as one small file (bert-large:
-# 44 bundles, 84 MB on disk, 6 MB packed; the device tool carries 64 MiB).
+# interpreter references, one bundle per knob configuration, and the layout
+# candidates l<n>_<i>.dmlib) packed into gpu-tune.tar.xz, so that a GPU machine gets
+# them as one small file (bert-large without the layout candidates: 44 bundles,
+# 84 MB on disk, 6 MB packed; the device tool carries 64 MiB).
 # Usage: tuning-db/pack-candidates.sh [--build DIR] MODEL.json [MODEL.json ...]
 # On the GPU machine (../shared/DEVICE.md), with gpu-deps carried too:
 #   tar xJf gpu-tune.tar.xz

@@ -9,6 +9,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <set>
 #include <string>
 
 namespace dmc::bundle {
@@ -22,6 +23,8 @@ struct BundleOptions {
   double referenceFlopLimit = 2e9;
   uint64_t referenceSeed = 1234;
   int64_t referenceSamples = 1 << 18; ///< most elements stored per reference output
+  /// References only for these steps ("k3", "c1"); empty: every step.
+  std::set<std::string> referenceSteps;
   unsigned threads = 0; ///< NVRTC workers (0: all cores)
   /// -1: each kernel's default configuration; N >= 0: its N-th feasible one
   /// (modulo their number), for sweeping configurations on a GPU.

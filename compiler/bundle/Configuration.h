@@ -63,9 +63,13 @@ llvm::Expected<dmrt::Configuration> extractConfiguration(mlir::func::FuncOp f,
                                                          llvm::StringRef model);
 
 /// Applies `config` (read from `file`) to `f`, a training graph at the fuse
-/// stage. On failure `f` may be partly changed.
+/// stage. On failure `f` may be partly changed. With `checkForms` false, a
+/// contraction's equation and cuBLASLt form are not compared with its entry
+/// (they follow from the layouts; it must still map): for a configuration
+/// whose layouts were moved by the tuner's selection or a layout candidate,
+/// whose forms extractConfiguration then reads back.
 llvm::Error applyConfiguration(mlir::func::FuncOp f, const dmrt::Configuration &config,
-                               llvm::StringRef file);
+                               llvm::StringRef file, bool checkForms = true);
 
 } // namespace dmc::bundle
 

@@ -30,7 +30,7 @@ std::string quoted(llvm::StringRef s) { return ("\"" + s + "\"").str(); }
 } // namespace
 
 llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config,
-                               llvm::StringRef file) {
+                               llvm::StringRef file, bool checkForms) {
   auto reject = [&](const std::string &path, llvm::StringRef entry, const llvm::Twine &why) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    file + ": " + path + " (" + quoted(entry) + "): " + why);
@@ -126,7 +126,7 @@ llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config
                                       std::to_string(contractions.size() - 1) + ")");
     listed[e.name] = true;
     dm::ContractOp c = it->second;
-    if (e.equation != equationOf(c))
+    if (checkForms && e.equation != equationOf(c))
       return reject(path, e.name, "equation " + quoted(e.equation) +
                                       " disagrees with the layouts of its tensors " +
                                       quoted(equationOf(c)));
@@ -134,6 +134,13 @@ llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config
     std::string why;
     if (!formOf(c, 0, mapped, why))
       return reject(path, e.name, "no cuBLASLt form in these layouts: " + why);
+    // The algorithm (parseConfig checked its form): the manifest carries it.
+    if (e.algorithm == dmrt::kHeuristicAlgorithm)
+      c->removeAttr(kAlgorithmAttr);
+    else
+      c->setAttr(kAlgorithmAttr, StringAttr::get(c.getContext(), e.algorithm));
+    if (!checkForms)
+      continue; // the form follows from the layouts
     auto check = [&](const char *field, const std::string &got,
                      const std::string &mapped) -> llvm::Error {
       if (got == mapped)
@@ -157,11 +164,6 @@ llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config
       return err;
     if (llvm::Error err = check("batch_strides", strides(e), strides(mapped)))
       return err;
-    // The algorithm (parseConfig checked its form): the manifest carries it.
-    if (e.algorithm == dmrt::kHeuristicAlgorithm)
-      c->removeAttr(kAlgorithmAttr);
-    else
-      c->setAttr(kAlgorithmAttr, StringAttr::get(c.getContext(), e.algorithm));
   }
   for (auto &[name, c] : contractions) {
     std::string why;

@@ -39,27 +39,28 @@ llvm::Error knobsFromDatabase(const WrittenBundle &defaultBundle, const std::str
   // Per kernel in its default layouts (the table), then the global choice.
   tuningdb::KnobSelection sel =
       tuningdb::selectKnobs(manifest, config, db.records(), chosen, software);
+  // The report's table of each contraction's algorithms in its default
+  // layouts, on a copy: the choice is the global selection's.
+  dmrt::Configuration table = config;
+  tuningdb::selectAlgorithms(manifest, table, sel);
   GlobalSelection global = selectGlobally(manifest, config, sel.match.matched);
-  // Contractions keep their layouts; each gets its fastest checked algorithm.
-  tuningdb::selectAlgorithms(manifest, config, sel);
-  int algorithmsChanged = 0;
-  for (const tuningdb::ContractionChoice &c : sel.contractions)
-    algorithmsChanged += c.changed;
   log << "dmc compile: " << dbPath << " for " << chosen.name << " (" << chosen.cc
       << "), NVRTC " << software.nvrtc << ", codegen " << software.codegen << "\n"
       << sel.describe() << global.describe();
   if (global.ok && sel.contractionsComparable) {
     char line[256];
+    double defaultUs = global.defaultUs >= 0
+                           ? global.defaultUs
+                           : sel.defaultSumUs + sel.contractionDefaultSumUs;
     std::snprintf(line, sizeof line,
                   "predicted step: %.1f us (kernels %.1f + contractions %.1f) against the "
                   "default's %.1f us",
-                  global.predictedUs + sel.contractionChosenSumUs, global.predictedUs,
-                  sel.contractionChosenSumUs,
-                  (global.defaultUs >= 0 ? global.defaultUs : sel.defaultSumUs) +
-                      sel.contractionDefaultSumUs);
+                  global.predictedUs, global.predictedUs - global.contractionUs,
+                  global.contractionUs, defaultUs);
     log << line << "\n";
   }
-  changed = (global.ok && (global.kernelsChanged || global.layoutsChanged)) || algorithmsChanged;
+  changed = global.ok &&
+            (global.kernelsChanged || global.layoutsChanged || global.contractionsChanged);
   if (view) {
     view->device = chosen.name;
     view->complete = global.ok;
@@ -68,7 +69,7 @@ llvm::Error knobsFromDatabase(const WrittenBundle &defaultBundle, const std::str
     for (const tuningdb::ContractionChoice &c : sel.contractions)
       view->complete &= c.chosenUs >= 0;
     view->predictedStepUs =
-        view->complete ? global.predictedUs + sel.contractionChosenSumUs : -1;
+        view->complete ? global.predictedUs : -1;
     view->kernels = manifest.kernels.size();
     view->contractions = manifest.contractions.size();
     view->bytes = 0;

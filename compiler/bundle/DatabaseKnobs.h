@@ -2,10 +2,12 @@
 //
 // Takes the bundle just compiled with the default configuration (its
 // manifest and configuration as written) and the tuning database, lists each
-// kernel's measured candidates in its default layouts (tuning-db/
-// KnobSelection.h), and selects one configuration for all kernels by
-// shortest path (DatabaseSelection.h) for the device the database names;
-// the caller compiles again with it when anything changed.
+// kernel's measured candidates and each contraction's algorithms in their
+// default layouts (tuning-db/KnobSelection.h: the report's table), and
+// selects one configuration for all kernels and contractions by shortest
+// path (DatabaseSelection.h: knobs, algorithms, layouts) for the device the
+// database names; the caller compiles again with it when anything changed,
+// the contractions' forms following from the layouts.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_COMPILER_BUNDLE_DATABASEKNOBS_H

@@ -2,6 +2,7 @@
 #include "compiler/bundle/DatabaseSelection.h"
 
 #include "passes/select/SelectionReport.h"
+#include "runtime/format/GemmAlgoConfig.h"
 #include "passes/select/ShortestPath.h"
 #include "tuning-db/KnobSelection.h"
 #include "tuning-db/Problem.h"
@@ -18,7 +19,7 @@ namespace {
 using tuningdb::Record;
 
 /// Tensors whose layout the selection keeps: the caller's, views and what
-/// they view, and everything a contraction reads or writes.
+/// they view. A contraction's operands and result move with its records.
 std::set<int64_t> fixedTensors(const dmrt::Manifest &m) {
   std::set<int64_t> fixed;
   for (const dmrt::BundleTensor &t : m.tensors) {
@@ -27,21 +28,34 @@ std::set<int64_t> fixedTensors(const dmrt::Manifest &m) {
     if (t.isAlias)
       fixed.insert(t.aliasOf);
   }
-  for (const dmrt::BundleContraction &c : m.contractions) {
-    for (int64_t id : c.inputs())
-      fixed.insert(id);
-    for (int64_t id : c.outputs())
-      fixed.insert(id);
-  }
+  for (const dmrt::BundleContraction &c : m.contractions)
+    if (!c.mappable) // not a step of the selection: it keeps its layouts
+      for (const std::vector<int64_t> &ids : {c.inputs(), c.outputs()})
+        fixed.insert(ids.begin(), ids.end());
   return fixed;
 }
+
+/// Whether `r` is the default's algorithm: the heuristic's, measured as the
+/// step ran ("heuristic") or as rank 0 of a sweep.
+bool isDefaultAlgorithm(const Record &r) {
+  auto rank = r.knobs.find("heuristic_rank");
+  return r.algorithm == dmrt::kHeuristicAlgorithm ||
+         (rank != r.knobs.end() && rank->second == tuningdb::Knob(int64_t(0)));
+}
+
+/// One step of the problem: a kernel or a contraction of the manifest.
+struct Step {
+  const dmrt::BundleKernel *kernel = nullptr;
+  int contraction = -1; ///< position in the manifest's contractions
+  std::vector<int64_t> ids; ///< inputs, then outputs (the records' layouts order)
+};
 
 struct Builder {
   const dmrt::Manifest &m;
   std::set<int64_t> fixed;
   select::ConfigProblem problem;
   std::map<int64_t, int> index;                 ///< manifest tensor id -> problem tensor
-  std::vector<const dmrt::BundleKernel *> kernels; ///< per op
+  std::vector<Step> steps;                      ///< per op
   std::vector<tuningdb::Problem> problems;         ///< per op: its default layouts' problem
   std::vector<std::vector<const Record *>> chosenFrom; ///< per op, per config (null: default)
 
@@ -60,10 +74,8 @@ struct Builder {
 
   /// The record's layout per problem tensor, or false when it moves a fixed
   /// tensor or gives one tensor two layouts.
-  bool layoutsOf(const dmrt::BundleKernel &k, const Record &r,
+  bool layoutsOf(const std::vector<int64_t> &ids, const Record &r,
                  std::map<int, std::string> &out) {
-    std::vector<int64_t> ids = k.inputs;
-    ids.insert(ids.end(), k.outputs.begin(), k.outputs.end());
     for (size_t i = 0; i < ids.size(); ++i) {
       const dmrt::BundleTensor *t = m.tensor(ids[i]);
       if (fixed.count(ids[i]) && r.layouts[i] != t->dims)
@@ -75,27 +87,34 @@ struct Builder {
     return true;
   }
 
-  void addKernel(const dmrt::BundleKernel &k, const std::vector<const Record *> &matched) {
+  /// A step whose configurations are its records of `p`'s computation in
+  /// any layouts, at `costOf` (a record it cannot use: < 0).
+  template <class CostOf>
+  void addStep(const std::string &name, Step step, tuningdb::Problem p,
+               const std::vector<const Record *> &matched, const std::string &unmeasured,
+               CostOf costOf) {
     select::Op op;
-    op.name = k.entry;
-    std::set<int64_t> outs(k.outputs.begin(), k.outputs.end());
-    for (int64_t id : k.inputs)
-      if (!outs.count(id) &&
-          std::find(op.reads.begin(), op.reads.end(), tensor(id)) == op.reads.end())
-        op.reads.push_back(tensor(id));
-    for (int64_t id : k.outputs)
+    op.name = name;
+    size_t inputs = step.ids.size() - (step.kernel ? step.kernel->outputs.size()
+                                                   : m.contractions[size_t(step.contraction)]
+                                                         .outputs()
+                                                         .size());
+    std::set<int64_t> outs(step.ids.begin() + long(inputs), step.ids.end());
+    for (size_t i = 0; i < inputs; ++i)
+      if (!outs.count(step.ids[i]) &&
+          std::find(op.reads.begin(), op.reads.end(), tensor(step.ids[i])) == op.reads.end())
+        op.reads.push_back(tensor(step.ids[i]));
+    for (int64_t id : outs)
       op.writes.push_back(tensor(id));
-    const tuningdb::Problem &p = problems.emplace_back(tuningdb::kernelProblem(m, k));
     std::vector<const Record *> from;
     for (const Record *r : matched) {
       std::map<int, std::string> layouts;
-      dmrt::ConfigKernel knobs;
-      if (!tuningdb::sameComputation(p, *r) || !tuningdb::configKnobs(*r, knobs) ||
-          !layoutsOf(k, *r, layouts))
+      double cost = tuningdb::sameComputation(p, *r) ? costOf(*r) : -1;
+      if (cost < 0 || !layoutsOf(step.ids, *r, layouts))
         continue;
       select::Config c;
       c.label = tuningdb::describeCandidate(*r);
-      c.cost = r->medianUs;
+      c.cost = cost;
       for (auto &[t, layout] : layouts) {
         c.layouts.push_back({t, layout});
         auto &candidates = problem.tensors[size_t(t)].layouts;
@@ -107,7 +126,7 @@ struct Builder {
     }
     if (op.configs.empty()) { // no records: the default, at an unknown (zero) cost
       select::Config c;
-      c.label = "default knobs (not measured)";
+      c.label = unmeasured;
       for (int t : op.reads)
         c.layouts.push_back({t, problem.tensors[size_t(t)].layouts.front()});
       for (int t : op.writes)
@@ -116,11 +135,41 @@ struct Builder {
       from.push_back(nullptr);
     }
     problem.ops.push_back(op);
-    kernels.push_back(&k);
+    steps.push_back(std::move(step));
+    problems.push_back(std::move(p));
     chosenFrom.push_back(from);
   }
 
-  /// Arguments (never written by a kernel) and fixed tensors keep their layout.
+  void addKernel(const dmrt::BundleKernel &k, const std::vector<const Record *> &matched) {
+    Step step{&k, -1, k.inputs};
+    step.ids.insert(step.ids.end(), k.outputs.begin(), k.outputs.end());
+    addStep(k.entry, std::move(step), tuningdb::kernelProblem(m, k), matched,
+            "default knobs (not measured)", [](const Record &r) {
+              dmrt::ConfigKernel knobs;
+              return tuningdb::configKnobs(r, knobs) ? r.medianUs : -1.0;
+            });
+  }
+
+  /// A contraction's configurations: its algorithms in every measured
+  /// layout; all but the default's (the heuristic in the default layouts)
+  /// pay kAlgorithmMinGain, so that noise does not move it.
+  void addContraction(size_t n, const std::vector<const Record *> &matched) {
+    const dmrt::BundleContraction &c = m.contractions[n];
+    Step step{nullptr, int(n), c.inputs()};
+    std::vector<int64_t> outs = c.outputs();
+    step.ids.insert(step.ids.end(), outs.begin(), outs.end());
+    tuningdb::Problem p = tuningdb::contractionProblem(m, c);
+    std::vector<std::string> defaults = p.layouts;
+    addStep("c" + std::to_string(c.id), std::move(step), std::move(p), matched,
+            "the heuristic's algorithm (not measured)", [&](const Record &r) {
+              if (r.kind != tuningdb::Kind::Contraction)
+                return -1.0;
+              bool isDefault = isDefaultAlgorithm(r) && r.layouts == defaults;
+              return r.medianUs * (isDefault ? 1.0 : 1.0 + tuningdb::kAlgorithmMinGain);
+            });
+  }
+
+  /// Arguments (never written by a step) and fixed tensors keep their layout.
   void finish() {
     std::set<int> written;
     for (const select::Op &op : problem.ops)
@@ -142,10 +191,11 @@ std::string GlobalSelection::describe() const {
   auto us = [](double x) { return x < 0 ? std::string("-") : llvm::formatv("{0:f2}", x).str(); };
   return llvm::formatv("global selection (shortest path, exact): {0} configuration(s), {1} "
                        "free tensor(s), {2} states, {3} edges; predicted {4} us, lower bound "
-                       "{5} us, forward chain only {6} us, default {7} us; {8} kernel(s) and "
-                       "{9} layout(s) changed\n",
+                       "{5} us, forward chain only {6} us, default {7} us; {8} kernel(s), {9} "
+                       "contraction algorithm(s) and {10} layout(s) changed\n",
                        configs, freeTensors, states, edges, us(predictedUs), us(lowerBoundUs),
-                       us(chainUs), us(defaultUs), kernelsChanged, layoutsChanged)
+                       us(chainUs), us(defaultUs), kernelsChanged, contractionsChanged,
+                       layoutsChanged)
       .str();
 }
 
@@ -153,9 +203,14 @@ GlobalSelection selectGlobally(const dmrt::Manifest &m, dmrt::Configuration &con
                                const std::vector<const Record *> &matched) {
   GlobalSelection g;
   Builder b{m, fixedTensors(m), {}, {}, {}, {}, {}};
+  std::map<int64_t, size_t> contractionAt; // manifest id -> position
+  for (size_t n = 0; n < m.contractions.size(); ++n)
+    contractionAt[m.contractions[n].id] = n;
   for (const dmrt::BundleStep &s : m.steps)
     if (s.kind == dmrt::BundleStep::Kernel)
       b.addKernel(*m.kernel(s.id), matched);
+    else if (m.contraction(s.id)->mappable)
+      b.addContraction(contractionAt[s.id], matched);
   b.finish();
   for (const select::Op &op : b.problem.ops)
     g.configs += op.configs.size();
@@ -169,7 +224,6 @@ GlobalSelection selectGlobally(const dmrt::Manifest &m, dmrt::Configuration &con
   g.ok = true;
   g.states = solution->states;
   g.edges = solution->edges;
-  g.predictedUs = solution->cost;
   if (auto lb = select::lowerBound(b.problem); lb.ok())
     g.lowerBoundUs = *lb;
   if (auto chain = select::forwardChainOnly(b.problem); chain.ok() && chain->evaluation.feasible)
@@ -177,33 +231,68 @@ GlobalSelection selectGlobally(const dmrt::Manifest &m, dmrt::Configuration &con
   std::map<std::string, dmrt::ConfigKernel *> knobs;
   for (dmrt::ConfigKernel &k : config.kernels)
     knobs[k.name] = &k;
-  select::Assignment def; // each kernel's default knobs in the default layouts
+  std::map<std::string, dmrt::ConfigContraction *> contractions;
+  for (dmrt::ConfigContraction &c : config.contractions)
+    contractions[c.name] = &c;
+  // The default: each kernel's default knobs, each contraction's heuristic,
+  // in the default layouts.
+  select::Assignment def;
   for (size_t i = 0; i < b.problem.ops.size(); ++i) {
-    const dmrt::ConfigKernel *ck = knobs[b.kernels[i]->entry];
+    const Step &step = b.steps[i];
+    const dmrt::ConfigKernel *ck = step.kernel ? knobs[step.kernel->entry] : nullptr;
     const std::vector<std::string> &layouts = b.problems[i].layouts;
     int found = -1;
     for (size_t c = 0; c < b.chosenFrom[i].size() && found < 0; ++c) {
       const Record *r = b.chosenFrom[i][c];
-      if (r && ck && tuningdb::knobsEqual(*r, *ck) && r->layouts == layouts)
+      bool isDefault = r && (step.kernel ? ck && tuningdb::knobsEqual(*r, *ck)
+                                         : isDefaultAlgorithm(*r));
+      if (isDefault && r->layouts == layouts)
         found = int(c);
     }
     def.configs.push_back(found);
   }
+  // Times are the records' medians (the path's costs carry the contractions'
+  // penalty against noise).
+  auto timeOf = [&](const select::Assignment &a, double &contractionUs) {
+    double us = 0;
+    contractionUs = 0;
+    for (size_t i = 0; i < a.configs.size(); ++i)
+      if (const Record *r = b.chosenFrom[i][size_t(a.configs[i])]) {
+        us += r->medianUs;
+        if (!b.steps[i].kernel)
+          contractionUs += r->medianUs;
+      }
+    return us;
+  };
+  g.predictedUs = timeOf(solution->assignment, g.contractionUs);
   if (std::find(def.configs.begin(), def.configs.end(), -1) == def.configs.end())
     if (auto e = select::evaluate(b.problem, def); e.ok() && e->feasible)
-      g.defaultUs = e->cost;
+      g.defaultUs = timeOf(def, g.defaultContractionUs);
   std::map<std::string, dmrt::ConfigTensor *> tensors;
   for (dmrt::ConfigTensor &t : config.tensors)
     tensors[t.name] = &t;
   for (size_t i = 0; i < b.problem.ops.size(); ++i) {
     int c = solution->assignment.configs[i];
     const Record *r = b.chosenFrom[i][size_t(c)];
-    dmrt::ConfigKernel *ck = knobs[b.kernels[i]->entry];
-    if (!r || !ck)
+    const Step &step = b.steps[i];
+    if (!r)
       continue;
-    if (!tuningdb::knobsEqual(*r, *ck)) {
-      tuningdb::configKnobs(*r, *ck); // complete: addKernel only took such records
-      ++g.kernelsChanged;
+    if (step.kernel) {
+      dmrt::ConfigKernel *ck = knobs[step.kernel->entry];
+      if (!ck)
+        continue;
+      if (!tuningdb::knobsEqual(*r, *ck)) {
+        tuningdb::configKnobs(*r, *ck); // complete: addKernel only took such records
+        ++g.kernelsChanged;
+      }
+    } else if (dmrt::ConfigContraction *cc = contractions[b.problem.ops[i].name]) {
+      // The heuristic's own choice stays "heuristic" (cuBLASLt picks it again).
+      std::string algorithm =
+          isDefaultAlgorithm(*r) ? std::string(dmrt::kHeuristicAlgorithm) : r->algorithm;
+      if (cc->algorithm != algorithm) {
+        cc->algorithm = algorithm;
+        ++g.contractionsChanged;
+      }
     }
     for (const select::TensorLayout &tl : b.problem.ops[i].configs[size_t(c)].layouts) {
       const select::Tensor &t = b.problem.tensors[size_t(tl.tensor)];

@@ -2,12 +2,15 @@
 //
 // The global selection of `dmc compile --db` (DESIGN.md, "Configuration
 // selection"): the default bundle's fused kernels in step order are the
-// operators of a passes/select ConfigProblem; every matched, checked record
-// of a kernel's computation (any layouts) is one of its configurations, at
-// its measured median; a tensor's candidate layouts are those its records
-// read or write. Tensors the caller owns, views, and tensors a contraction
-// touches keep their layouts (contraction layouts are not measured yet), and
-// no transposes are inserted (a kernel reads and writes any layout itself).
+// operators of a passes/select ConfigProblem, and so are the cuBLASLt
+// contractions; every matched, checked record of a step's computation (any
+// layouts; a contraction's in any algorithm) is one of its configurations,
+// at its measured median (a contraction's other than the heuristic in the
+// default layouts: plus kAlgorithmMinGain, so noise keeps the default); a
+// tensor's candidate layouts are those its records read or write. Tensors
+// the caller owns and views keep their layouts, and no transposes are
+// inserted (a kernel reads and writes any layout itself; a contraction's
+// layouts are those it was measured in, dmc tune's layout candidates).
 // The exact shortest path over the cuts (residuals and saved activations in
 // the state) is the configuration: its knobs and the layouts of the tensors
 // it moves. A kernel without records keeps its default, at an unknown cost.
@@ -29,17 +32,21 @@ struct GlobalSelection {
   bool ok = false;
   std::string error; ///< when !ok: why no configuration was selected
   size_t states = 0, edges = 0, configs = 0, freeTensors = 0;
-  double predictedUs = 0;    ///< the shortest path: the chosen kernels' time
+  double predictedUs = 0;    ///< the shortest path: the chosen kernels' and contractions' time
+  double contractionUs = 0;  ///< the contractions' part of predictedUs
+  double defaultContractionUs = 0; ///< the contractions' part of defaultUs
   double lowerBoundUs = 0;   ///< each kernel at its fastest, consistency ignored
   double chainUs = -1;       ///< the forward-chain-only selection, priced truly (-1: infeasible)
   double defaultUs = -1;     ///< the default configuration (-1: not every kernel measured in it)
-  int kernelsChanged = 0, layoutsChanged = 0;
+  int kernelsChanged = 0, contractionsChanged = 0, layoutsChanged = 0;
   std::string describe() const;
 };
 
 /// Selects knobs and layouts for `config` (the default bundle's, manifest
 /// `m`) from `matched` records (this device and software, not rejected), and
-/// writes them into `config`.
+/// writes them into `config` (tensor layouts, kernel knobs, contraction
+/// algorithms; the contractions' forms follow from the layouts when the
+/// configuration is applied with checkForms false).
 GlobalSelection selectGlobally(const dmrt::Manifest &m, dmrt::Configuration &config,
                                const std::vector<const tuningdb::Record *> &matched);
 

@@ -1,6 +1,6 @@
 //===- dmrt-bench.cpp - Check and time the kernels of a layer bundle ------===//
 //
-//   dmrt-bench BUNDLE [--list] [--kernel ID|NAME|all] [--contraction ID|all]
+//   dmrt-bench BUNDLE [--list] [--kernel ID|NAME[,...]|all] [--contraction ID[,...]|all]
 //              [--config-sweep] [--reference] [--reps N] [--warmup N]
 //              [--timing stream|isolated] [--flush-l2] [--seed S]
 //              [--json OUT.json] [--tolerance T] [--device N] [--int-max N]
@@ -126,31 +126,33 @@ int main(int argc, char **argv) {
   std::vector<BundleStep> run;
   bool any = !kernelSel.empty() || !contractionSel.empty();
   std::set<int64_t> kSel, cSel;
-  if (!kernelSel.empty() && kernelSel != "all") {
+  bool allKernels = args.kernelList.size() == 1 && args.kernelList[0] == "all";
+  bool allContractions = args.contractionList.size() == 1 && args.contractionList[0] == "all";
+  for (const std::string &item : allKernels ? std::vector<std::string>{} : args.kernelList) {
     long long id;
-    const BundleKernel *k = parseIntArg(kernelSel.c_str(), 0, INT64_MAX, id)
+    const BundleKernel *k = parseIntArg(item.c_str(), 0, INT64_MAX, id)
                                 ? bundle.kernel(id)
-                                : bundle.kernelByName(kernelSel);
+                                : bundle.kernelByName(item);
     if (!k)
-      return usage("--kernel " + kernelSel + ": no such kernel id or name in " +
+      return usage("--kernel " + kernelSel + ": " + item + ": no such kernel id or name in " +
                    bundleDir);
     kSel.insert(k->id);
-  } else if (kernelSel == "all" || !any) {
+  }
+  if (allKernels || !any)
     for (const auto &k : bundle.kernels)
       kSel.insert(k.id);
-  }
-  if (!contractionSel.empty() && contractionSel != "all") {
+  for (const std::string &item :
+       allContractions ? std::vector<std::string>{} : args.contractionList) {
     long long id;
-    if (!parseIntArg(contractionSel.c_str(), 0, INT64_MAX, id) ||
-        !bundle.contraction(id))
-      return usage("--contraction " + contractionSel +
+    if (!parseIntArg(item.c_str(), 0, INT64_MAX, id) || !bundle.contraction(id))
+      return usage("--contraction " + contractionSel + ": " + item +
                    ": no such contraction id in " + bundleDir);
     cSel.insert(id);
-  } else if (contractionSel == "all" || !any) {
+  }
+  if (allContractions || !any)
     for (const auto &c : bundle.contractions)
       if (c.mappable || !contractionSel.empty())
         cSel.insert(c.id);
-  }
   std::set<std::pair<int, int64_t>> seen;
   for (const BundleStep &s : bundle.steps)
     if ((s.kind == BundleStep::Kernel ? kSel : cSel).count(s.id) &&

@@ -150,15 +150,18 @@ def contraction_algorithms(args, tmp):
                  "the database has no usable record", "a database of rejected algorithms only")
 
 
-def priced_json(bundle, path, kernel_us, contraction_us):
-    """A dmrt-bench run that prices every step of `bundle`: each kernel checked at
-    kernel_us, each contraction's sweep with the heuristic's best at contraction_us."""
+def priced_json(bundle, path, kernel_us, contraction_us, only=None):
+    """A dmrt-bench run that prices every step of `bundle` (or those of `only`, a set
+    of "k<id>"/"c<id>"): each kernel checked at kernel_us, each contraction's sweep
+    with the heuristic's best at contraction_us."""
     manifest = json.load(open(os.path.join(bundle, "manifest.json")))
     steps = [{"kind": "kernel", "id": k["id"], "name": k["name"], "median_us": kernel_us,
               "min_us": kernel_us * 0.9, "reps": 50, "checked": True, "pass": True,
               "outputs": [{"output": "out0", "pass": True, "failing": 0}]}
-             for k in manifest["kernels"]]
+             for k in manifest["kernels"] if only is None or f"k{k['id']}" in only]
     for c in manifest["contractions"]:
+        if only is not None and f"c{c['id']}" not in only:
+            continue
         run_ = {"algorithm": algo(1), "description": "algo 1", "source": "heuristic",
                 "heuristic_rank": 0, "median_us": contraction_us, "min_us": contraction_us,
                 "checked": True, "pass": True, "worst_ratio": 0.0}
@@ -230,7 +233,8 @@ def attention_paths(args, tmp):
                   (("unfused faster", 1.0, 1.0, "unfused"), ("fused faster", 50.0, 50.0, "fused")),
                   lambda ks: "attention" in ks)
     cands = os.path.join(tmp, "tg-cands")
-    run([args.dmc, "tune", TGPT, "--emit-candidates", cands, "--candidates", "1"])
+    run([args.dmc, "tune", TGPT, "--emit-candidates", cands, "--candidates", "1",
+         "--layout-candidates", "0"])
     assert os.path.isdir(os.path.join(cands, "unfused.dmlib", "reference")), os.listdir(cands)
     assert "attention" not in kernels(os.path.join(cands, "unfused.dmlib"))
     print("ok: dmc tune wrote unfused.dmlib (with references) beside default.dmlib")
@@ -306,8 +310,8 @@ def tune_command(args, tmp):
     expect_error([args.dmc, "tune", TINY], "give --dry-run, --emit-candidates DIR or --db DB",
                  "dmc tune without a mode")
     cands, db = os.path.join(tmp, "cands"), os.path.join(tmp, "tune.jsonl")
-    r = run([args.dmc, "tune", TINY, "--emit-candidates", cands, "--candidates", "2", "--db", db],
-            ok=False)
+    r = run([args.dmc, "tune", TINY, "--emit-candidates", cands, "--candidates", "2", "--db", db,
+             "--layout-candidates", "0"], ok=False)
     refs = sorted(os.listdir(os.path.join(cands, "default.dmlib", "reference")))
     assert not os.path.exists(os.path.join(cands, "unfused.dmlib")), \
         "unfused.dmlib for a model without fused attention"

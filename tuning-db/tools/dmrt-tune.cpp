@@ -8,7 +8,9 @@
 // run by dmrt-bench (`--kernel all --reference --json`, a child process, so a
 // kernel that faults cannot take the tuner down; default.dmlib also with
 // `--contraction all --algorithms all`: its contractions and their cuBLASLt
-// algorithms, which every candidate bundle shares), and its
+// algorithms, which every knob candidate bundle shares; a layout candidate
+// l<n>_<i>.dmlib only the steps its tune-steps lists, contractions with
+// their algorithms), and its
 // checked measurements are appended to DB (importRun: failed checks as
 // rejected records). One line per bundle: what was recorded, the problems it
 // made faster than every bundle before it, elapsed time and the estimate of
@@ -52,8 +54,10 @@ const char *kUsage =
     "                 [--bench PATH] [--resume]\n"
     "Measures every bundle of CANDIDATES (dmc tune --emit-candidates) with dmrt-bench\n"
     "(checked against its references) and appends the checked measurements to DB.\n"
-    "The contractions are measured in default.dmlib and unfused.dmlib only (the\n"
-    "candidates vary kernel knobs), each with up to N cuBLASLt algorithms (--algorithms,\n"
+    "The contractions are measured in default.dmlib and unfused.dmlib (the knob\n"
+    "candidates share them) and in the layout candidates l<n>_<i>.dmlib, which are\n"
+    "measured only in the steps their tune-steps file lists; each contraction\n"
+    "with up to N cuBLASLt algorithms (--algorithms,\n"
     "default 32; 0: the heuristic's alone), every algorithm's output checked before\n"
     "it is recorded. Of those, the heuristic's best and the N - 1 others the analytic\n"
     "cost model prices lowest are measured (--prune-algorithms, default 12; the\n"
@@ -109,6 +113,41 @@ std::vector<std::string> bundlesOf(const std::string &dir) {
   std::sort(names.begin(), names.end(),
             [&](const std::string &a, const std::string &b) { return rank(a) < rank(b); });
   return names;
+}
+
+/// A layout candidate's `tune-steps` (docs/bundle-format.md): the steps it
+/// changed, "kernels 3,5" and "contractions 1" ("-": none). False when the
+/// file is absent (`error` empty) or malformed (`error` says why).
+bool readTuneSteps(const std::string &path, std::string &kernels, std::string &contractions,
+                   std::string &error) {
+  FILE *f = std::fopen(path.c_str(), "r");
+  if (!f)
+    return false;
+  char buf[4096];
+  bool gotK = false, gotC = false;
+  while (std::fgets(buf, sizeof buf, f)) {
+    std::string line = buf;
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r'))
+      line.pop_back();
+    size_t sp = line.find(' ');
+    std::string key = line.substr(0, sp), value = sp == std::string::npos ? "" : line.substr(sp + 1);
+    bool ok = !value.empty() && value.find_first_not_of("0123456789,-") == std::string::npos;
+    if (key == "kernels" && ok && !gotK) {
+      kernels = value == "-" ? "" : value;
+      gotK = true;
+    } else if (key == "contractions" && ok && !gotC) {
+      contractions = value == "-" ? "" : value;
+      gotC = true;
+    } else {
+      error = path + ": expected \"kernels LIST\" and \"contractions LIST\" (ids separated by "
+              "commas, or -), got \"" + line + "\"";
+      break;
+    }
+  }
+  std::fclose(f);
+  if (error.empty() && (!gotK || !gotC))
+    error = path + ": needs a \"kernels\" and a \"contractions\" line";
+  return error.empty();
 }
 
 /// The fastest checked candidate of each problem seen in this run, and the
@@ -276,12 +315,26 @@ int main(int argc, char **argv) {
       std::printf("dmrt-tune: %s: %s; measuring it again\n", name.c_str(), error.c_str());
     }
     std::remove(run.c_str()); // never import an earlier run's file for this one
-    std::vector<std::string> args = {bench, bundle, "--kernel", "all", "--reference",
-                                     "--reps", reps, "--json", run};
-    // The contractions, with their algorithms: the candidates share the
-    // default's; the unfused path (dmc tune's unfused.dmlib) has its own.
-    if (name == "default.dmlib" || name == "unfused.dmlib") {
-      args.insert(args.begin() + 4, {"--contraction", "all"});
+    // The contractions, with their algorithms, where they differ: default and
+    // unfused (the knob candidates share the default's), and a layout
+    // candidate's (its tune-steps: only the steps it changed).
+    std::string kernels = "all", contractions, stepsError;
+    if (name == "default.dmlib" || name == "unfused.dmlib")
+      contractions = "all";
+    if (!readTuneSteps(bundle + "/tune-steps", kernels, contractions, stepsError) &&
+        !stepsError.empty()) {
+      std::printf("dmrt-tune: %s\n", stepsError.c_str());
+      status = 1;
+      ++done;
+      continue;
+    }
+    std::vector<std::string> args = {bench, bundle};
+    if (!kernels.empty())
+      args.insert(args.end(), {"--kernel", kernels});
+    if (!contractions.empty())
+      args.insert(args.end(), {"--contraction", contractions});
+    args.insert(args.end(), {"--reference", "--reps", reps, "--json", run});
+    if (!contractions.empty()) {
       if (algorithms > 0)
         args.insert(args.end(), {"--algorithms", "all", "--max-algorithms",
                                  std::to_string(algorithms)});

@@ -33,6 +33,25 @@ TEST(BenchOptions, Defaults) {
   EXPECT_FALSE(o.help);
 }
 
+TEST(BenchOptions, StepLists) {
+  BenchOptions o;
+  EXPECT_EQ(parse({"b", "--kernel", "3,k5_softmax", "--contraction", "0,2"}, o), "");
+  EXPECT_EQ(o.kernelList, (std::vector<std::string>{"3", "k5_softmax"}));
+  EXPECT_EQ(o.contractionList, (std::vector<std::string>{"0", "2"}));
+  BenchOptions one;
+  EXPECT_EQ(parse({"b", "--kernel", "all"}, one), "");
+  EXPECT_EQ(one.kernelList, (std::vector<std::string>{"all"}));
+  EXPECT_TRUE(one.contractionList.empty());
+  BenchOptions bad;
+  EXPECT_EQ(parse({"b", "--kernel", "3,,5"}, bad),
+            "--kernel 3,,5: an empty item (give IDs or names separated by commas)");
+  EXPECT_EQ(parse({"b", "--contraction", "1,"}, bad),
+            "--contraction 1,: an empty item (give IDs or names separated by commas)");
+  EXPECT_EQ(parse({"b", "--contraction", "1,2,1"}, bad), "--contraction 1,2,1: 1 given twice");
+  EXPECT_EQ(parse({"b", "--kernel", "all,3"}, bad),
+            "--kernel all,3: \"all\" cannot be listed with others");
+}
+
 TEST(BenchOptions, PlantFault) {
   BenchOptions o;
   EXPECT_EQ(parse({"b.dmlib", "--reference", "--plant-fault", "permute"}, o), "");
