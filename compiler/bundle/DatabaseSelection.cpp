@@ -189,12 +189,16 @@ std::string GlobalSelection::describe() const {
   if (!ok)
     return "global selection: none (" + error + "); the default configuration is kept\n";
   auto us = [](double x) { return x < 0 ? std::string("-") : llvm::formatv("{0:f2}", x).str(); };
+  std::string chain = us(chainUs) + " us";
+  if (chainUs >= 0 && chainInconsistent)
+    chain += " (inconsistent: a tensor read in a layout its writer, not the step before, did "
+             "not write)";
   return llvm::formatv("global selection (shortest path, exact): {0} configuration(s), {1} "
                        "free tensor(s), {2} states, {3} edges; predicted {4} us, lower bound "
-                       "{5} us, forward chain only {6} us, default {7} us; {8} kernel(s), {9} "
+                       "{5} us, forward chain only {6}, default {7} us; {8} kernel(s), {9} "
                        "contraction algorithm(s) and {10} layout(s) changed\n",
                        configs, freeTensors, states, edges, us(predictedUs), us(lowerBoundUs),
-                       us(chainUs), us(defaultUs), kernelsChanged, contractionsChanged,
+                       chain, us(defaultUs), kernelsChanged, contractionsChanged,
                        layoutsChanged)
       .str();
 }
@@ -224,10 +228,6 @@ GlobalSelection selectGlobally(const dmrt::Manifest &m, dmrt::Configuration &con
   g.ok = true;
   g.states = solution->states;
   g.edges = solution->edges;
-  if (auto lb = select::lowerBound(b.problem); lb.ok())
-    g.lowerBoundUs = *lb;
-  if (auto chain = select::forwardChainOnly(b.problem); chain.ok() && chain->evaluation.feasible)
-    g.chainUs = chain->evaluation.cost;
   std::map<std::string, dmrt::ConfigKernel *> knobs;
   for (dmrt::ConfigKernel &k : config.kernels)
     knobs[k.name] = &k;
@@ -265,6 +265,20 @@ GlobalSelection selectGlobally(const dmrt::Manifest &m, dmrt::Configuration &con
     return us;
   };
   g.predictedUs = timeOf(solution->assignment, g.contractionUs);
+  // The lower bound and the chain in the records' medians too: the path's
+  // penalty is a tie-breaker against noise, not a time.
+  for (const std::vector<const Record *> &from : b.chosenFrom) {
+    double best = -1;
+    for (const Record *r : from)
+      if (r && (best < 0 || r->medianUs < best))
+        best = r->medianUs;
+    g.lowerBoundUs += std::max(best, 0.0);
+  }
+  if (auto chain = select::forwardChainOnly(b.problem); chain.ok()) {
+    double unused = 0;
+    g.chainUs = timeOf(chain->assignment, unused);
+    g.chainInconsistent = !chain->evaluation.feasible;
+  }
   if (std::find(def.configs.begin(), def.configs.end(), -1) == def.configs.end())
     if (auto e = select::evaluate(b.problem, def); e.ok() && e->feasible)
       g.defaultUs = timeOf(def, g.defaultContractionUs);

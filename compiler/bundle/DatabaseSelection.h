@@ -35,8 +35,13 @@ struct GlobalSelection {
   double predictedUs = 0;    ///< the shortest path: the chosen kernels' and contractions' time
   double contractionUs = 0;  ///< the contractions' part of predictedUs
   double defaultContractionUs = 0; ///< the contractions' part of defaultUs
-  double lowerBoundUs = 0;   ///< each kernel at its fastest, consistency ignored
-  double chainUs = -1;       ///< the forward-chain-only selection, priced truly (-1: infeasible)
+  double lowerBoundUs = 0;   ///< each step at its fastest, consistency ignored
+  /// The forward-chain-only selection (Substation's: each step consistent
+  /// with the one before it only), priced by the records' medians; -1: none.
+  double chainUs = -1;
+  /// That selection reads some tensor in a layout its writer (not the step
+  /// just before) did not write: it could not be compiled as chosen.
+  bool chainInconsistent = false;
   double defaultUs = -1;     ///< the default configuration (-1: not every kernel measured in it)
   int kernelsChanged = 0, contractionsChanged = 0, layoutsChanged = 0;
   std::string describe() const;

@@ -10,6 +10,7 @@ Usage: layout_candidates_test.py --dmc BUILD/bin/dmc --dmc-db BUILD/bin/dmc-db
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 
@@ -84,6 +85,10 @@ def layout_candidates(args, tmp):
         r = run([args.dmc, "compile", TINY, "-o", out, "--db", db])
         got = json.load(open(os.path.join(out, "config.json")))
         got_dims = {t["name"]: t["dims"] for t in got["tensors"]}
+        # The report's lower bound is in the records' medians like the
+        # prediction (the path's 1% tie-breaker is not a time): never above it.
+        m = re.search(r"predicted ([0-9.]+) us, lower bound ([0-9.]+) us", r.stdout + r.stderr)
+        assert m and float(m.group(2)) <= float(m.group(1)) + 1e-9, (what, m and m.groups())
         want = dims[tensor] if taken else base[tensor]
         if got_dims[tensor] != want:
             sys.exit(f"FAIL: {what}: {tensor} in {got_dims[tensor]!r}, expected {want!r}\n"
