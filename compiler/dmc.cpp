@@ -14,6 +14,7 @@
 #include "compiler/bundle/BundleWriter.h"
 #include "compiler/bundle/PathChoice.h"
 #include "compiler/bundle/DatabaseKnobs.h"
+#include "compiler/bundle/KernelModelReport.h"
 #include "compiler/bundle/Configuration.h"
 #include "compiler/GraphSummary.h"
 #include "compiler/TensorIO.h"
@@ -429,6 +430,8 @@ int runCompile(mlir::MLIRContext &ctx) {
     if (Error e = dmc::bundle::knobsFromDatabase(written, dbFile, dbDevice, tuned, changed,
                                                  errs(), &view))
       return report(std::move(e));
+    errs() << dmc::bundle::modelAgainstMeasurements(dmc::layerFunction(**module), view.selection)
+                  .describe();
     if (!dbReport.empty()) {
       if (Error e = dmc::report::writeTuningReport(view.selection, view.device,
                                                    sys::path::stem(modelPath).str(), dbFile,

@@ -28,6 +28,7 @@
 #ifndef DMRT_GEMMALGORITHMS_H
 #define DMRT_GEMMALGORITHMS_H
 
+#include "runtime/RankCorrelation.h"
 #include "runtime/format/GemmAlgoConfig.h"
 #include "runtime/format/GemmDescriptor.h"
 
@@ -201,9 +202,6 @@ double modelAlgorithmUs(const GemmDescriptor &g, const GemmAlgoConfig &c, double
 /// >= modelUs.size(). Indices ascending.
 std::vector<size_t> pruneByModel(const std::vector<double> &modelUs, int keep);
 
-/// Spearman's rank correlation of `a` and `b` (equal sizes; ties get their
-/// average rank); NaN with fewer than 2 pairs or a constant side.
-double spearman(const std::vector<double> &a, const std::vector<double> &b);
 
 //===--- cuBLASLt algo structure (no GPU work) ----------------------------===//
 

@@ -69,6 +69,7 @@ KnobSelection selectKnobs(const dmrt::Manifest &m, const dmrt::Configuration &co
         continue;
       ++choice.candidates;
       choice.candidateUs.push_back(r->medianUs);
+      choice.candidateKnobs.push_back(knobs);
       if (knobsEqual(*r, ck) && (choice.defaultUs < 0 || r->medianUs < choice.defaultUs))
         choice.defaultUs = r->medianUs;
       if (!best || r->medianUs < best->medianUs)

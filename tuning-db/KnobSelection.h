@@ -34,6 +34,7 @@ struct KernelChoice {
   std::string chosen;       ///< the chosen knobs (describeCandidate)
   bool changed = false;     ///< knobs differ from the default's
   std::vector<double> candidateUs; ///< every candidate's median (the distribution)
+  std::vector<dmrt::ConfigKernel> candidateKnobs; ///< their knobs, in the same order
 };
 
 /// A contraction against its measured cuBLASLt algorithms (in its default

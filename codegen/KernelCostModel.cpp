@@ -1,0 +1,107 @@
+//===- KernelCostModel.cpp - an analytic price for a kernel's knobs -------===//
+#include "codegen/KernelCostModel.h"
+
+#include "ir/IterationSpace.h"
+#include "ir/StorageType.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+
+namespace dmc::codegen {
+namespace {
+
+constexpr double kBytesPerUs = 4.0e6;    ///< nominal: 4 TB/s
+constexpr double kFlopPerUs = 6.0e8;     ///< nominal: 600 TFLOP/s
+constexpr double kLaunchUs = 2.0;        ///< one kernel part on a CUDA graph
+constexpr int kThreadsPerSM = 2048, kBlocksPerSM = 32;
+constexpr double kSharedPerSM = 228 * 1024;
+
+double bytesOf(Type t) {
+  auto tensor = cast<dm::TensorType>(t);
+  int64_t n = 1;
+  for (int64_t s : tensor.getShape())
+    n *= s;
+  return double(n) * double(dmrt::dtypeSize(dm::storageDType(t).value_or(dmrt::DType::F32)));
+}
+
+/// blocks / (waves x slots): 1 when the last wave is full.
+double waveEfficiency(double blocks, double slots) {
+  if (blocks <= 0 || slots <= 0)
+    return 1;
+  return blocks / (std::ceil(blocks / slots) * slots);
+}
+
+} // namespace
+
+double modelKernelUs(dm::KernelOp kernel, const KernelSpace &space, const KernelConfig &config,
+                     const EmittedKernel &launch, const dmcgen::GpuTarget &target) {
+  const double threads = double(launch.blockX) * launch.blockY;
+  const double blocks = double(launch.grid) * launch.gridY * launch.gridZ;
+  const double sms = std::max(1, target.sms);
+  double perSM = std::min<double>(kBlocksPerSM, std::floor(kThreadsPerSM / std::max(1.0, threads)));
+  if (launch.sharedBytes > 0)
+    perSM = std::min(perSM, std::floor(kSharedPerSM / launch.sharedBytes));
+  perSM = std::max(1.0, perSM);
+  // Full waves past the first: the last one's idle slots. Fewer blocks than
+  // slots leave SMs idle, which for column sweeps (one long sweep per
+  // block) the bytes in flight below account for.
+  // Row and elementwise kernels keep a row's chain of loads, reductions and
+  // stores per block: slots left empty are latency nothing else hides.
+  const double waves = blocks > sms * perSM || !isColumnConfig(config)
+                           ? waveEfficiency(blocks, sms * perSM)
+                           : 1.0;
+  const double activeSMs = std::min(sms, blocks);
+  const double resident = std::min(perSM, std::ceil(blocks / sms)); // per active SM
+  double launches = launch.finishEntry.empty() ? 1 : 2;
+
+  if (isFusedKernel(kernel)) {
+    double flop = 0;
+    kernel.getBody().walk([&](dm::ContractOp c) {
+      flop += dm::analyticFlop(cast<dm::IterationSpaceOpInterface>(c.getOperation()));
+    });
+    const double bm = config.blockM, bn = config.blockN;
+    const double tile = bm > 0 && bn > 0 ? std::min(1.0, (bm * bn / (bm + bn)) / (64.0 * 128 / 192))
+                                         : 1.0;
+    const double warps = std::min(1.0, resident * std::max(1, config.warps) / 16.0) *
+                         std::min(1.0, activeSMs / sms);
+    return flop / kFlopPerUs / (waves * tile * warps) + launches * kLaunchUs;
+  }
+
+  double bytes = 0, pointBytes = 0;
+  for (Value v : kernel.getInputs()) {
+    bytes += bytesOf(v.getType());
+    pointBytes += double(dmrt::dtypeSize(dm::storageDType(v.getType()).value_or(dmrt::DType::F32)));
+  }
+  for (Type t : kernel.getResultTypes())
+    bytes += bytesOf(t);
+  // Points one thread loads before it waits: its vector, times independent
+  // points (elementwise kernels: per_thread of them; row kernels: the row
+  // chunks it holds, unrolled; rows taken in turn wait in between).
+  // The column emitter unrolls its sweep over rows by 4.
+  double points = std::max(1, config.vec);
+  if (space.row.empty())
+    points *= std::max(1, config.perThread);
+  else if (isColumnConfig(config))
+    points *= 4;
+  else {
+    double chunks = double(space.rowPoints) / std::max(1, config.vec);
+    points *= std::max(1.0, std::ceil(chunks / std::max(1, config.ty)));
+  }
+  const double inflight = resident * threads * points * pointBytes;
+  const double latency = std::min(1.0, activeSMs * inflight / (sms * kInflightBytesPerSM));
+  // Consecutive threads walk the contiguous dim, except in row kernels
+  // whose rows lack it: each access then takes a 32-byte sector of its own.
+  const char contiguous = space.mainLayout.empty() ? 0 : space.mainLayout.back();
+  double coalescing = 1;
+  if (!space.row.empty() && !isColumnConfig(config) &&
+      space.row.find(contiguous) == std::string::npos)
+    coalescing = std::min(1.0, pointBytes / std::max<size_t>(1, kernel.getInputs().size()) *
+                                   std::max(1, config.vec) / 32.0);
+  const double workspace = 2.0 * double(launch.workspaceBytes);
+  return (bytes + workspace) / kBytesPerUs / (waves * latency * coalescing) +
+         launches * kLaunchUs;
+}
+
+} // namespace dmc::codegen

@@ -1,0 +1,105 @@
+//===- KernelModelReport.cpp - the kernel cost model against measurements -===//
+#include "compiler/bundle/KernelModelReport.h"
+
+#include "codegen/KernelCostModel.h"
+#include "compiler/bundle/Configuration.h"
+#include "runtime/RankCorrelation.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+using namespace mlir;
+
+namespace dmc::bundle {
+namespace {
+
+/// The op kind a kernel's measurements are summarized under.
+std::string kindOf(dm::KernelOp kernel, const codegen::KernelSpace &s) {
+  if (codegen::isFusedKernel(kernel))
+    return "fused attention";
+  if (s.columnSums)
+    return "row kernels with column sums";
+  if (s.row.empty())
+    return "elementwise";
+  if (codegen::isColumnConfig(codegen::defaultConfig(s)))
+    return "column reductions";
+  return "row reductions";
+}
+
+} // namespace
+
+KernelModelReport modelAgainstMeasurements(func::FuncOp f, const tuningdb::KnobSelection &sel) {
+  std::map<std::string, const tuningdb::KernelChoice *> choices;
+  for (const tuningdb::KernelChoice &c : sel.kernels)
+    choices[c.kernel] = &c;
+  KernelModelReport report;
+  size_t n = 0;
+  for (dm::KernelOp kernel : f.getOps<dm::KernelOp>()) {
+    std::string name = kernelName(n++, kernel);
+    auto it = choices.find(name);
+    if (it == choices.end())
+      continue;
+    const tuningdb::KernelChoice &c = *it->second;
+    codegen::KernelSpace space = codegen::spaceOf(kernel);
+    dmcgen::GpuTarget target = codegen::targetOf(kernel);
+    std::vector<double> model, measured;
+    for (size_t k = 0; k < c.candidateKnobs.size(); ++k) {
+      codegen::KernelConfig config = fromConfigKernel(c.candidateKnobs[k]);
+      auto launch = codegen::emitKernel(kernel, config, "model");
+      if (!launch) { // knobs this codegen no longer emits: not modelled
+        llvm::consumeError(launch.takeError());
+        continue;
+      }
+      model.push_back(codegen::modelKernelUs(kernel, space, config, *launch, target));
+      measured.push_back(c.candidateUs[k]);
+    }
+    if (model.size() < 3) {
+      ++report.skipped;
+      continue;
+    }
+    std::string kind = kindOf(kernel, space);
+    auto k = std::find_if(report.kinds.begin(), report.kinds.end(),
+                          [&](const KindCorrelation &x) { return x.kind == kind; });
+    if (k == report.kinds.end()) {
+      report.kinds.push_back({kind, 0, {}, {}});
+      k = report.kinds.end() - 1;
+    }
+    k->configs += int(model.size());
+    k->rho.push_back(dmrt::spearman(model, measured));
+    k->kernels.push_back(name);
+  }
+  return report;
+}
+
+std::string KernelModelReport::describe() const {
+  if (kinds.empty())
+    return "kernel cost model: no kernel with 3 or more measured configurations\n";
+  std::string out = "kernel cost model: rank correlation with the measured times per op kind:";
+  double worst = 2;
+  std::string worstName;
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    const KindCorrelation &k = kinds[i];
+    double sum = 0;
+    for (size_t j = 0; j < k.rho.size(); ++j) {
+      sum += k.rho[j];
+      if (k.rho[j] < worst) {
+        worst = k.rho[j];
+        worstName = k.kernels[j];
+      }
+    }
+    out += llvm::formatv("{0} {1} {2:f2} ({3} kernel(s), {4} configurations)", i ? ";" : "",
+                         k.kind, sum / double(k.rho.size()), k.rho.size(), k.configs)
+               .str();
+  }
+  out += llvm::formatv("; lowest {0} {1:f2}", worstName, worst).str();
+  if (skipped)
+    out += llvm::formatv("; {0} kernel(s) with fewer than 3 measured configurations not "
+                         "modelled", skipped)
+               .str();
+  return out + "\n";
+}
+
+} // namespace dmc::bundle
