@@ -58,17 +58,11 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
   decode(os, "  ", "o", outer, chunks);
   std::string di = std::string("i_") + d, first = std::string("first_") + d;
   os << "  const Idx " << first << " = " << di << " * VEC;\n";
-  auto chunkOffset = [&](Type t, llvm::StringRef dims) {
-    std::string e = offsetExpr(t, dims);
-    for (size_t at; (at = e.find(di + " *")) != std::string::npos;)
-      e.replace(at, di.size(), first);
-    return e;
-  };
   auto vectorized = [&](Type t) { return cast<dm::TensorType>(t).getNames().back() == d; };
   for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
-    os << "  const Idx base_in" << n << " = " << chunkOffset(v.getType(), outer) << ";\n";
+    os << "  const Idx base_in" << n << " = " << offsetExpr(v.getType(), outer, d) << ";\n";
   for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
-    os << "  const Idx base_out" << n << " = " << chunkOffset(t, outer) << ";\n";
+    os << "  const Idx base_out" << n << " = " << offsetExpr(t, outer, d) << ";\n";
   for (int id : reductions)
     os << "  float acc" << id << "[VEC];\n"
        << "#pragma unroll\n"
@@ -84,8 +78,7 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
      << "  for (Idx r = rowBegin + threadIdx.y; r < rowBegin + ROWS; r += TY) {\n";
   decode(os, "    ", "r", s.row, s);
   auto uses = [&](unsigned n) {
-    std::string off = "off_in" + std::to_string(n);
-    return sweep.find(off + ")") != std::string::npos || sweep.find(off + "]") != std::string::npos;
+    return readsInput(g, n, [&](size_t id) { return !g.nodes[id].outer; });
   };
   for (auto [n, v] : llvm::enumerate(kernel.getInputs())) {
     if (!uses(n))
@@ -107,7 +100,7 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
      << "    for (int v = 0; v < VEC; ++v) {\n"
      << "      const Idx " << di << " = " << first << " + v;\n";
   auto fromRegisters = [&](const std::string &code) {
-    return loadsFromRegisters(code, kernel, vectorized);
+    return renderLoads(code, kernel, vectorized);
   };
   for (size_t id = 0; id < g.nodes.size(); ++id) {
     if (g.nodes[id].outer)
@@ -197,7 +190,8 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
       if (g.nodes[id].reduce)
         os << "    const float " << NodeGraph::name(id) << " = acc" << id << "[v];\n";
       else if (g.nodes[id].outer)
-        os << "    const float " << NodeGraph::name(id) << " = " << g.nodes[id].code << ";\n";
+        os << "    const float " << NodeGraph::name(id) << " = "
+           << renderLoads(g.nodes[id].code, kernel, [](Type) { return false; }) << ";\n";
     for (auto [n, id] : llvm::enumerate(g.outputs))
       if (!isRowOutput(id)) {
         Type t = kernel.getResultTypes()[n];

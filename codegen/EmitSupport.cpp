@@ -3,6 +3,8 @@
 
 #include "runtime/format/KernelAbi.h"
 
+#include <cctype>
+
 using namespace mlir;
 
 namespace dmc::codegen {
@@ -31,7 +33,7 @@ std::string shapeOf(Type t) {
   return s + " " + dmrt::dtypeName(storageOf(t));
 }
 
-std::string offsetExpr(Type t, llvm::StringRef dims) {
+std::string offsetExpr(Type t, llvm::StringRef dims, char chunkDim) {
   auto tt = cast<dm::TensorType>(t);
   std::string e = "0";
   for (char c : dims)
@@ -39,7 +41,7 @@ std::string offsetExpr(Type t, llvm::StringRef dims) {
       int64_t stride = 1;
       for (unsigned n = tt.indexOf(c) + 1; n < tt.getRank(); ++n)
         stride *= tt.getShape()[n];
-      e += " + i_" + std::string(1, c) + " * " + std::to_string(stride);
+      e += std::string(c == chunkDim ? " + first_" : " + i_") + c + " * " + std::to_string(stride);
     }
   return e;
 }
@@ -128,20 +130,48 @@ std::string vectorStore(Type t, unsigned n, const std::string &address) {
   return "dmcStoreVec" + vectorSuffix(t) + "(" + address + ", vout" + std::to_string(n) + ");\n";
 }
 
-std::string loadsFromRegisters(std::string code, dm::KernelOp kernel,
-                               llvm::function_ref<bool(Type)> vectorized) {
-  for (auto [n, v] : llvm::enumerate(kernel.getInputs())) {
-    if (!vectorized(v.getType()))
+std::string renderLoads(const std::string &code, dm::KernelOp kernel,
+                        llvm::function_ref<bool(Type)> vectorized) {
+  std::string out;
+  out.reserve(code.size());
+  for (size_t at = 0; at < code.size();) {
+    if (code[at] != '@') {
+      out += code[at++];
       continue;
-    std::string k = std::to_string(n), in = "in" + k, off = "off_in" + k;
-    // Every form KernelLowering's loads take.
-    for (const std::string &from :
-         {"dmcLoadBf16(" + in + ", " + off + ")", "dmcLoadHalf(" + in + ", " + off + ")",
-          "dmcLoad(" + in + ", " + off + ")", "((float)" + in + "[" + off + "])"})
-      for (size_t at; (at = code.find(from)) != std::string::npos;)
-        code.replace(at, from.size(), "vin" + k + "[v]");
+    }
+    size_t end = at + 1;
+    while (end < code.size() && std::isdigit(static_cast<unsigned char>(code[end])))
+      ++end;
+    std::string k = code.substr(at + 1, end - at - 1);
+    at = end;
+    Type t = kernel.getInputs()[std::stoul(k)].getType();
+    if (vectorized(t)) {
+      out += "vin" + k + "[v]";
+      continue;
+    }
+    std::string p = "in" + k, o = "off_in" + k;
+    switch (storageOf(t)) {
+    case dmrt::DType::BF16:
+      out += "dmcLoadBf16(" + p + ", " + o + ")";
+      break;
+    case dmrt::DType::F16:
+      out += "dmcLoadHalf(" + p + ", " + o + ")";
+      break;
+    case dmrt::DType::I32:
+      out += "((float)" + p + "[" + o + "])";
+      break;
+    default:
+      out += "dmcLoad(" + p + ", " + o + ")";
+    }
   }
-  return code;
+  return out;
+}
+
+bool readsInput(const NodeGraph &g, unsigned n, llvm::function_ref<bool(size_t)> inSweep) {
+  for (size_t id = 0; id < g.nodes.size(); ++id)
+    if (inSweep(id) && llvm::is_contained(g.nodes[id].loads, n))
+      return true;
+  return false;
 }
 
 void emitSignature(llvm::raw_ostream &os, dm::KernelOp kernel, int threads,

@@ -21,8 +21,10 @@ std::string storeCall(mlir::Type t, const std::string &ptr, const std::string &o
                       const std::string &v);
 /// "b=8 j=512 i=1024 bf16" for shape comments.
 std::string shapeOf(mlir::Type t);
-/// sum of i_<d> * stride(d) over the dims `dims` that tensor type `t` has.
-std::string offsetExpr(mlir::Type t, llvm::StringRef dims);
+/// sum of i_<d> * stride(d) over the dims `dims` that tensor type `t` has;
+/// dim `chunkDim` (vectorized: a thread's chunk of points along it) is at
+/// its chunk's first point, first_<chunkDim>.
+std::string offsetExpr(mlir::Type t, llvm::StringRef dims, char chunkDim = 0);
 /// Index variables i_<dim> from the linear index `var` over `order`
 /// (innermost last), with the sizes in `s`.
 void decode(llvm::raw_ostream &os, const std::string &indent, const std::string &var,
@@ -36,9 +38,13 @@ std::string vectorLoad(mlir::Type t, unsigned n, int vec, const std::string &add
                        const NodeGraph &g, char vd);
 /// Writes float vout<n>[] to `address`, converted to the storage of `t`.
 std::string vectorStore(mlir::Type t, unsigned n, const std::string &address);
-/// `code` with its loads of vectorized inputs read from vin<n>[v] instead.
-std::string loadsFromRegisters(std::string code, dm::KernelOp kernel,
-                               llvm::function_ref<bool(mlir::Type)> vectorized);
+/// A node's `code` with each "@<n>" (kernel input n's element at the point,
+/// Node::loads) rendered: vin<n>[v], the register of its vector, when
+/// input n is vectorized, else a load at offset off_in<n> in its storage.
+std::string renderLoads(const std::string &code, dm::KernelOp kernel,
+                        llvm::function_ref<bool(mlir::Type)> vectorized);
+/// Whether a node of `g` for which `inSweep` holds reads input `n`.
+bool readsInput(const NodeGraph &g, unsigned n, llvm::function_ref<bool(size_t)> inSweep);
 
 /// The extern "C" head of the kernel: inputs, outputs, [workspace], seed.
 void emitSignature(llvm::raw_ostream &os, dm::KernelOp kernel, int threads,

@@ -105,20 +105,12 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   }
   decode(os, ind, "o", outer, chunks);
   std::string vdIndex = vd ? "i_" + std::string(1, vd) : "";
-  /// Offsets over `dims` with the vector dim at its chunk's first point.
-  auto chunkOffset = [&](Type t, llvm::StringRef dims) {
-    std::string e = offsetExpr(t, dims);
-    if (vd)
-      for (size_t at; (at = e.find(vdIndex + " *")) != std::string::npos;)
-        e.replace(at, vdIndex.size(), "first_" + std::string(1, vd));
-    return e;
-  };
   auto base = [&](Type t) {
     // A tensor laid out exactly as the outer loop (elementwise kernels): its
     // offset is the chunk index itself, with no dims to decode.
     if (s.row.empty() && cast<dm::TensorType>(t).getNames() == outer)
       return "o * " + std::to_string(outerVec ? vec : 1);
-    return chunkOffset(t, outer);
+    return offsetExpr(t, outer, vd); // the vector dim at its chunk's first point
   };
   if (outerVec)
     os << ind << "const Idx first_" << vd << " = " << vdIndex << " * " << vec << ";\n";
@@ -147,7 +139,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
        << ind << "const Idx " << vdIndex << " = first_" << vd << " + v;\n";
   }
   auto fromRegisters = [&](const std::string &code) {
-    return loadsFromRegisters(code, kernel, vectorized);
+    return renderLoads(code, kernel, vectorized);
   };
 
   bool caching = !s.row.empty() && perRow <= 16;
@@ -173,7 +165,8 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     os << ind << "// pass " << p << "\n";
     for (size_t id = 0; id < g.nodes.size(); ++id)
       if (g.nodes[id].outer && !g.nodes[id].reduce && g.nodes[id].pass == p)
-        os << ind << "const float " << NodeGraph::name(id) << " = " << g.nodes[id].code << ";\n";
+        os << ind << "const float " << NodeGraph::name(id) << " = "
+           << renderLoads(g.nodes[id].code, kernel, [](Type) { return false; }) << ";\n";
     // What this pass's sweep computes: its reductions' and stores' inputs,
     // down to loads or values cached by an earlier pass.
     std::vector<bool> needed(g.nodes.size(), false);
@@ -215,25 +208,29 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
       decode(os, in2, "r", s.row, chunks);
     if (rowVec)
       os << in2 << "const Idx first_" << vd << " = " << vdIndex << " * " << vec << ";\n";
-    std::string sweep; // the code computed here, to see which inputs it reads
+    // The nodes computed here, and the inputs they read: scalar loads at
+    // off_in<n>, vectorized ones from their registers.
+    auto computedHere = [&](size_t id) {
+      return needed[id] && !(cached[id] && g.nodes[id].pass < p);
+    };
+    std::string sweep; // their code, for the dropout words it draws
     for (size_t id = 0; id < g.nodes.size(); ++id)
-      if (needed[id] && !(cached[id] && g.nodes[id].pass < p))
-        sweep += fromRegisters(g.nodes[id].code);
-    for (unsigned n = 0; n < numIn; ++n) {
-      std::string off = "off_in" + std::to_string(n);
-      if (sweep.find(off + ")") != std::string::npos || sweep.find(off + "]") != std::string::npos)
-        os << in2 << "const Idx " << off << " = base_in" << n << " + "
+      if (computedHere(id))
+        sweep += g.nodes[id].code;
+    auto readHere = [&](unsigned n) { return readsInput(g, n, computedHere); };
+    for (unsigned n = 0; n < numIn; ++n)
+      if (readHere(n) && !vectorized(kernel.getInputs()[n].getType()))
+        os << in2 << "const Idx off_in" << n << " = base_in" << n << " + "
            << offsetExpr(kernel.getInputs()[n].getType(), s.row) << ";\n";
-    }
     std::string in3 = in2, slot = "it";
     if (rowVec) {
       // Whole chunks of the row: one vector access per tensor, then the points.
       for (unsigned n = 0; n < numIn; ++n)
-        if (sweep.find("vin" + std::to_string(n) + "[v]") != std::string::npos) {
+        if (readHere(n) && vectorized(kernel.getInputs()[n].getType())) {
           Type t = kernel.getInputs()[n].getType();
           os << in2 << vectorLoad(t, n, vec, "in" + std::to_string(n) + " + base_in" +
                                                  std::to_string(n) + " + " +
-                                                 chunkOffset(t, s.row), g, vd);
+                                                 offsetExpr(t, s.row, vd), g, vd);
         }
       for (auto [n, id] : llvm::enumerate(g.outputs))
         if (isOutputAt(id, p) && vectorized(kernel.getResultTypes()[n]))
@@ -284,7 +281,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
           os << in2 << vectorStore(kernel.getResultTypes()[n], n,
                                    "out" + std::to_string(n) + " + base_out" +
                                        std::to_string(n) + " + " +
-                                       chunkOffset(kernel.getResultTypes()[n], s.row));
+                                       offsetExpr(kernel.getResultTypes()[n], s.row, vd));
     }
     os << ind << "}\n";
     for (size_t id = 0; id < g.nodes.size(); ++id)

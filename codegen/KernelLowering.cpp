@@ -67,25 +67,14 @@ llvm::Error PointwiseLowering::run() {
   return llvm::Error::success();
 }
 
-std::string PointwiseLowering::loadExpr(unsigned arg) {
-  Type t = kernel.getInputs()[arg].getType();
-  dmrt::DType s = codegen::storageOf(t);
-  std::string p = "in" + std::to_string(arg), o = "off_in" + std::to_string(arg);
-  if (s == dmrt::DType::BF16)
-    return "dmcLoadBf16(" + p + ", " + o + ")";
-  if (s == dmrt::DType::F16)
-    return "dmcLoadHalf(" + p + ", " + o + ")";
-  if (s == dmrt::DType::I32)
-    return "((float)" + p + "[" + o + "])";
-  return "dmcLoad(" + p + ", " + o + ")";
-}
-
 int PointwiseLowering::get(Value v) {
   if (auto it = valueNode.find(v); it != valueNode.end())
     return it->second;
   codegen::Node node;
   g.unguardedLoads.insert(cast<BlockArgument>(v).getArgNumber());
-  node.code = loadExpr(cast<BlockArgument>(v).getArgNumber());
+  unsigned arg = cast<BlockArgument>(v).getArgNumber();
+  node.code = loadToken(arg);
+  node.loads = {arg};
   int id = g.add(std::move(node));
   valueNode[v] = id;
   return id;

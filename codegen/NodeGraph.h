@@ -29,7 +29,11 @@ struct Node {
   bool column = false;
   const char *combine = "DmcSum";
   std::string init = "0.f";
-  std::string code; ///< map/load: the expression; reduce: the node combined
+  /// map/load: the expression, reading kernel input n's element at the point
+  /// as "@<n>" (renderLoads: a scalar load or its vector's register);
+  /// reduce: the node combined.
+  std::string code;
+  std::vector<unsigned> loads; ///< the inputs the code reads as "@<n>"
   std::vector<int> deps;
   int pass = 0; ///< map/load: computed in; reduce: combined in
 };

@@ -104,12 +104,14 @@ LogicalResult stack(dm::StackOp o, L &l) {
   NodeGraph &g = l.graph();
   std::string dim = o.getDim().str();
   std::vector<int> parts;
+  std::vector<unsigned> loads;
   std::string code = "0.f";
   for (size_t n = o.getInputs().size(); n-- > 0;) {
     std::string part;
     std::string cond = "i_" + dim + " == " + std::to_string(n);
     if (auto arg = dyn_cast<BlockArgument>(o.getInputs()[n])) {
-      part = l.loadExpr(arg.getArgNumber());
+      part = L::loadToken(arg.getArgNumber());
+      loads.push_back(arg.getArgNumber());
       auto [it, fresh] = g.loadGuards.insert({arg.getArgNumber(), cond});
       if (!fresh && it->second != cond)
         g.unguardedLoads.insert(arg.getArgNumber());
@@ -119,7 +121,9 @@ LogicalResult stack(dm::StackOp o, L &l) {
     }
     code = cond + " ? " + part + " : " + code;
   }
-  l.set(o, l.map(code, parts, true));
+  int node = l.map(code, parts, true);
+  g.nodes[node].loads = std::move(loads);
+  l.set(o, node);
   return success();
 }
 

@@ -56,8 +56,9 @@ public:
   mlir::LogicalResult rows(mlir::Operation *op, llvm::StringRef dims);
   /// The kernel's row points as an fp32 literal ("1024.f").
   std::string rowCount() const { return std::to_string(space.rowPoints) + ".f"; }
-  /// The expression loading kernel input `arg` at offset off_in<arg>.
-  std::string loadExpr(unsigned arg);
+  /// Code reading kernel input `arg`'s element at the point: "@<arg>"; the
+  /// node whose code has it lists `arg` in Node::loads.
+  static std::string loadToken(unsigned arg) { return "@" + std::to_string(arg); }
   codegen::NodeGraph &graph() { return g; }
   /// Fails with `why` (the error run() reports).
   mlir::LogicalResult fail(const llvm::Twine &why) {
