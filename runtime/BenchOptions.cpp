@@ -214,21 +214,14 @@ bool parseBenchArgs(int argc, const char *const *argv, BenchOptions &out,
                 (v ? std::string(", got \"") + v + "\"" : std::string());
         return false;
       }
-    } else if (a == "--max-algorithms") {
+    } else if (a == "--max-algorithms" || a == "--prune-algorithms") {
       const char *v = value();
       if (!v || !parseIntArg(v, 1, 100000, n)) {
-        error = "--max-algorithms needs an integer in [1, 100000]";
+        error = a + " needs an integer in [1, 100000]";
         return false;
       }
-      opt.maxAlgorithms = static_cast<int>(n);
-      maxAlgorithmsGiven = true;
-    } else if (a == "--prune-algorithms") {
-      const char *v = value();
-      if (!v || !parseIntArg(v, 1, 100000, n)) {
-        error = "--prune-algorithms needs an integer in [1, 100000]";
-        return false;
-      }
-      opt.pruneAlgorithms = static_cast<int>(n);
+      (a == "--max-algorithms" ? opt.maxAlgorithms : opt.pruneAlgorithms) = static_cast<int>(n);
+      maxAlgorithmsGiven |= a == "--max-algorithms";
     } else if (a == "--kernel" || a == "--contraction" || a == "--json") {
       const char *v = value();
       if (!v || !*v) {
