@@ -49,7 +49,9 @@ double modelKernelUs(dm::KernelOp kernel, const KernelSpace &space, const Kernel
   // block) the bytes in flight below account for.
   // Row and elementwise kernels keep a row's chain of loads, reductions and
   // stores per block: slots left empty are latency nothing else hides.
-  const double waves = blocks > sms * perSM || !isColumnConfig(config)
+  // Column sweeps and row kernels with column sums take many rows per block
+  // by design (their partials grow with the blocks).
+  const double waves = blocks > sms * perSM || (!isColumnConfig(config) && !space.columnSums)
                            ? waveEfficiency(blocks, sms * perSM)
                            : 1.0;
   const double activeSMs = std::min(sms, blocks);
