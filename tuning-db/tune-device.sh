@@ -5,10 +5,22 @@
 # wrote on a compiler machine: every bundle measured and checked by dmrt-bench,
 # the checked measurements appended to DB, progress per bundle.
 # Usage: tuning-db/tune-device.sh DIR DB [--time-budget S] [--reps N] [--algorithms N] [--resume]
+#        [--devices LIST | --all-gpus]
+# --all-gpus: every GPU nvidia-smi lists, measuring in parallel into DB (dmrt-tune --devices).
 # Exit: dmrt-tune's (0 ok, 1 a bundle failed, 2 usage, 77 no GPU), 1 when the
 # build failed. Then, on the compiler machine: dmc compile MODEL --db DB.
 set -o pipefail
-[ $# -ge 2 ] || { echo "usage: tuning-db/tune-device.sh DIR DB [--time-budget S] [--reps N] [--algorithms N] [--resume]" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: tuning-db/tune-device.sh DIR DB [--time-budget S] [--reps N] [--algorithms N] [--resume] [--devices LIST | --all-gpus]" >&2; exit 2; }
+args=()
+for a in "$@"; do
+  if [ "$a" = "--all-gpus" ]; then
+    n=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+    [ "$n" -ge 1 ] || { echo "tune-device: --all-gpus: nvidia-smi lists no GPU" >&2; exit 77; }
+    args+=(--devices "$(seq -s, 0 $((n - 1)))")
+  else
+    args+=("$a")
+  fi
+done
 mkdir -p build-gpu
 prefix=()
 [ -d gpu-deps ] && prefix=(-DCMAKE_PREFIX_PATH="$PWD/gpu-deps")
@@ -18,4 +30,4 @@ if [ ! -f build-gpu/build.ninja ]; then
 fi
 cmake --build build-gpu -j"$(nproc)" --target dmrt-bench dmrt-tune dmc-db > build-gpu/tune-build.log 2>&1 ||
   { tail -30 build-gpu/tune-build.log; exit 1; }
-exec build-gpu/bin/dmrt-tune "$@"
+exec build-gpu/bin/dmrt-tune "${args[@]}"

@@ -1,7 +1,7 @@
 //===- dmrt-tune.cpp - Measure candidate bundles into a tuning database ---===//
 //
 //   dmrt-tune CANDIDATES DB [--time-budget S] [--reps N] [--algorithms N] [--bench PATH]
-//             [--resume]
+//             [--resume] [--devices LIST]
 //
 // The GPU side of `dmc tune`: every bundle of CANDIDATES (`dmc tune
 // --emit-candidates`: default.dmlib first, then c0.dmlib, c1.dmlib, ...) is
@@ -10,35 +10,34 @@
 // `--contraction all --algorithms all`: its contractions and their cuBLASLt
 // algorithms, which every knob candidate bundle shares; a layout candidate
 // l<n>_<i>.dmlib only the steps its tune-steps lists, contractions with
-// their algorithms), and its
-// checked measurements are appended to DB (importRun: failed checks as
-// rejected records). One line per bundle: what was recorded, the problems it
-// made faster than every bundle before it, elapsed time and the estimate of
-// what is left (`dmc-db show DB` then lists the fastest candidate of every
-// problem). With
-// --time-budget no bundle starts after S seconds (what was measured stays in
-// DB). Re-running appends only what DB lacks; with --resume a bundle whose
-// run file (BUNDLE.run.json) an earlier run left complete is imported from it
-// instead of being measured again. MLIR-free.
+// their algorithms), and its checked measurements are appended to DB
+// (importRun: failed checks as rejected records; appends hold the file's
+// lock). With --devices, one worker per GPU of the host takes the next
+// bundle as soon as its last is done (dmrt-bench --device N), all into the
+// one DB. One line per bundle: what was recorded, the problems it made
+// faster than every bundle before it, elapsed time and the estimate of what
+// is left (`dmc-db show DB` then lists the fastest candidate of every
+// problem). With --time-budget no bundle starts after S seconds (what was
+// measured stays in DB). Re-running appends only what DB lacks; with
+// --resume a bundle whose run file (BUNDLE.run.json) an earlier run left
+// complete is imported from it instead of being measured again. MLIR-free.
 //
 // Exit: 0 every bundle measured and imported; 1 a bundle failed (the others
-// are imported); 2 usage; 77 no GPU (the first dmrt-bench said so).
+// are imported); 2 usage; 77 no GPU (a dmrt-bench said so).
 //
 //===----------------------------------------------------------------------===//
 #include "tuning-db/BenchImport.h"
-#include "tuning-db/Record.h"
+#include "tuning-db/tools/TuneBundles.h"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cctype>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <dirent.h>
-#include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace dmc::tuningdb;
@@ -51,7 +50,7 @@ constexpr long kDefaultPrune = 12;
 const char *kUsage =
     "usage: dmrt-tune CANDIDATES DB [--time-budget S] [--reps N] [--algorithms N]\n"
     "                 [--prune-algorithms N | --exhaustive]\n"
-    "                 [--bench PATH] [--resume]\n"
+    "                 [--bench PATH] [--resume] [--devices LIST]\n"
     "Measures every bundle of CANDIDATES (dmc tune --emit-candidates) with dmrt-bench\n"
     "(checked against its references) and appends the checked measurements to DB.\n"
     "The contractions are measured in default.dmlib and unfused.dmlib (the knob\n"
@@ -63,6 +62,8 @@ const char *kUsage =
     "cost model prices lowest are measured (--prune-algorithms, default 12; the\n"
     "model's rank correlation and what pruning costs: docs/tuning-db-format.md);\n"
     "--exhaustive measures every one (for studies).\n"
+    "--devices 0,1,...: measure on these GPUs of the host in parallel, a bundle at a\n"
+    "time each, into the one DB (default: dmrt-bench's device, 0).\n"
     "--bench: the dmrt-bench to run (default: ../runtime/tools/dmrt-bench from this\n"
     "binary's folder, then dmrt-bench beside it). --resume: a bundle whose run file\n"
     "(BUNDLE.run.json) an interrupted run left complete is imported from it, not\n"
@@ -74,223 +75,60 @@ int usage(const std::string &msg) {
   return 2;
 }
 
-std::string folderOf(const std::string &path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
-std::string selfFolder(const char *argv0) {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return folderOf(n > 0 ? std::string(buf, size_t(n)) : std::string(argv0));
-}
-
-bool isFile(const std::string &p) { return access(p.c_str(), X_OK) == 0; }
-
-/// default.dmlib, unfused.dmlib and apart.dmlib first (in that order), then
-/// cN.dmlib by N, then any other bundle by name.
-std::vector<std::string> bundlesOf(const std::string &dir) {
-  std::vector<std::string> names;
-  if (DIR *d = opendir(dir.c_str())) {
-    while (dirent *e = readdir(d)) {
-      std::string n = e->d_name;
-      if (n.size() > 6 && n.compare(n.size() - 6, 6, ".dmlib") == 0)
-        names.push_back(n);
-    }
-    closedir(d);
-  }
-  auto rank = [](const std::string &n) {
-    if (n == "default.dmlib")
-      return std::make_pair(-3L, n);
-    if (n == "unfused.dmlib")
-      return std::make_pair(-2L, n);
-    if (n == "apart.dmlib")
-      return std::make_pair(-1L, n);
-    if (n[0] == 'c' && std::isdigit(static_cast<unsigned char>(n[1])))
-      return std::make_pair(std::strtol(n.c_str() + 1, nullptr, 10), n);
-    return std::make_pair(1L << 40, n);
-  };
-  std::sort(names.begin(), names.end(),
-            [&](const std::string &a, const std::string &b) { return rank(a) < rank(b); });
-  return names;
-}
-
-/// A layout candidate's `tune-steps` (docs/bundle-format.md): the steps it
-/// changed, "kernels 3,5" and "contractions 1" ("-": none). False when the
-/// file is absent (`error` empty) or malformed (`error` says why).
-bool readTuneSteps(const std::string &path, std::string &kernels, std::string &contractions,
-                   std::string &error) {
-  FILE *f = std::fopen(path.c_str(), "r");
-  if (!f)
-    return false;
-  char buf[4096];
-  bool gotK = false, gotC = false;
-  while (std::fgets(buf, sizeof buf, f)) {
-    std::string line = buf;
-    while (!line.empty() && (line.back() == '\n' || line.back() == '\r'))
-      line.pop_back();
-    size_t sp = line.find(' ');
-    std::string key = line.substr(0, sp), value = sp == std::string::npos ? "" : line.substr(sp + 1);
-    bool ok = !value.empty() && value.find_first_not_of("0123456789,-") == std::string::npos;
-    if (key == "kernels" && ok && !gotK) {
-      kernels = value == "-" ? "" : value;
-      gotK = true;
-    } else if (key == "contractions" && ok && !gotC) {
-      contractions = value == "-" ? "" : value;
-      gotC = true;
-    } else {
-      error = path + ": expected \"kernels LIST\" and \"contractions LIST\" (ids separated by "
-              "commas, or -), got \"" + line + "\"";
-      break;
-    }
-  }
-  std::fclose(f);
-  if (error.empty() && (!gotK || !gotC))
-    error = path + ": needs a \"kernels\" and a \"contractions\" line";
-  return error.empty();
-}
-
-/// The fastest checked candidate of each problem seen in this run, and the
-/// problems a bundle made faster ("faster: NAME 252.6 -> 233.3 us (c12.dmlib)").
-class BestSoFar {
-public:
-  std::string update(const std::vector<Record> &records, const std::string &bundle) {
-    std::string faster;
-    for (const Record &r : records) {
-      if (r.rejected)
-        continue;
-      auto [it, added] = best_.try_emplace(problemKey(r), r.medianUs);
-      if (added || r.medianUs >= it->second)
-        continue;
-      char buf[64];
-      std::snprintf(buf, sizeof buf, " %.1f -> %.1f us", it->second, r.medianUs);
-      faster += (faster.empty() ? "" : ", ") + opName(r) + buf;
-      it->second = r.medianUs;
-    }
-    return faster.empty() ? "" : "faster: " + faster + " (" + bundle + ")";
-  }
-  size_t problems() const { return best_.size(); }
-
-private:
-  /// "kernel causal_mask_softmax_dropout(bhjk->...)" -> "causal_mask_softmax_dropout".
-  static std::string opName(const Record &r) {
-    std::string s = r.signature.substr(0, r.signature.find('('));
-    size_t space = s.find(' ');
-    return space == std::string::npos ? s : s.substr(space + 1);
-  }
-  std::map<std::string, double> best_;
+struct Options {
+  std::string dir, db, reps = "30", bench;
+  double budget = 0;
+  long algorithms = 32, prune = kDefaultPrune;
+  bool resume = false;
+  std::vector<int> devices; ///< empty: dmrt-bench's default device
 };
 
-/// Runs `args` with stdout and stderr to `log`; the exit status (-1: not run).
-int runChild(const std::vector<std::string> &args, const std::string &log) {
-  // The child inherits unflushed stdio buffers; freopen would write ours again.
-  std::fflush(stdout);
-  std::fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0)
-    return -1;
-  if (pid == 0) {
-    if (!std::freopen(log.c_str(), "w", stdout) || dup2(fileno(stdout), 2) < 0)
-      _exit(126);
-    std::vector<char *> argv;
-    for (const std::string &a : args)
-      argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  if (waitpid(pid, &status, 0) < 0)
-    return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+/// The run's shared state: the next bundle, the counts, the output; every
+/// worker (one per device) takes bundles until none is left.
+class Tuner {
+public:
+  Tuner(const Options &o, std::vector<std::string> bundles)
+      : o_(o), bundles_(std::move(bundles)), start_(std::chrono::steady_clock::now()) {}
 
-} // namespace
+  /// Measures bundles on `device` (-1: dmrt-bench's default) until none is
+  /// left, the budget is spent or a dmrt-bench finds no GPU.
+  void work(int device) {
+    for (;;) {
+      size_t i = next_++;
+      if (i >= bundles_.size() || noGpu_)
+        return;
+      if (o_.budget > 0 && elapsed() >= o_.budget) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!budgetSaid_)
+          std::printf("dmrt-tune: time budget %.0f s reached: %zu of %zu bundle(s) measured\n",
+                      o_.budget, done_, bundles_.size());
+        budgetSaid_ = true;
+        return;
+      }
+      measure(bundles_[i], device);
+    }
+  }
 
-int main(int argc, char **argv) {
-  std::vector<std::string> pos;
-  double budget = 0;
-  std::string reps = "30", bench;
-  long algorithms = 32;
-  long prune = kDefaultPrune;
-  bool resume = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "-h" || a == "--help")
-      return std::printf("%s", kUsage), 0;
-    if (a == "--resume") {
-      resume = true;
-      continue;
-    }
-    if (a == "--exhaustive") {
-      prune = 0;
-      continue;
-    }
-    if (a == "--algorithms" || a == "--prune-algorithms") {
-      if (i + 1 >= argc)
-        return usage(a + " needs a value");
-      std::string v = argv[++i];
-      char *end = nullptr;
-      long n = std::strtol(v.c_str(), &end, 10);
-      long least = a == "--algorithms" ? 0 : 1;
-      if (end == v.c_str() || *end || n < least || n > 100000)
-        return usage(a + " needs an integer in [" + std::to_string(least) +
-                     ", 100000], got \"" + v + "\"");
-      (a == "--algorithms" ? algorithms : prune) = n;
-      continue;
-    }
-    if (a == "--time-budget" || a == "--reps" || a == "--bench") {
-      if (i + 1 >= argc)
-        return usage(a + " needs a value");
-      std::string v = argv[++i];
-      char *end = nullptr;
-      double x = std::strtod(v.c_str(), &end);
-      if (a != "--bench" && (end == v.c_str() || *end || x < 1))
-        return usage(a + " needs a number >= 1, got \"" + v + "\"");
-      if (a == "--time-budget")
-        budget = x;
-      else if (a == "--reps")
-        reps = v;
-      else
-        bench = v;
-    } else if (!a.empty() && a[0] == '-') {
-      return usage("unknown option " + a);
-    } else {
-      pos.push_back(a);
-    }
+  int status() const { return noGpu_ ? 77 : status_; }
+  size_t problems() const { return best_.problems(); }
+
+private:
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
-  if (pos.size() != 2)
-    return usage("give the candidates folder and the database");
-  const std::string &dir = pos[0], &db = pos[1];
-  std::vector<std::string> bundles = bundlesOf(dir);
-  if (bundles.empty())
-    return usage("no *.dmlib in " + dir + " (make them with dmc tune MODEL --emit-candidates " +
-                 dir + ")");
-  if (bench.empty()) {
-    std::string self = selfFolder(argv[0]);
-    bench = isFile(self + "/../runtime/tools/dmrt-bench") ? self + "/../runtime/tools/dmrt-bench"
-                                                           : self + "/dmrt-bench";
-  }
-  if (!isFile(bench))
-    return usage("no dmrt-bench at " + bench + " (give --bench PATH)");
-  auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  int status = 0;
-  size_t done = 0, measured = 0;
-  BestSoFar best;
-  // Imports bundle `name`'s run file into DB and reports it ("  LINE NOTE", the
-  // problems it made faster, warnings); false with `error` when it cannot.
-  auto import = [&](const std::string &name, const std::string &run, const char *note,
-                    std::string &error) {
+
+  /// Imports bundle `name`'s run file into DB and reports it ("  LINE NOTE",
+  /// the problems it made faster, warnings); false with `error` when it
+  /// cannot. Holds the lock.
+  bool import(const std::string &name, const std::string &run, const char *note,
+              std::string &error) {
     std::string line;
     std::vector<std::string> warnings;
     std::vector<Record> records;
-    bool ok = importRun(db, run, dir + "/" + name, line, error, warnings, &records);
+    bool ok = importRun(o_.db, run, o_.dir + "/" + name, line, error, warnings, &records);
     if (ok) {
       std::printf("  %s%s\n", line.c_str(), note);
-      std::string faster = best.update(records, name);
+      std::string faster = best_.update(records, name);
       if (!faster.empty())
         std::printf("  %s\n", faster.c_str());
     }
@@ -298,19 +136,17 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "dmrt-tune: warning: %s\n", w.c_str());
     std::fflush(stdout);
     return ok;
-  };
-  for (const std::string &name : bundles) {
-    if (budget > 0 && elapsed() >= budget) {
-      std::printf("dmrt-tune: time budget %.0f s reached: %zu of %zu bundle(s) measured\n",
-                  budget, done, bundles.size());
-      break;
-    }
-    std::string bundle = dir + "/" + name, run = bundle + ".run.json", log = bundle + ".run.log";
-    if (resume && access(run.c_str(), R_OK) == 0) {
+  }
+
+  void measure(const std::string &name, int device) {
+    std::string bundle = o_.dir + "/" + name, run = bundle + ".run.json",
+                log = bundle + ".run.log";
+    if (o_.resume && access(run.c_str(), R_OK) == 0) {
+      std::lock_guard<std::mutex> lock(mutex_);
       std::string error;
       if (import(name, run, " (resumed: not measured again)", error)) {
-        ++done;
-        continue;
+        ++done_;
+        return;
       }
       std::printf("dmrt-tune: %s: %s; measuring it again\n", name.c_str(), error.c_str());
     }
@@ -323,46 +159,157 @@ int main(int argc, char **argv) {
       contractions = "all";
     if (!readTuneSteps(bundle + "/tune-steps", kernels, contractions, stepsError) &&
         !stepsError.empty()) {
+      std::lock_guard<std::mutex> lock(mutex_);
       std::printf("dmrt-tune: %s\n", stepsError.c_str());
-      status = 1;
-      ++done;
-      continue;
+      status_ = 1;
+      ++done_;
+      return;
     }
-    std::vector<std::string> args = {bench, bundle};
+    std::vector<std::string> args = {o_.bench, bundle};
     if (!kernels.empty())
       args.insert(args.end(), {"--kernel", kernels});
     if (!contractions.empty())
       args.insert(args.end(), {"--contraction", contractions});
-    args.insert(args.end(), {"--reference", "--reps", reps, "--json", run});
+    args.insert(args.end(), {"--reference", "--reps", o_.reps, "--json", run});
     if (!contractions.empty()) {
-      if (algorithms > 0)
+      if (o_.algorithms > 0)
         args.insert(args.end(), {"--algorithms", "all", "--max-algorithms",
-                                 std::to_string(algorithms)});
-      if (algorithms > 0 && prune > 0 && prune < algorithms)
-        args.insert(args.end(), {"--prune-algorithms", std::to_string(prune)});
+                                 std::to_string(o_.algorithms)});
+      if (o_.algorithms > 0 && o_.prune > 0 && o_.prune < o_.algorithms)
+        args.insert(args.end(), {"--prune-algorithms", std::to_string(o_.prune)});
     }
+    if (device >= 0)
+      args.insert(args.end(), {"--device", std::to_string(device)});
     int rc = runChild(args, log);
-    ++done;
-    ++measured;
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++done_;
+    ++measured_;
     if (rc == 77) {
-      std::fprintf(stderr, "dmrt-tune: no GPU here (dmrt-bench exit 77, see %s): run this on a "
-                           "GPU machine\n", log.c_str());
-      return 77;
+      if (!noGpu_)
+        std::fprintf(stderr, "dmrt-tune: no GPU here (dmrt-bench exit 77, see %s): run this on "
+                             "a GPU machine\n", log.c_str());
+      noGpu_ = true;
+      return;
     }
-    std::string error;
+    std::string error, on = device >= 0 ? " on device " + std::to_string(device) : "";
     if (rc > 1 || rc < 0) { // 1: a check failed; its verdicts are in the run file
-      std::printf("dmrt-tune: %s: dmrt-bench exit %d (see %s)\n", name.c_str(), rc, log.c_str());
-      status = 1;
+      std::printf("dmrt-tune: %s%s: dmrt-bench exit %d (see %s)\n", name.c_str(), on.c_str(), rc,
+                  log.c_str());
+      status_ = 1;
     } else if (!import(name, run, "", error)) {
       std::printf("dmrt-tune: %s: %s\n", name.c_str(), error.c_str());
-      status = 1;
+      status_ = 1;
     }
     double t = elapsed();
-    std::printf("dmrt-tune: %zu/%zu %s, %.0f s elapsed, ~%.0f s left\n", done, bundles.size(),
-                name.c_str(), t, t / double(measured) * double(bundles.size() - done));
+    std::printf("dmrt-tune: %zu/%zu %s%s, %.0f s elapsed, ~%.0f s left\n", done_,
+                bundles_.size(), name.c_str(), on.c_str(), t,
+                t / double(measured_) * double(bundles_.size() - done_));
     std::fflush(stdout);
   }
-  std::printf("dmrt-tune: %zu problem(s) measured; `dmc-db show %s` lists the fastest "
-              "candidate of every problem\n", best.problems(), db.c_str());
-  return status;
+
+  const Options &o_;
+  const std::vector<std::string> bundles_;
+  const std::chrono::steady_clock::time_point start_;
+  std::atomic<size_t> next_{0};
+  std::atomic<bool> noGpu_{false};
+  std::mutex mutex_; ///< the counts, the output, DB, best_
+  size_t done_ = 0, measured_ = 0;
+  int status_ = 0;
+  bool budgetSaid_ = false;
+  BestSoFar best_;
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> pos;
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help")
+      return std::printf("%s", kUsage), 0;
+    if (a == "--resume") {
+      o.resume = true;
+      continue;
+    }
+    if (a == "--exhaustive") {
+      o.prune = 0;
+      continue;
+    }
+    if (a == "--devices") {
+      if (i + 1 >= argc)
+        return usage(a + " needs a value");
+      std::string error;
+      if (!parseDevices(argv[++i], o.devices, error))
+        return usage(error);
+      continue;
+    }
+    if (a == "--algorithms" || a == "--prune-algorithms") {
+      if (i + 1 >= argc)
+        return usage(a + " needs a value");
+      std::string v = argv[++i];
+      char *end = nullptr;
+      long n = std::strtol(v.c_str(), &end, 10);
+      long least = a == "--algorithms" ? 0 : 1;
+      if (end == v.c_str() || *end || n < least || n > 100000)
+        return usage(a + " needs an integer in [" + std::to_string(least) +
+                     ", 100000], got \"" + v + "\"");
+      (a == "--algorithms" ? o.algorithms : o.prune) = n;
+      continue;
+    }
+    if (a == "--time-budget" || a == "--reps" || a == "--bench") {
+      if (i + 1 >= argc)
+        return usage(a + " needs a value");
+      std::string v = argv[++i];
+      char *end = nullptr;
+      double x = std::strtod(v.c_str(), &end);
+      if (a != "--bench" && (end == v.c_str() || *end || x < 1))
+        return usage(a + " needs a number >= 1, got \"" + v + "\"");
+      if (a == "--time-budget")
+        o.budget = x;
+      else if (a == "--reps")
+        o.reps = v;
+      else
+        o.bench = v;
+    } else if (!a.empty() && a[0] == '-') {
+      return usage("unknown option " + a);
+    } else {
+      pos.push_back(a);
+    }
+  }
+  if (pos.size() != 2)
+    return usage("give the candidates folder and the database");
+  o.dir = pos[0];
+  o.db = pos[1];
+  std::vector<std::string> bundles = bundlesOf(o.dir);
+  if (bundles.empty())
+    return usage("no *.dmlib in " + o.dir + " (make them with dmc tune MODEL --emit-candidates " +
+                 o.dir + ")");
+  if (o.bench.empty()) {
+    std::string self = selfFolder(argv[0]);
+    o.bench = isFile(self + "/../runtime/tools/dmrt-bench") ? self + "/../runtime/tools/dmrt-bench"
+                                                             : self + "/dmrt-bench";
+  }
+  if (!isFile(o.bench))
+    return usage("no dmrt-bench at " + o.bench + " (give --bench PATH)");
+  std::fflush(stdout);
+  Tuner tuner(o, std::move(bundles));
+  if (o.devices.size() <= 1) {
+    tuner.work(o.devices.empty() ? -1 : o.devices[0]);
+  } else {
+    std::printf("dmrt-tune: measuring on devices");
+    for (int d : o.devices)
+      std::printf(" %d", d);
+    std::printf(" in parallel\n");
+    std::fflush(stdout);
+    std::vector<std::thread> workers;
+    for (int d : o.devices)
+      workers.emplace_back([&tuner, d] { tuner.work(d); });
+    for (std::thread &w : workers)
+      w.join();
+  }
+  if (tuner.status() != 77)
+    std::printf("dmrt-tune: %zu problem(s) measured; `dmc-db show %s` lists the fastest "
+                "candidate of every problem\n", tuner.problems(), o.db.c_str());
+  return tuner.status();
 }
