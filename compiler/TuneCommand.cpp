@@ -5,6 +5,7 @@
 #include "compiler/Driver.h"
 #include "compiler/bundle/BundleWriter.h"
 #include "compiler/bundle/Configuration.h"
+#include "compiler/bundle/KernelPruning.h"
 #include "compiler/bundle/LayoutCandidates.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -16,8 +17,8 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <numeric>
+#include <set>
 
 using namespace llvm;
 using mlir::MLIRContext;
@@ -49,6 +50,11 @@ cl::opt<int> layoutCount("layout-candidates",
                           cl::desc("Layout candidate bundles l<n>_<i>.dmlib to write, the first "
                                    "N (default: all; 0: none)"),
                           cl::init(-1), cl::value_desc("N"), cl::sub(tuneCmd), cl::cat(category));
+cl::opt<int> pruneKernels("prune-kernels",
+                          cl::desc("Measure each kernel's default knobs and the N - 1 other "
+                                   "configurations the kernel cost model prices lowest "
+                                   "(default 8; 0: every feasible configuration)"),
+                          cl::init(8), cl::value_desc("N"), cl::sub(tuneCmd), cl::cat(category));
 cl::opt<unsigned> timeBudget("time-budget",
                              cl::desc("With --db: start no bundle after S seconds"),
                              cl::init(0), cl::value_desc("S"), cl::sub(tuneCmd),
@@ -165,14 +171,29 @@ Error writeTuneSteps(const std::string &path, const std::vector<std::string> &st
   return Error::success();
 }
 
+/// Per kernel: its feasible knob configurations, and those candidate bundles
+/// measure (--prune-kernels).
+struct KernelCandidates {
+  std::vector<size_t> counts;
+  std::vector<std::set<size_t>> measured;
+};
+
+/// Configurations of a kernel measured: `inBundles` in candidate bundles,
+/// and its default in default.dmlib when pruning left it out of them.
+size_t measuredCount(const std::set<size_t> &inBundles, size_t feasible) {
+  return inBundles.size() + (inBundles.size() < feasible && pruneKernels > 0);
+}
+
 /// Feasible knob configurations per kernel, printed with --dry-run.
-Expected<std::vector<size_t>> feasibleCounts(MLIRContext &ctx, bool print) {
+Expected<KernelCandidates> feasibleCounts(MLIRContext &ctx, bool print) {
   auto module = configuredGraph(ctx);
   if (!module)
     return module.takeError();
-  std::vector<size_t> counts;
+  KernelCandidates out;
+  std::vector<size_t> &counts = out.counts;
   size_t n = 0, contractions = 0;
   FuncOp f = layerFunction(**module);
+  out.measured = bundle::configurationsToMeasure(f, pruneKernels);
   // The cuBLASLt contractions: those a fused kernel holds run inside it.
   contractions = size_t(llvm::range_size(f.getOps<dm::ContractOp>()));
   // The names' column as wide as the longest name.
@@ -187,9 +208,9 @@ Expected<std::vector<size_t>> feasibleCounts(MLIRContext &ctx, bool print) {
                    : codegen::enumerateConfigs(codegen::spaceOf(kernel), &rejected);
     counts.push_back(all.size());
     if (print)
-      outs() << formatv("  {0} {1,3} feasible, {2,3} rejected{3}\n",
+      outs() << formatv("  {0} {1,3} feasible, {2,3} measured, {3,3} rejected{4}\n",
                         llvm::fmt_align(bundle::kernelName(n, kernel), llvm::AlignStyle::Left, width),
-                        all.size(), rejected.size(),
+                        all.size(), measuredCount(out.measured[n], all.size()), rejected.size(),
                         rejected.empty() ? "" : " (e.g. " + rejected.front() + ")");
     ++n;
   }
@@ -199,7 +220,7 @@ Expected<std::vector<size_t>> feasibleCounts(MLIRContext &ctx, bool print) {
            << "cost model prices lowest measured (--prune-algorithms N, --exhaustive), every "
            << "one checked against the reference or, above its flop limit, the heuristic's "
            << "outputs\n";
-  return counts;
+  return out;
 }
 
 /// Writes the configured graph `f` as the bundle `dir`; its stepCount.
@@ -238,7 +259,7 @@ Error copyReferences(const std::string &from, const std::string &to) {
 }
 
 Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
-                     std::vector<LayoutBundle> &layouts) {
+                     std::vector<LayoutBundle> &layouts, const KernelCandidates &kernels) {
   if (std::error_code ec = sys::fs::create_directories(dir))
     return fail(dir + ": " + ec.message());
   bundle::BundleOptions options;
@@ -285,13 +306,24 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
   }
   options.reference = false;
   for (int i = 0; i < n; ++i) {
+    // The kernels whose i-th configuration is measured (--prune-kernels);
+    // a bundle that measures none is not written.
+    std::vector<std::string> steps;
+    for (size_t k = 0; k < kernels.counts.size(); ++k)
+      if (size_t(i) < kernels.counts[k] && kernels.measured[k].count(size_t(i)))
+        steps.push_back("k" + std::to_string(k));
+    if (steps.empty())
+      continue;
     options.configIndex = i;
     std::string b = dir + "/c" + std::to_string(i) + ".dmlib";
     if (auto written = writeOne(ctx, b, options); !written)
       return written.takeError();
     if (Error e = copyReferences(dir + "/default.dmlib/reference", b + "/reference"))
       return e;
-    errs() << "dmc tune: " << b << " (" << i + 1 << "/" << n << ")\n";
+    if (Error e = writeTuneSteps(b + "/tune-steps", steps))
+      return e;
+    errs() << "dmc tune: " << b << " (" << i + 1 << "/" << n << ", " << steps.size()
+           << " kernel(s))\n";
   }
   return Error::success();
 }
@@ -310,14 +342,22 @@ int runTune(MLIRContext &ctx, const char *argv0) {
     return report(fail("give --dry-run, --emit-candidates DIR or --db DB"));
   if (count < 0 || samples < 1)
     return report(fail("--candidates must be >= 0 and --reference-samples >= 1"));
-  auto counts = feasibleCounts(ctx, dryRun);
-  if (!counts)
-    return report(counts.takeError());
+  if (pruneKernels < 0)
+    return report(fail("--prune-kernels must be >= 0 (0: every feasible configuration)"));
+  auto candidates = feasibleCounts(ctx, dryRun);
+  if (!candidates)
+    return report(candidates.takeError());
+  const std::vector<size_t> *counts = &candidates->counts;
   size_t most = counts->empty() ? 0 : *std::max_element(counts->begin(), counts->end());
   int n = count > 0 ? count.getValue() : int(most);
   size_t measured = 0;
-  for (size_t c : *counts)
-    measured += std::min<size_t>(c, size_t(n));
+  std::set<size_t> bundles; // those with a kernel to measure
+  for (size_t k = 0; k < counts->size(); ++k) {
+    measured += std::min(measuredCount(candidates->measured[k], (*counts)[k]), size_t(n));
+    for (size_t i : candidates->measured[k])
+      if (i < size_t(n))
+        bundles.insert(i);
+  }
   std::vector<std::string> skipped;
   auto layouts = layoutBundles(ctx, dryRun, skipped);
   if (!layouts)
@@ -327,9 +367,11 @@ int runTune(MLIRContext &ctx, const char *argv0) {
     layouts->resize(size_t(layoutCount.getValue()));
   if (dryRun) {
     outs() << formatv("dmc tune: {0} candidate bundle(s) and the default: {1} kernel "
-                      "measurements ({2} of the {3} feasible configurations)\n",
-                      n, measured, measured,
-                      std::accumulate(counts->begin(), counts->end(), size_t(0)));
+                      "measurements ({2} of the {3} feasible configurations{4})\n",
+                      bundles.size(), measured, measured,
+                      std::accumulate(counts->begin(), counts->end(), size_t(0)),
+                      pruneKernels > 0 ? "; --prune-kernels " + std::to_string(pruneKernels)
+                                       : std::string());
     outs() << formatv("dmc tune: {0} layout candidate bundle(s) of {1}, {2} skipped (rejected when "
                       "applied)\n",
                       layouts->size(), applicable, skipped.size());
@@ -344,7 +386,7 @@ int runTune(MLIRContext &ctx, const char *argv0) {
       return report(fail("cannot make a temporary folder: " + ec.message()));
     dir = tmp.str().str();
   }
-  if (Error e = emitCandidates(ctx, dir, n, *layouts))
+  if (Error e = emitCandidates(ctx, dir, n, *layouts, *candidates))
     return report(std::move(e));
   if (dbPath.empty())
     return 0;

@@ -29,6 +29,40 @@ std::string kindOf(dm::KernelOp kernel, const codegen::KernelSpace &s) {
   return "row reductions";
 }
 
+/// Adds one kernel to each replay: its default (when measured) and the
+/// model's n - 1 cheapest others, against its fastest measured.
+void replayPruning(const std::vector<double> &model, const std::vector<double> &measured,
+                   const std::vector<bool> &isDefault, std::vector<PruneReplay> &replays) {
+  if (replays.empty())
+    for (int n : {4, 8, 12})
+      replays.push_back({n});
+  std::vector<size_t> order(model.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return model[a] < model[b]; });
+  const double optimum = *std::min_element(measured.begin(), measured.end());
+  for (PruneReplay &r : replays) {
+    double best = -1;
+    int others = 0;
+    for (size_t i = 0; i < measured.size(); ++i)
+      if (isDefault[i] && (best < 0 || measured[i] < best))
+        best = measured[i];
+    for (size_t i : order) {
+      if (isDefault[i])
+        continue;
+      if (others++ >= r.n - 1)
+        break;
+      if (best < 0 || measured[i] < best)
+        best = measured[i];
+    }
+    r.selectedUs += best;
+    r.optimumUs += optimum;
+    r.atOptimum += best <= optimum;
+    ++r.kernels;
+  }
+}
+
 } // namespace
 
 KernelModelReport modelAgainstMeasurements(func::FuncOp f, const tuningdb::KnobSelection &sel) {
@@ -46,6 +80,8 @@ KernelModelReport modelAgainstMeasurements(func::FuncOp f, const tuningdb::KnobS
     codegen::KernelSpace space = codegen::spaceOf(kernel);
     dmcgen::GpuTarget target = codegen::targetOf(kernel);
     std::vector<double> model, measured;
+    std::vector<bool> isDefault;
+    const std::string defaultKnobs = knobsOf(kernel).describe();
     for (size_t k = 0; k < c.candidateKnobs.size(); ++k) {
       codegen::KernelConfig config = fromConfigKernel(c.candidateKnobs[k]);
       auto launch = codegen::emitKernel(kernel, config, "model");
@@ -55,6 +91,7 @@ KernelModelReport modelAgainstMeasurements(func::FuncOp f, const tuningdb::KnobS
       }
       model.push_back(codegen::modelKernelUs(kernel, space, config, *launch, target));
       measured.push_back(c.candidateUs[k]);
+      isDefault.push_back(config.describe() == defaultKnobs);
     }
     if (model.size() < 3) {
       ++report.skipped;
@@ -67,6 +104,7 @@ KernelModelReport modelAgainstMeasurements(func::FuncOp f, const tuningdb::KnobS
       report.kinds.push_back({kind, 0, {}, {}});
       k = report.kinds.end() - 1;
     }
+    replayPruning(model, measured, isDefault, report.prune);
     k->configs += int(model.size());
     k->rho.push_back(dmrt::spearman(model, measured));
     k->kernels.push_back(name);
@@ -95,6 +133,12 @@ std::string KernelModelReport::describe() const {
                .str();
   }
   out += llvm::formatv("; lowest {0} {1:f2}", worstName, worst).str();
+  for (const PruneReplay &r : prune)
+    out += llvm::formatv("{0} the default and the model's {1} cheapest others measured: "
+                         "+{2:f2}% kernel time, {3} of {4} kernels at their optimum",
+                         &r == &prune.front() ? "; pruning replayed," : ";", r.n - 1,
+                         100.0 * (r.selectedUs / r.optimumUs - 1), r.atOptimum, r.kernels)
+               .str();
   if (skipped)
     out += llvm::formatv("; {0} kernel(s) with fewer than 3 measured configurations not "
                          "modelled", skipped)

@@ -28,8 +28,18 @@ struct KindCorrelation {
   std::vector<std::string> kernels;
 };
 
+/// Pruning replayed on the measurements: each kernel's default knobs and
+/// the model's n - 1 cheapest other configurations measured, the fastest
+/// of them selected.
+struct PruneReplay {
+  int n = 0;
+  double selectedUs = 0, optimumUs = 0; ///< summed over the kernels
+  int atOptimum = 0, kernels = 0;
+};
+
 struct KernelModelReport {
   std::vector<KindCorrelation> kinds; ///< in the order first met
+  std::vector<PruneReplay> prune;     ///< n = 4, 8, 12
   int skipped = 0; ///< kernels with fewer than 3 measured configurations
   /// "kernel cost model: rank correlation with the measured times per op
   /// kind: ..." and the kernel it ranks worst.

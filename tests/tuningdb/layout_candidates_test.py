@@ -68,7 +68,11 @@ def layout_candidates(args, tmp):
         assert (f"--kernel {ks} " in line) == bool(ks) and f"--contraction {cs} " in line \
             and "--algorithms all" in line and "--kernel all" not in line, (n, line, steps)
     c0 = next(l for l in lines if l.split()[0].endswith("/c0.dmlib"))
-    assert "--kernel all" in c0 and "--contraction" not in c0, c0
+    # A knob candidate measures the kernels its tune-steps lists (--prune-kernels: those
+    # whose configuration there is among the cost model's cheapest), never contractions.
+    c0_kernels = ",".join(sorted((x[1:] for x in tune_steps(os.path.join(cands, "c0.dmlib"))
+                                  if x[0] == "k"), key=int))
+    assert f"--kernel {c0_kernels} " in c0 and "--contraction" not in c0, (c0, c0_kernels)
     print("ok: dmrt-tune measures a layout candidate's tune-steps only, contractions swept")
     cand = os.path.join(cands, names[0])
     cfg = json.load(open(os.path.join(cand, "config.json")))

@@ -1,0 +1,53 @@
+//===- KernelPruning.cpp - which knob configurations the tuner measures --===//
+#include "compiler/bundle/KernelPruning.h"
+
+#include "codegen/KernelCostModel.h"
+#include "compiler/bundle/Configuration.h"
+
+#include <algorithm>
+#include <numeric>
+
+using namespace mlir;
+
+namespace dmc::bundle {
+
+std::vector<std::set<size_t>> configurationsToMeasure(func::FuncOp f, int n) {
+  std::vector<std::set<size_t>> out;
+  for (dm::KernelOp kernel : f.getOps<dm::KernelOp>()) {
+    bool fused = codegen::isFusedKernel(kernel);
+    codegen::KernelSpace space = codegen::spaceOf(kernel);
+    auto all = fused ? codegen::enumerateFusedConfigs(kernel) : codegen::enumerateConfigs(space);
+    std::set<size_t> keep;
+    if (n <= 0 || all.size() < size_t(n)) {
+      for (size_t i = 0; i < all.size(); ++i)
+        keep.insert(i);
+      out.push_back(std::move(keep));
+      continue;
+    }
+    const std::string def = knobsOf(kernel).describe();
+    dmcgen::GpuTarget target = codegen::targetOf(kernel);
+    std::vector<double> price(all.size(), -1);
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (all[i].describe() == def)
+        continue; // default.dmlib measures it
+      auto launch = codegen::emitKernel(kernel, all[i], "model");
+      if (!launch) { // measured, so that its failure is seen where it belongs
+        llvm::consumeError(launch.takeError());
+        price[i] = 0;
+        continue;
+      }
+      price[i] = codegen::modelKernelUs(kernel, space, all[i], *launch, target);
+    }
+    std::vector<size_t> order(all.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return price[a] < price[b]; });
+    for (size_t i : order)
+      if (price[i] >= 0 && keep.size() < size_t(n - 1))
+        keep.insert(i);
+    out.push_back(std::move(keep));
+  }
+  return out;
+}
+
+} // namespace dmc::bundle
