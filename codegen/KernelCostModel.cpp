@@ -106,4 +106,14 @@ double modelKernelUs(dm::KernelOp kernel, const KernelSpace &space, const Kernel
          launches * kLaunchUs;
 }
 
+std::optional<double> priceConfiguration(dm::KernelOp kernel, const KernelSpace &space,
+                                         const KernelConfig &config) {
+  auto launch = emitKernel(kernel, config, "model");
+  if (!launch) {
+    llvm::consumeError(launch.takeError());
+    return std::nullopt;
+  }
+  return modelKernelUs(kernel, space, config, *launch, targetOf(kernel));
+}
+
 } // namespace dmc::codegen

@@ -30,6 +30,8 @@
 #include "codegen/KernelSpace.h"
 #include "codegen/target/GpuTarget.h"
 
+#include <optional>
+
 namespace dmc::codegen {
 
 /// Bytes each SM should keep in flight to cover the memory latency (about
@@ -40,6 +42,11 @@ inline constexpr double kInflightBytesPerSM = 32 * 1024;
 /// `launch` (what emitKernel returned for that configuration) on `target`.
 double modelKernelUs(dm::KernelOp kernel, const KernelSpace &space, const KernelConfig &config,
                      const EmittedKernel &launch, const dmcgen::GpuTarget &target);
+
+/// The same for `config` of `kernel` on the GPU its module targets, emitted
+/// here for its launch shape; none when the emitter rejects the knobs.
+std::optional<double> priceConfiguration(dm::KernelOp kernel, const KernelSpace &space,
+                                         const KernelConfig &config);
 
 } // namespace dmc::codegen
 

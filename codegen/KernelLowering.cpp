@@ -25,6 +25,10 @@ dmrt::DType storageOf(Type t) {
 
 void attachPointwiseLowering(MLIRContext &ctx) {
   ctx.getOrLoadDialect<dm::DmDialect>();
+  // Once per context: every kernel's lowering asks.
+  if (RegisteredOperationName::lookup(dm::AddOp::getOperationName(), &ctx)
+          ->hasInterface<dm::PointwiseLoweringOpInterface>())
+    return;
   attachElementwiseLowering(ctx);
   attachNormalizationLowering(ctx);
 }

@@ -78,18 +78,15 @@ KernelModelReport modelAgainstMeasurements(func::FuncOp f, const tuningdb::KnobS
       continue;
     const tuningdb::KernelChoice &c = *it->second;
     codegen::KernelSpace space = codegen::spaceOf(kernel);
-    dmcgen::GpuTarget target = codegen::targetOf(kernel);
     std::vector<double> model, measured;
     std::vector<bool> isDefault;
     const std::string defaultKnobs = knobsOf(kernel).describe();
     for (size_t k = 0; k < c.candidateKnobs.size(); ++k) {
       codegen::KernelConfig config = fromConfigKernel(c.candidateKnobs[k]);
-      auto launch = codegen::emitKernel(kernel, config, "model");
-      if (!launch) { // knobs this codegen no longer emits: not modelled
-        llvm::consumeError(launch.takeError());
+      std::optional<double> price = codegen::priceConfiguration(kernel, space, config);
+      if (!price) // knobs this codegen no longer emits: not modelled
         continue;
-      }
-      model.push_back(codegen::modelKernelUs(kernel, space, config, *launch, target));
+      model.push_back(*price);
       measured.push_back(c.candidateUs[k]);
       isDefault.push_back(config.describe() == defaultKnobs);
     }

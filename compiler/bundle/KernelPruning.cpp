@@ -25,19 +25,12 @@ std::vector<std::set<size_t>> configurationsToMeasure(func::FuncOp f, int n) {
       continue;
     }
     const std::string def = knobsOf(kernel).describe();
-    dmcgen::GpuTarget target = codegen::targetOf(kernel);
     std::vector<double> price(all.size(), -1);
-    for (size_t i = 0; i < all.size(); ++i) {
-      if (all[i].describe() == def)
-        continue; // default.dmlib measures it
-      auto launch = codegen::emitKernel(kernel, all[i], "model");
-      if (!launch) { // measured, so that its failure is seen where it belongs
-        llvm::consumeError(launch.takeError());
-        price[i] = 0;
-        continue;
-      }
-      price[i] = codegen::modelKernelUs(kernel, space, all[i], *launch, target);
-    }
+    for (size_t i = 0; i < all.size(); ++i)
+      if (all[i].describe() != def) // default.dmlib measures the default
+        // Knobs the emitter rejects are measured first, so that the failure
+        // is seen where it belongs.
+        price[i] = codegen::priceConfiguration(kernel, space, all[i]).value_or(0);
     std::vector<size_t> order(all.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
