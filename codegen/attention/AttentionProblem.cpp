@@ -51,7 +51,6 @@ const char *kernelKindName(AttentionKernelKind kind) {
   case AttentionKernelKind::Forward: return "forward";
   case AttentionKernelKind::GradKV: return "grad-kv";
   case AttentionKernelKind::GradQ: return "grad-q";
-  case AttentionKernelKind::Grad: return "grad";
   }
   return "?";
 }
@@ -181,10 +180,7 @@ unsigned sharedBytes(const AttentionProblem &p, const AttentionTiles &t,
     bytes = 3 * tileBytes(t.blockM, p.D) + 4 * tileBytes(t.blockN, p.D) + 2 * 4 * t.blockM;
     break;
   case AttentionKernelKind::GradKV: // K, V; 2 stages of Q, dO, o and of lse, Drow
-  case AttentionKernelKind::Grad:   // and 2 stages of dS^T [blockN][blockM]
     bytes = 2 * tileBytes(t.blockN, p.D) + 6 * tileBytes(t.blockM, p.D) + 4 * 4 * t.blockM;
-    if (kind == AttentionKernelKind::Grad)
-      bytes += 2 * tileBytes(t.blockN, t.blockM);
     break;
   }
   return (unsigned)bytes;
@@ -201,7 +197,7 @@ std::string checkTiles(const AttentionProblem &p, const AttentionTiles &t,
              ": must be a multiple of 16 in [16, 256] (mma tiles are 16 wide)";
   if (t.warps != 1 && t.warps != 2 && t.warps != 4 && t.warps != 8 && t.warps != 16)
     return "warps = " + std::to_string(t.warps) + ": must be 1, 2, 4, 8 or 16";
-  const bool keyMajor = isKeyMajor(kind);
+  const bool keyMajor = kind == AttentionKernelKind::GradKV;
   const int owned = keyMajor ? t.blockN : t.blockM;
   if (owned != 16 * t.warps)
     return std::string(keyMajor ? "blockN" : "blockM") + " = " + std::to_string(owned) +
@@ -221,8 +217,7 @@ std::string checkTiles(const AttentionProblem &p, const AttentionTiles &t,
   switch (kind) {
   case AttentionKernelKind::Forward: accumulators = int(p.D / 2) + t.blockN / 2; break;
   case AttentionKernelKind::GradQ: accumulators = int(p.D / 2) + t.blockN; break;
-  case AttentionKernelKind::GradKV:
-  case AttentionKernelKind::Grad: accumulators = int(p.D) + t.blockM; break;
+  case AttentionKernelKind::GradKV: accumulators = int(p.D) + t.blockM; break;
   }
   if (accumulators > kMaxAccumulators)
     return std::to_string(accumulators) + " f32 accumulators per thread (D = " +
@@ -242,9 +237,8 @@ AttentionTiles defaultTiles(const AttentionProblem &p, AttentionKernelKind kind)
   // suits a forward that writes keep bits (a multiple of 32).
   case AttentionKernelKind::Forward: return {64, 64, 4};
   case AttentionKernelKind::GradQ: return {64, 64, 4};
-  case AttentionKernelKind::GradKV:
-  case AttentionKernelKind::Grad: return p.D <= 64 ? AttentionTiles{64, 64, 4}
-                                                   : AttentionTiles{32, 64, 4};
+  case AttentionKernelKind::GradKV: return p.D <= 64 ? AttentionTiles{64, 64, 4}
+                                                     : AttentionTiles{32, 64, 4};
   }
   return {};
 }
@@ -264,27 +258,13 @@ std::vector<TileCandidate> tileCandidates(const AttentionProblem &p, AttentionKe
 AttentionLaunch launchGeometry(const AttentionProblem &p, const AttentionTiles &t,
                                AttentionKernelKind kind) {
   AttentionLaunch l;
-  const bool keyMajor = isKeyMajor(kind);
+  const bool keyMajor = kind == AttentionKernelKind::GradKV;
   const int64_t rows = keyMajor ? p.Lk : p.Lq, tile = keyMajor ? t.blockN : t.blockM;
   l.grid[0] = (unsigned)((rows + tile - 1) / tile);
   l.grid[1] = (unsigned)p.H;
   l.grid[2] = (unsigned)p.B;
   l.block[0] = (unsigned)(32 * t.warps);
   l.sharedBytes = sharedBytes(p, t, kind);
-  return l;
-}
-
-int64_t workspaceBytes(const AttentionProblem &p, AttentionKernelKind kind) {
-  return kind == AttentionKernelKind::Grad ? 4 * p.B * p.H * p.Lq * p.D : 0;
-}
-
-AttentionLaunch finishGeometry(const AttentionProblem &p, AttentionKernelKind kind) {
-  AttentionLaunch l;
-  if (kind != AttentionKernelKind::Grad)
-    return l;
-  const int64_t quads = p.B * p.H * p.Lq * p.D / 4;
-  l.grid[0] = (unsigned)((quads + kFinishThreads - 1) / kFinishThreads);
-  l.block[0] = kFinishThreads;
   return l;
 }
 
@@ -306,7 +286,6 @@ std::vector<std::string> kernelOutputs(const AttentionProblem &p, AttentionKerne
     return usesKeepBits(p) ? std::vector<std::string>{"o", "lse", "bits"}
                            : std::vector<std::string>{"o", "lse"};
   case AttentionKernelKind::GradKV: return {"dK", "dV"};
-  case AttentionKernelKind::Grad: return {"dK", "dV", "dQ"};
   case AttentionKernelKind::GradQ: return {"dQ"};
   }
   return {};

@@ -7,9 +7,6 @@
 //            lse[b,h,j] = log sum_k exp(scale q.k)   (natural log, masked keys left out)
 //   GradKV   dK, dV from q, k, v, o, dO, lse   (key-block-major, deterministic)
 //   GradQ    dQ     from q, k, v, o, dO, lse   (query-block-major, deterministic)
-//   Grad     dK, dV and dQ in one kernel (key-block-major; dQ added in f32 to
-//            a workspace by atomics, then scaled and stored by a second
-//            launch, `<entry>_finish`: S and dP are computed once, not twice)
 //
 // Dropout masks are Philox4x32-10 words over the element index. By default
 // every kernel draws them again; with `keepBits` the forward also writes the
@@ -105,13 +102,8 @@ AttentionProblem contiguousProblem(dmrt::DType dtype, int64_t B, int64_t H, int6
 /// its value and what is allowed.
 std::string validate(const AttentionProblem &p);
 
-enum class AttentionKernelKind { Forward, GradKV, GradQ, Grad };
-/// "forward", "grad-kv", "grad-q", "grad"
-const char *kernelKindName(AttentionKernelKind kind);
-/// Whether blocks own key tiles (GradKV, Grad) rather than query tiles.
-inline bool isKeyMajor(AttentionKernelKind kind) {
-  return kind == AttentionKernelKind::GradKV || kind == AttentionKernelKind::Grad;
-}
+enum class AttentionKernelKind { Forward, GradKV, GradQ };
+const char *kernelKindName(AttentionKernelKind kind); ///< "forward", "grad-kv", "grad-q"
 
 /// Tile knobs. blockM query positions and blockN key positions per tile;
 /// each warp owns 16 rows of the block-major dim: 16 queries (Forward,
@@ -154,15 +146,6 @@ struct AttentionLaunch {
 /// shared memory. `p` and `tiles` must be valid (validate, checkTiles).
 AttentionLaunch launchGeometry(const AttentionProblem &p, const AttentionTiles &tiles,
                                AttentionKernelKind kind);
-/// Scratch memory `kind` needs (kernel ABI workspace, zero before the first
-/// launch; every launch leaves it zero): Grad's f32 dQ accumulator
-/// [B][H][Lq][D]; 0 for the others.
-int64_t workspaceBytes(const AttentionProblem &p, AttentionKernelKind kind);
-/// Threads per block of the finishing launch.
-inline constexpr unsigned kFinishThreads = 256;
-/// Grid and block of `<entry>_finish` (Grad: one thread per 4 elements of
-/// dQ); a zero-filled launch {1,1,1} for kinds without one.
-AttentionLaunch finishGeometry(const AttentionProblem &p, AttentionKernelKind kind);
 /// Dynamic shared memory of `kind` with `tiles`, in bytes.
 unsigned sharedBytes(const AttentionProblem &p, const AttentionTiles &tiles,
                      AttentionKernelKind kind);
@@ -172,7 +155,6 @@ unsigned sharedBytes(const AttentionProblem &p, const AttentionTiles &tiles,
 ///   Forward: q, k, v, [lens], o, lse, [bits]
 ///   GradKV:  q, k, v, o, dO, lse, [bits], [lens], dK, dV
 ///   GradQ:   q, k, v, o, dO, lse, [bits], [lens], dQ
-///   Grad:    q, k, v, o, dO, lse, [bits], [lens], dK, dV, dQ (then the workspace)
 /// ([bits]: when keepBits and dropout > 0.)
 std::vector<std::string> kernelInputs(const AttentionProblem &p, AttentionKernelKind kind);
 std::vector<std::string> kernelOutputs(const AttentionProblem &p, AttentionKernelKind kind);
@@ -180,9 +162,7 @@ std::vector<std::string> kernelOutputs(const AttentionProblem &p, AttentionKerne
 /// A complete CUDA C++ translation unit for NVRTC: the device headers, a
 /// config struct of constants and `extern "C" __global__ void entryName(...)`
 /// with the parameters above (bf16/f16 as uint16_t, lens int32_t, lse float)
-/// and `unsigned long long seed` last (Grad: `void *workspace` before it, and
-/// a second entry `entryName_finish` with the same parameters). `p` and
-/// `tiles` must be valid.
+/// and `unsigned long long seed` last. `p` and `tiles` must be valid.
 /// Pointers must be 16-byte aligned.
 std::string emitAttentionSource(const AttentionProblem &p, const AttentionTiles &tiles,
                                 AttentionKernelKind kind, const std::string &entryName);

@@ -58,8 +58,7 @@ private:
 const char *deviceHeaderFor(AttentionKernelKind kind) {
   switch (kind) {
   case AttentionKernelKind::Forward: return "codegen/attention/device/Forward.h";
-  case AttentionKernelKind::GradKV:
-  case AttentionKernelKind::Grad: return "codegen/attention/device/GradKV.h";
+  case AttentionKernelKind::GradKV: return "codegen/attention/device/GradKV.h";
   case AttentionKernelKind::GradQ: return "codegen/attention/device/GradQ.h";
   }
   return "";
@@ -163,37 +162,17 @@ std::string emitAttentionSource(const AttentionProblem &p, const AttentionTiles 
        << bits << ", seed, smem);\n";
     break;
   case AttentionKernelKind::GradKV:
-  case AttentionKernelKind::GradQ:
-  case AttentionKernelKind::Grad: {
+  case AttentionKernelKind::GradQ: {
     const bool kv = kind == AttentionKernelKind::GradKV;
-    const bool all = kind == AttentionKernelKind::Grad;
-    // The parameters after q, k, v (the finishing entry repeats them all).
-    std::ostringstream params;
-    params << in << "o, " << in << "dO, const float *__restrict__ lse,"
-           << (keep ? " const unsigned *__restrict__ bits," : "") << "\n    "
-           << (pad ? "const int32_t *__restrict__ lens, " : "")
-           << (all  ? std::string(out) + "dK, " + out + "dV, " + out + "dQ, void *workspace"
-               : kv ? std::string(out) + "dK, " + out + "dV"
-                    : std::string(out) + "dQ")
-           << ", unsigned long long seed)";
-    os << params.str() << " {\n"
-       << "  extern __shared__ __align__(128) unsigned char smem[];\n";
-    if (all)
-      os << "  dmcattn::attentionGradKV<AttentionConfig, true>(q, k, v, o, dO, lse, " << bits
-         << ", " << lens << ", dK, dV, static_cast<float *>(workspace), seed, smem);\n"
-         << "}\n\n"
-         << "// dQ = the workspace's f32 sums * scale; the workspace zeroed.\n"
-         << "extern \"C\" __global__ void __launch_bounds__(" << kFinishThreads << ")\n"
-         << entryName << "_finish(" << in << "q, " << in << "k, " << in << "v,\n    "
-         << params.str() << " {\n"
-         << "  dmcattn::attentionGradFinish<AttentionConfig>(static_cast<float *>(workspace), "
-            "dQ,\n      (long long)blockIdx.x * blockDim.x + threadIdx.x);\n";
-    else if (kv)
-      os << "  dmcattn::attentionGradKV<AttentionConfig>(q, k, v, o, dO, lse, " << bits << ", "
-         << lens << ", dK, dV, nullptr, seed, smem);\n";
-    else
-      os << "  dmcattn::attentionGradQ<AttentionConfig>(q, k, v, o, dO, lse, " << bits << ", "
-         << lens << ", dQ, seed, smem);\n";
+    os << in << "o, " << in << "dO, const float *__restrict__ lse,"
+       << (keep ? " const unsigned *__restrict__ bits," : "") << "\n    "
+       << (pad ? "const int32_t *__restrict__ lens, " : "")
+       << (kv ? std::string(out) + "dK, " + out + "dV" : std::string(out) + "dQ")
+       << ", unsigned long long seed) {\n"
+       << "  extern __shared__ __align__(128) unsigned char smem[];\n"
+       << "  dmcattn::" << (kv ? "attentionGradKV" : "attentionGradQ")
+       << "<AttentionConfig>(q, k, v, o, dO, lse, " << bits << ", " << lens << ", "
+       << (kv ? "dK, dV" : "dQ") << ", seed, smem);\n";
     break;
   }
   }

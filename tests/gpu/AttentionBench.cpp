@@ -1,7 +1,6 @@
 //===- AttentionBench.cpp - Timings of the fused attention kernels --------===//
 //
-// `dmc-attention-kernel-test --bench`: forward, grad-KV, grad-Q and the
-// one-kernel backward (grad, with its finishing launch) of
+// `dmc-attention-kernel-test --bench`: forward, grad-KV and grad-Q of
 //   B8 H16 L512 D64 bf16, dropout 0.1, no mask          (BERT-large)
 //   B8 H16 L1024 D64 bf16, dropout 0.1, causal          (GPT-2 medium)
 // both again with saved keep bits (the forward writes the dropout mask as
@@ -10,8 +9,8 @@
 // after 10 warm-up launches), in ms and TFLOP/s: forward 4 B H Lq Lk D flop,
 // backward 2.5x that, halved under a causal mask. The backward kernels read
 // the forward's o, lse (and keep bits). `--sweep` also times every feasible tile choice
-// (`--sweep-kind KIND`: of one kernel kind only, e.g. grad)
-// (blockM, blockN >= 32) of each kernel and names the fastest.
+// (blockM, blockN >= 32) of each kernel and names the fastest; `--sweep-kind
+// KIND` of one kernel kind only (e.g. grad-kv).
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,8 +62,8 @@ struct Shape {
 };
 
 struct Buffers {
-  DeviceBuffer q, k, v, o, dO, lse, bits, dQ, dK, dV, work;
-  std::vector<void *> fwd, kv, gq, all;
+  DeviceBuffer q, k, v, o, dO, lse, bits, dQ, dK, dV;
+  std::vector<void *> fwd, kv, gq;
 };
 
 bool setUp(const AttentionProblem &p, Buffers &b, std::string &error) {
@@ -80,10 +79,6 @@ bool setUp(const AttentionProblem &p, Buffers &b, std::string &error) {
         b.dQ.allocate(qBytes, error) && b.dK.allocate(kBytes, error) &&
         b.dV.allocate(kBytes, error)))
     return false;
-  const size_t workBytes = (size_t)dmcgen::workspaceBytes(p, AttentionKernelKind::Grad);
-  if (!(b.work.allocate(workBytes, error) &&
-        cudaOk(cudaMemset(b.work.get(), 0, workBytes), "cudaMemset", error)))
-    return false;
   const bool keep = dmcgen::usesKeepBits(p);
   if (keep && !b.bits.allocate((size_t)keepBitsSpan(p) * 4, error))
     return false;
@@ -93,8 +88,7 @@ bool setUp(const AttentionProblem &p, Buffers &b, std::string &error) {
     b.fwd.push_back(b.bits.get());
     b.kv.push_back(b.bits.get());
   }
-  b.gq = b.all = b.kv;
-  b.all.insert(b.all.end(), {b.dK.get(), b.dV.get(), b.dQ.get(), b.work.get()});
+  b.gq = b.kv;
   b.kv.insert(b.kv.end(), {b.dK.get(), b.dV.get()});
   b.gq.push_back(b.dQ.get());
   return true;
@@ -103,7 +97,6 @@ bool setUp(const AttentionProblem &p, Buffers &b, std::string &error) {
 const std::vector<void *> &argsFor(const Buffers &b, AttentionKernelKind kind) {
   return kind == AttentionKernelKind::Forward ? b.fwd
          : kind == AttentionKernelKind::GradKV ? b.kv
-         : kind == AttentionKernelKind::Grad   ? b.all
                                                 : b.gq;
 }
 
@@ -145,17 +138,16 @@ bool benchShape(dmrt::CudaDriver &driver, const Shape &s, const std::string &arc
   if (!setUp(p, b, error))
     return false;
   const std::vector<AttentionKernelKind> kinds = {
-      AttentionKernelKind::Forward, AttentionKernelKind::GradKV, AttentionKernelKind::GradQ,
-      AttentionKernelKind::Grad};
+      AttentionKernelKind::Forward, AttentionKernelKind::GradKV, AttentionKernelKind::GradQ};
   std::vector<AttentionTiles> tiles;
   for (AttentionKernelKind k : kinds)
     tiles.push_back(dmcgen::defaultTiles(p, k));
   std::vector<LoadedKernel> kernels;
   if (!buildKernels(driver, p, kinds, tiles, arch, kernels, error))
     return false;
-  double ms[4] = {0, 0, 0, 0};
+  double ms[3] = {0, 0, 0};
   bool ok = true;
-  for (int i = 0; ok && i < 4; ++i) // forward first: its o and lse feed the backward
+  for (int i = 0; ok && i < 3; ++i) // forward first: its o and lse feed the backward
     ok = medianMs([&] { return launchKernel(driver, kernels[i], argsFor(b, kinds[i]), 1,
                                             nullptr, error); },
                   ms[i], error);
@@ -172,10 +164,6 @@ bool benchShape(dmrt::CudaDriver &driver, const Shape &s, const std::string &arc
               tiles[2].blockN, tiles[2].warps);
   std::printf("  backward %8.4f ms %7.1f TFLOP/s\n  fwd+bwd  %8.4f ms\n", bwd,
               bwdFlop / bwd * 1e-9, ms[0] + bwd);
-  std::printf("  grad     %8.4f ms %7.1f TFLOP/s  (%dx%dx%d, one kernel + finish)\n"
-              "  fwd+grad %8.4f ms\n",
-              ms[3], bwdFlop / ms[3] * 1e-9, tiles[3].blockM, tiles[3].blockN, tiles[3].warps,
-              ms[0] + ms[3]);
   for (size_t i = 0; ok && i < kinds.size(); ++i)
     if (sweep == "all" || sweep == dmcgen::kernelKindName(kinds[i]))
       ok = sweepKind(driver, s, arch, kinds[i], b, error);

@@ -83,12 +83,6 @@ bool buildKernels(dmrt::CudaDriver &driver, const dmcgen::AttentionProblem &p,
     out.push_back(k);
     if (driver.getFunction(k.module, jobs[i].name, out.back().function, error) != CUDA_SUCCESS)
       return false;
-    if (dmcgen::workspaceBytes(p, kinds[i]) > 0) {
-      out.back().finishGeometry = dmcgen::finishGeometry(p, kinds[i]);
-      if (driver.getFunction(k.module, jobs[i].name + "_finish", out.back().finish, error) !=
-          CUDA_SUCCESS)
-        return false;
-    }
     if (k.geometry.sharedBytes > 48 * 1024 &&
         driver.setMaxDynamicShared(out.back().function, (int)k.geometry.sharedBytes, error) !=
             CUDA_SUCCESS)
@@ -113,9 +107,7 @@ bool launchKernel(dmrt::CudaDriver &driver, const LoadedKernel &k,
     params.push_back(&v);
   params.push_back(&seed);
   return driver.launch(k.function, k.geometry.grid, k.geometry.block, k.geometry.sharedBytes,
-                       (CUstream)stream, params.data(), error) &&
-         (!k.finish || driver.launch(k.finish, k.finishGeometry.grid, k.finishGeometry.block, 0,
-                                     (CUstream)stream, params.data(), error));
+                       (CUstream)stream, params.data(), error);
 }
 
 } // namespace dmc::attention_test

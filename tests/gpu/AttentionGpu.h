@@ -47,9 +47,6 @@ struct LoadedKernel {
   dmcgen::AttentionLaunch geometry;
   CUmodule module = nullptr;
   CUfunction function = nullptr;
-  /// Grad: `<entry>_finish`, launched right after (finishGeometry); else null.
-  CUfunction finish = nullptr;
-  dmcgen::AttentionLaunch finishGeometry;
 };
 
 /// Compiles `kinds` of `p` with `tiles` (one per kind) for `arch` on
@@ -60,8 +57,7 @@ bool buildKernels(dmrt::CudaDriver &driver, const dmcgen::AttentionProblem &p,
                   std::vector<LoadedKernel> &out, std::string &error);
 void unloadKernels(dmrt::CudaDriver &driver, std::vector<LoadedKernel> &kernels);
 
-/// Launches `k` on `stream` with `pointers` (the ABI's tensors in order, then
-/// the workspace for Grad) and `seed`; Grad's finishing launch follows.
+/// Launches `k` on `stream` with `pointers` (the ABI's tensors in order) and `seed`.
 bool launchKernel(dmrt::CudaDriver &driver, const LoadedKernel &k,
                   const std::vector<void *> &pointers, unsigned long long seed,
                   cudaStream_t stream, std::string &error);

@@ -7,10 +7,7 @@
 // plants faults the comparison must catch: every output zeroed, every
 // output x1.05, and (with dropout) o, dQ, dK, dV against a reference whose
 // masks were drawn with dropout id + 1. The backward kernels run twice and
-// must give the same bits (no atomics). The one-kernel backward (Grad: dQ
-// added by atomics into an f32 workspace, then finished) runs next on the
-// same inputs: dK, dV and dQ checked with the same faults planted, dK and dV
-// the same bits on a second run, and its workspace zero again afterwards. Saved keep bits (keepBits): the
+// must give the same bits (no atomics). Saved keep bits (keepBits): the
 // forward's must equal the reference's exactly, the backward reads the
 // reference's, and a flipped bit in either must be caught (checkKeepBits).
 // Exit 0 only when every output matches and every planted fault is caught;
@@ -20,7 +17,7 @@
 //   dmc-attention-kernel-test --case I   case I only (e.g. under compute-sanitizer)
 //   dmc-attention-kernel-test --bench    timings (AttentionBench.cpp)
 //   dmc-attention-kernel-test --sweep    timings of every feasible tile choice
-//   dmc-attention-kernel-test --sweep-kind KIND   of one kind (forward, grad-kv, grad-q, grad)
+//   dmc-attention-kernel-test --sweep-kind KIND   of one kind (forward, grad-kv, grad-q)
 //
 //===----------------------------------------------------------------------===//
 
@@ -145,69 +142,6 @@ bool checkKeepBits(dmrt::CudaDriver &driver, const std::vector<LoadedKernel> &ke
   return true;
 }
 
-/// The one-kernel backward (`grad`) from the same inputs into dK, dV, dQ
-/// (reset to NaN first): each output against the reference with zeroed and
-/// scaled faults (and, with dropout, the reference of dropout id + 1)
-/// planted; dK and dV the same bits on a second run; the workspace zero after
-/// each run. Three outputs.
-bool checkOneKernelBackward(dmrt::CudaDriver &driver, const LoadedKernel &grad,
-                            const std::vector<void *> &args, const Case &c, const Outputs &ref,
-                            const Outputs &wrong, const DeviceBuffer &work, DeviceBuffer &dK,
-                            DeviceBuffer &dV, DeviceBuffer &dQ, Tally &tally,
-                            std::string &error) {
-  const AttentionProblem &p = c.p;
-  std::vector<uint16_t> hDK(spanOf(p.dK, p.B, p.H, p.Lk, p.D)),
-      hDV(spanOf(p.dV, p.B, p.H, p.Lk, p.D)), hDQ(spanOf(p.dQ, p.B, p.H, p.Lq, p.D));
-  std::vector<float> hWork((size_t)dmcgen::workspaceBytes(p, AttentionKernelKind::Grad) / 4);
-  auto run = [&]() {
-    return cudaOk(cudaMemset(dK.get(), 0xFF, hDK.size() * 2), "cudaMemset", error) &&
-           cudaOk(cudaMemset(dV.get(), 0xFF, hDV.size() * 2), "cudaMemset", error) &&
-           cudaOk(cudaMemset(dQ.get(), 0xFF, hDQ.size() * 2), "cudaMemset", error) &&
-           launchKernel(driver, grad, args, kSeed, nullptr, error) &&
-           cudaOk(cudaDeviceSynchronize(), "one-kernel backward", error) &&
-           fetch(dK, hDK, error) && fetch(dV, hDV, error) && fetch(dQ, hDQ, error) &&
-           fetch(work, hWork, error);
-  };
-  size_t nonzero = 0;
-  if (!run())
-    return false;
-  for (float x : hWork)
-    nonzero += x != 0.f;
-  const std::vector<uint16_t> firstK = hDK, firstV = hDV;
-  if (!run())
-    return false;
-  for (float x : hWork)
-    nonzero += x != 0.f;
-  std::printf("  one-kernel backward (%dx%dx%d):\n", grad.tiles.blockM, grad.tiles.blockN,
-              grad.tiles.warps);
-  if (firstK != hDK || firstV != hDV) {
-    ++tally.failed;
-    std::printf("  FAIL one-kernel backward: a second run changed dK or dV\n");
-  }
-  if (nonzero) {
-    ++tally.failed;
-    std::printf("  FAIL one-kernel backward: %zu workspace elements left nonzero\n", nonzero);
-  }
-  const struct {
-    const char *name;
-    const std::vector<double> &ref, &wrong;
-    std::vector<double> got;
-  } outs[] = {{"dQ", ref.dQ, wrong.dQ, gather(p, hDQ, p.dQ, p.Lq)},
-              {"dK", ref.dK, wrong.dK, gather(p, hDK, p.dK, p.Lk)},
-              {"dV", ref.dV, wrong.dV, gather(p, hDV, p.dV, p.Lk)}};
-  for (const auto &out : outs) {
-    const double rtol = comparisonRtol(p, out.name);
-    check(tally, out.name, out.ref, out.got, rtol);
-    const std::string where = c.name + " one-kernel " + out.name;
-    plant(tally, where + " zeroed", out.ref, out.got, dmrt::PlantedFault::Zero, rtol);
-    plant(tally, where + " x1.05", out.ref, out.got, dmrt::PlantedFault::Scale, rtol);
-    if (p.dropout > 0)
-      plant(tally, where + " dropout id + 1", out.wrong, out.got, dmrt::PlantedFault::None,
-            rtol);
-  }
-  return true;
-}
-
 bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, int index,
              Tally &tally, std::string &error) {
   const AttentionProblem &p = c.p;
@@ -219,8 +153,7 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
   referenceBackward(p, t, kSeed, p.dropoutId, ref);
 
   const std::vector<AttentionKernelKind> kinds = {
-      AttentionKernelKind::Forward, AttentionKernelKind::GradKV, AttentionKernelKind::GradQ,
-      AttentionKernelKind::Grad};
+      AttentionKernelKind::Forward, AttentionKernelKind::GradKV, AttentionKernelKind::GradQ};
   std::vector<dmcgen::AttentionTiles> tiles;
   for (AttentionKernelKind k : kinds)
     tiles.push_back(dmcgen::defaultTiles(p, k));
@@ -237,11 +170,7 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
   const std::vector<uint32_t> refBits =
       keep ? referenceKeepBits(p, c.lens, kSeed, p.dropoutId) : std::vector<uint32_t>{};
   std::vector<uint32_t> hBits(refBits.size());
-  DeviceBuffer q, k, v, o, dO, lse, lens, oOut, lseOut, dQ, dK, dV, bitsOut, bitsIn, work;
-  const size_t workBytes = (size_t)dmcgen::workspaceBytes(p, AttentionKernelKind::Grad);
-  if (!(work.allocate(workBytes, error) &&
-        cudaOk(cudaMemset(work.get(), 0, workBytes), "cudaMemset", error)))
-    return false;
+  DeviceBuffer q, k, v, o, dO, lse, lens, oOut, lseOut, dQ, dK, dV, bitsOut, bitsIn;
   if (keep && !(bitsOut.allocate(refBits.size() * 4, error) &&
                 cudaOk(cudaMemset(bitsOut.get(), kPoisonByte, refBits.size() * 4),
                        "cudaMemset", error) &&
@@ -276,10 +205,9 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
   fwdArgs.insert(fwdArgs.end(), {oOut.get(), lseOut.get()});
   if (keep)
     fwdArgs.push_back(bitsOut.get());
-  std::vector<void *> kvArgs = bwdArgs, qArgs = bwdArgs, allArgs = bwdArgs;
+  std::vector<void *> kvArgs = bwdArgs, qArgs = bwdArgs;
   kvArgs.insert(kvArgs.end(), {dK.get(), dV.get()});
   qArgs.push_back(dQ.get());
-  allArgs.insert(allArgs.end(), {dK.get(), dV.get(), dQ.get(), work.get()});
 
   auto runAll = [&]() {
     return launchKernel(driver, kernels[0], fwdArgs, kSeed, nullptr, error) &&
@@ -298,7 +226,7 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
   const bool same = again == hDK && againQ == hDQ;
 
   ++tally.cases;
-  tally.expectedOutputs += keep ? 12 : 8;
+  tally.expectedOutputs += keep ? 9 : 5;
   std::printf("case %d: %s\n", index, c.name.c_str());
   const struct {
     const char *name;
@@ -333,10 +261,6 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
       plant(tally, where + " dropout id + 1", w, out.got, dmrt::PlantedFault::None, rtol);
     }
   }
-  // Before checkKeepBits, which leaves flipped keep bits in bitsIn.
-  if (!checkOneKernelBackward(driver, kernels[3], allArgs, c, ref, wrong, work, dK, dV, dQ,
-                              tally, error))
-    return false;
   return !keep || checkKeepBits(driver, kernels, kvArgs, qArgs, c, t, ref, refBits, hBits,
                                 bitsIn, dK, dV, dQ, tally, error);
 }
@@ -385,7 +309,7 @@ int main(int argc, char **argv) {
       sweep = "all";
     } else if (!std::strcmp(argv[i], "--sweep-kind") && i + 1 < argc &&
                (!std::strcmp(argv[i + 1], "forward") || !std::strcmp(argv[i + 1], "grad-kv") ||
-                !std::strcmp(argv[i + 1], "grad-q") || !std::strcmp(argv[i + 1], "grad"))) {
+                !std::strcmp(argv[i + 1], "grad-q"))) {
       bench = true;
       sweep = argv[++i];
     }
@@ -393,7 +317,7 @@ int main(int argc, char **argv) {
       only = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr, "usage: %s [--case I | --bench | --sweep | --sweep-kind "
-                   "forward|grad-kv|grad-q|grad]\n  bad argument '%s'\n",
+                   "forward|grad-kv|grad-q]\n  bad argument '%s'\n",
                    argv[0], argv[i]);
       return 2;
     }

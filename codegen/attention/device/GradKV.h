@@ -1,4 +1,4 @@
-//===- GradKV.h - Attention backward: dK, dV (and dQ), key-block-major -*- CUDA -*-===//
+//===- GradKV.h - Attention backward: dK and dV, key-block-major ----*- CUDA -*-===//
 //
 // One block per (key tile of kBlockN keys, h, b); warp w owns keys
 // k0 + 16w .. +15 and accumulates their dK and dV (16 x D each, f32) over
@@ -11,18 +11,8 @@
 //   dPd^T = V dO^T;  dP^T = dropout(dPd^T)
 //   dS^T = P^T o (dP^T - Drow);  dK += dS^T Q;  finally dK *= scale
 //
-// Deterministic: each dK/dV element is summed by one lane in a fixed order.
-//
-// With WithDQ (the one-kernel backward, AttentionKernelKind::Grad) the block
-// also adds its keys' share of dQ = dS K: each warp writes its rounded dS^T
-// rows to a shared [kBlockN][kBlockM] tile (two stages), and after the next
-// tile's first barrier (the last tile's: after the loop) warps take 16 query
-// rows each, multiply by the K tile and add the f32 result to the
-// workspace dQacc[b][h][j][p] with red.global.add (in no fixed order: dQ's
-// last bits depend on timing). attentionGradFinish then writes
-// dQ = dQacc * scale in the element type and zeros dQacc for the next launch.
-// The query-block-major GradQ kernel, which recomputes S and dP, is the
-// deterministic alternative. Query tiles before the first that can see these keys
+// Deterministic, no atomics: each dK/dV element is summed by one lane in a
+// fixed order. Query tiles before the first that can see these keys
 // (causal) are not visited; key tiles at or past lens[b] write zeros.
 // With Cfg::kKeepBits the keep bits come from the forward's saved words
 // (Masking.h SavedKeepKeyMajor: one 32-bit load per lane and 8 queries)
@@ -33,8 +23,7 @@
 // o and dO tiles in shared memory; S^T, P^T, dV and dPd^T; a barrier (Drow
 // visible); dS^T and dK.
 // Shared memory: K, V [kBlockN][D]; 2 stages of Q, dO, o [kBlockM][D] and
-// of lse (log2 units), Drow [kBlockM] f32; WithDQ: then 2 stages of dS^T
-// [kBlockN][kBlockM].
+// of lse (log2 units), Drow [kBlockM] f32.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_ATTENTION_DEVICE_GRADKV_H
@@ -44,52 +33,11 @@
 
 namespace dmcattn {
 
-/// dQacc rows [q0, q0 + kBlockM) += dS K for one query tile: dS^T (keys x
-/// queries, bf16/f16) in the shared tile at `dsT`, K in the tile at `ks`.
-/// Warp w takes query rows 16 w, 16 (w + warps), ...
-template <class Cfg, class KVTile, class STile>
-DMC_ATTN_DEV void addQueryGrad(float *dQacc, int b, int h, int q0, uint32_t dsT, uint32_t ks) {
-  constexpr int D = Cfg::kD, BM = Cfg::kBlockM, BN = Cfg::kBlockN, DA = D / 8;
-  const int warp = threadIndex() >> 5, g = laneId() >> 2, t = laneId() & 3;
-  float *head = dQacc + ((int64_t)b * Cfg::kH + h) * Cfg::kLq * D;
-  for (int u = warp; u < BM / 16; u += Cfg::kWarps) {
-    float acc[DA][4];
-    DMC_ATTN_UNROLL
-    for (int a = 0; a < DA; ++a)
-      acc[a][0] = acc[a][1] = acc[a][2] = acc[a][3] = 0.f;
-    DMC_ATTN_UNROLL
-    for (int kk = 0; kk < BN / 16; ++kk) {
-      uint32_t a[4];
-      // dS rows (queries) from the [key][query] tile: transposed 8x8 loads
-      // in the B lane pattern give the A fragment (Tile.h).
-      STile::template fragment<true, false>(a, dsT, kk * 16, u * 16);
-      DMC_ATTN_UNROLL
-      for (int np = 0; np < DA / 2; ++np) {
-        uint32_t w[4];
-        KVTile::loadBCols(w, ks, kk * 16, np * 16);
-        mma16816<Cfg::kBf16>(acc[2 * np], a, w[0], w[1]);
-        mma16816<Cfg::kBf16>(acc[2 * np + 1], a, w[2], w[3]);
-      }
-    }
-    DMC_ATTN_UNROLL
-    for (int half = 0; half < 2; ++half) {
-      const int row = q0 + 16 * u + g + 8 * half;
-      if (row >= Cfg::kLq)
-        continue;
-      float *dst = head + (int64_t)row * D + 2 * t;
-      DMC_ATTN_UNROLL
-      for (int a = 0; a < DA; ++a)
-        redAdd2(dst + 8 * a, acc[a][2 * half], acc[a][2 * half + 1]);
-    }
-  }
-}
-
-template <class Cfg, bool WithDQ = false>
+template <class Cfg>
 DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const uint16_t *v,
                                   const uint16_t *o, const uint16_t *dO, const float *lse,
                                   const uint32_t *bits, const int32_t *lens, uint16_t *dK,
-                                  uint16_t *dV, float *dQacc, uint64_t seed,
-                                  unsigned char *smem) {
+                                  uint16_t *dV, uint64_t seed, unsigned char *smem) {
   constexpr bool Bf16 = Cfg::kBf16;
   constexpr int D = Cfg::kD, BM = Cfg::kBlockM, BN = Cfg::kBlockN, NT = 32 * Cfg::kWarps;
   static_assert(BN == 16 * Cfg::kWarps, "grad-kv: each warp owns 16 keys");
@@ -118,8 +66,6 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
   constexpr int kQueryTiles = 2 * KVTile::kBytes;
   const uint32_t qdo = ks + kQueryTiles;
   float *stats = reinterpret_cast<float *>(smem + kQueryTiles + 6 * QTile::kBytes); // lse, Drow
-  using STile = SmemTile<BN, BM>; // WithDQ: dS^T, keys x queries
-  const uint32_t dsT = qdo + 6 * QTile::kBytes + 16 * BM;
   auto loadQueryTile = [&](int stage, int qs0) {
     const uint32_t dst = qdo + stage * 3 * QTile::kBytes;
     QTile::template load<NT>(dst, qHead, Cfg::kQj, qs0, Cfg::kLq);
@@ -168,10 +114,6 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
       loadQueryTile(stage ^ 1, qs0 + BM);
       lseNext.fetch(lse, b, h, qs0 + BM);
     }
-    if constexpr (WithDQ)
-      if (qt > 0) // the previous tile's dS^T, visible since the barrier above
-        addQueryGrad<Cfg, KVTile, STile>(dQacc, b, h, qs0 - BM, dsT + (stage ^ 1) * STile::kBytes,
-                                         ks);
     QTile::template rowDot<NT, Bf16>(drowS, dosP + QTile::kBytes, dosP); // Drow = o . dO
     // Straight-line for every warp: a warp whose keys are all masked for this
     // tile (past lens[b], or causally after every query) gets P = 0 from the
@@ -225,60 +167,15 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
           d = keep.keep(a, e) ? d * Cfg::kKeepScale : 0.f;
         s[a][e] = s[a][e] * (d - drowS[8 * a + 2 * t + (e & 1)]); // dS^T
       }
-    if constexpr (WithDQ) {
-      // This warp's 16 key rows of dS^T, rounded as the dK MMA rounds them.
-      const int g = laneId() >> 2;
-      DMC_ATTN_UNROLL
-      for (int a = 0; a < NA; ++a)
-        DMC_ATTN_UNROLL
-        for (int half = 0; half < 2; ++half)
-          storeShared32(dsT + stage * STile::kBytes +
-                            STile::offset(16 * warp + g + 8 * half, a) + 4 * t,
-                        pack2<Bf16>(s[a][2 * half], s[a][2 * half + 1]));
-    }
     mmaRegsCols<Bf16, DA, BM / 16, QTile>(dk, s, qsT, 0);
   }
   if (nTiles > 0)
     cpAsyncWait<0>();
-  if constexpr (WithDQ)
-    if (nTiles > 0) {
-      syncThreads(); // every warp's dS^T rows of the last tile written
-      addQueryGrad<Cfg, KVTile, STile>(dQacc, b, h, qBegin + (nTiles - 1) * BM,
-                                       dsT + ((nTiles - 1) & 1) * STile::kBytes, ks);
-    }
 
   storeRows<Bf16>(dK + (int64_t)b * Cfg::kDKb + (int64_t)h * Cfg::kDKh, Cfg::kDKk, wk0,
                   Cfg::kLk, dk, Cfg::kScale);
   storeRows<Bf16>(dV + (int64_t)b * Cfg::kDVb + (int64_t)h * Cfg::kDVh, Cfg::kDVk, wk0,
                   Cfg::kLk, dv, 1.f);
-}
-
-/// The one-kernel backward's second launch: dQ = dQacc * scale in the
-/// element type, dQacc zeroed; 4 consecutive head-dim elements per thread.
-template <class Cfg>
-DMC_ATTN_DEV void attentionGradFinish(float *dQacc, uint16_t *dQ, int64_t quad) {
-  constexpr int D = Cfg::kD;
-  const int64_t e = 4 * quad;
-  if (e >= (int64_t)Cfg::kB * Cfg::kH * Cfg::kLq * D)
-    return;
-  const int p = (int)(e % D);
-  const int64_t row = e / D;
-  const int j = (int)(row % Cfg::kLq);
-  const int64_t bh = row / Cfg::kLq;
-  const int h = (int)(bh % Cfg::kH), b = (int)(bh / Cfg::kH);
-  struct alignas(16) Quad {
-    float v[4];
-  };
-  Quad *src = reinterpret_cast<Quad *>(dQacc + e);
-  const Quad x = *src;
-  *src = Quad{{0.f, 0.f, 0.f, 0.f}};
-  struct alignas(8) Pair {
-    uint32_t w[2];
-  };
-  *reinterpret_cast<Pair *>(dQ + (int64_t)b * Cfg::kDQb + (int64_t)h * Cfg::kDQh +
-                            (int64_t)j * Cfg::kDQj + p) =
-      Pair{{pack2<Cfg::kBf16>(x.v[0] * Cfg::kScale, x.v[1] * Cfg::kScale),
-            pack2<Cfg::kBf16>(x.v[2] * Cfg::kScale, x.v[3] * Cfg::kScale)}};
 }
 
 } // namespace dmcattn

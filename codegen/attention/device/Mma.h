@@ -7,9 +7,6 @@
 //   ldsm4      ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16
 //   cpAsync16  cp.async.cg.shared.global, 16 bytes, zero-filled when invalid
 //   pack2      two floats -> bf16x2 / f16x2, round to nearest even
-//   redAdd2    two consecutive f32 atomically added in global memory
-//              (red.global.add.v2.f32 on sm_90, two scalar reds before)
-//   storeShared32  one 32-bit word to a shared-window address
 //
 // Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k16"), with
 // g = lane / 4 and t = lane % 4:
@@ -112,20 +109,6 @@ DMC_ATTN_DEV void cpAsyncCommit() { asm volatile("cp.async.commit_group;" ::: "m
 /// Waits until at most N committed groups of this thread are in flight.
 template <int N> DMC_ATTN_DEV void cpAsyncWait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-}
-
-/// p[0] += a, p[1] += b, each atomically (p 8-byte aligned, global).
-DMC_ATTN_DEV void redAdd2(float *p, float a, float b) {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(a), "f"(b) : "memory");
-#else
-  asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(a) : "memory");
-  asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p + 1), "f"(b) : "memory");
-#endif
-}
-
-DMC_ATTN_DEV void storeShared32(uint32_t address, uint32_t v) {
-  asm volatile("st.shared.b32 [%0], %1;" ::"r"(address), "r"(v) : "memory");
 }
 
 /// (lo, hi) rounded to bf16 (f16) and packed, lo in the low half.

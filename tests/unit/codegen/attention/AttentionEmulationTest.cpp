@@ -3,9 +3,7 @@
 // Each case emits the three kernels' sources, reads their configs back
 // (EmulatedConfig.h), runs the device templates in the warp emulator and
 // compares every output with the double-precision reference, with the same
-// tolerance as the GPU test; a planted ×1.05 in each output must fail. The
-// backward runs twice: the two kernels (GradKV, GradQ) and the one-kernel
-// Grad with its f32 dQ workspace and finishing launch. With
+// tolerance as the GPU test; a planted ×1.05 in each output must fail. With
 // saved keep bits the forward's bits must equal the reference's exactly,
 // the backward runs from the reference bits, and a flipped bit must be
 // caught in the forward's bits and in the backward's gradients.
@@ -68,48 +66,26 @@ struct Grads {
   std::vector<double> dK, dV, dQ;
 };
 
-/// Runs GradKV and GradQ on t (o, lse stored) and, with keep bits, `bits`;
-/// with `fused` the one-kernel Grad (KV's tiles) and its finishing launch.
+/// Runs GradKV and GradQ on t (o, lse stored) and, with keep bits, `bits`.
 template <class KV, class Q>
 void runBackward(const AttentionProblem &p, const Tiles &tiles, const HostTensors &t,
-                 const std::vector<uint32_t> &bits, Grads &out, bool fused = false) {
+                 const std::vector<uint32_t> &bits, Grads &out) {
   const uint32_t *b = bits.empty() ? nullptr : bits.data();
   registerInputs(t);
-  const AttentionKernelKind kvKind = fused ? AttentionKernelKind::Grad : AttentionKernelKind::GradKV;
-  setConfig<KV>(p, tiles.gradKV, kvKind);
+  setConfig<KV>(p, tiles.gradKV, AttentionKernelKind::GradKV);
   std::vector<uint16_t> dK((size_t)spanOf(p.dK, p.B, p.H, p.Lk, p.D), 0xFFFF);
   std::vector<uint16_t> dV((size_t)spanOf(p.dV, p.B, p.H, p.Lk, p.D), 0xFFFF);
-  std::vector<uint16_t> dQ((size_t)spanOf(p.dQ, p.B, p.H, p.Lq, p.D), 0xFFFF);
-  // The workspace starts zero (the runtime zeroes it once) and must end zero.
-  std::vector<float> dQacc((size_t)(workspaceBytes(p, kvKind) / 4), 0.f);
-  AttentionLaunch l = launchGeometry(p, tiles.gradKV, kvKind);
+  AttentionLaunch l = launchGeometry(p, tiles.gradKV, AttentionKernelKind::GradKV);
   dmcemu::launch(l.grid, l.block[0], l.sharedBytes, [&](unsigned char *smem) {
-    if (fused)
-      dmcattn::attentionGradKV<KV, true>(t.q.data(), t.k.data(), t.v.data(), t.o.data(),
-                                         t.dO.data(), t.lse.data(), b, t.lens.data(), dK.data(),
-                                         dV.data(), dQacc.data(), kSeed, smem);
-    else
-      dmcattn::attentionGradKV<KV>(t.q.data(), t.k.data(), t.v.data(), t.o.data(),
-                                   t.dO.data(), t.lse.data(), b, t.lens.data(), dK.data(),
-                                   dV.data(), nullptr, kSeed, smem);
+    dmcattn::attentionGradKV<KV>(t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.dO.data(),
+                                 t.lse.data(), b, t.lens.data(), dK.data(), dV.data(), kSeed,
+                                 smem);
   });
   out.dK = gather(p, dK, p.dK, p.Lk);
   out.dV = gather(p, dV, p.dV, p.Lk);
-  if (fused) {
-    const AttentionLaunch f = finishGeometry(p, kvKind);
-    for (unsigned blk = 0; blk < f.grid[0]; ++blk)
-      for (unsigned th = 0; th < f.block[0]; ++th)
-        dmcattn::attentionGradFinish<KV>(dQacc.data(), dQ.data(),
-                                         (int64_t)blk * f.block[0] + th);
-    out.dQ = gather(p, dQ, p.dQ, p.Lq);
-    size_t nonzero = 0;
-    for (float x : dQacc)
-      nonzero += x != 0.f;
-    EXPECT_EQ(nonzero, 0u) << "the finishing launch left workspace elements nonzero";
-    return;
-  }
 
   setConfig<Q>(p, tiles.gradQ, AttentionKernelKind::GradQ);
+  std::vector<uint16_t> dQ((size_t)spanOf(p.dQ, p.B, p.H, p.Lq, p.D), 0xFFFF);
   l = launchGeometry(p, tiles.gradQ, AttentionKernelKind::GradQ);
   dmcemu::launch(l.grid, l.block[0], l.sharedBytes, [&](unsigned char *smem) {
     dmcattn::attentionGradQ<Q>(t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.dO.data(),
@@ -175,12 +151,6 @@ void runCase(const AttentionProblem &p, const std::vector<int32_t> &lens, const 
   expectMatch(p, "dK", ref.dK, got.dK);
   expectMatch(p, "dV", ref.dV, got.dV);
   expectMatch(p, "dQ", ref.dQ, got.dQ);
-  std::printf("  one-kernel backward:\n");
-  Grads one;
-  runBackward<KV, Q>(p, tiles, t, refBits, one, /*fused=*/true);
-  expectMatch(p, "dK", ref.dK, one.dK);
-  expectMatch(p, "dV", ref.dV, one.dV);
-  expectMatch(p, "dQ", ref.dQ, one.dQ);
   if (!keep)
     return;
 
@@ -200,11 +170,6 @@ void runCase(const AttentionProblem &p, const std::vector<int32_t> &lens, const 
   expectMatch(p, "dK", wrong.dK, fault.dK);
   expectMatch(p, "dV", wrong.dV, fault.dV);
   expectMatch(p, "dQ", wrong.dQ, fault.dQ);
-  Grads faultOne;
-  runBackward<KV, Q>(p, tiles, t, flipped, faultOne, /*fused=*/true);
-  expectMatch(p, "dQ", wrong.dQ, faultOne.dQ);
-  EXPECT_FALSE(dmrt::compareOutput(ref.dQ, faultOne.dQ, comparisonRtol(p, "dQ")).pass)
-      << "a flipped keep bit given to the one-kernel backward is not caught in dQ";
   const bool caught = !dmrt::compareOutput(ref.dK, fault.dK, comparisonRtol(p, "dK")).pass ||
                       !dmrt::compareOutput(ref.dV, fault.dV, comparisonRtol(p, "dV")).pass ||
                       !dmrt::compareOutput(ref.dQ, fault.dQ, comparisonRtol(p, "dQ")).pass;

@@ -200,19 +200,6 @@ TEST(AttentionLaunch, GeometryCoversEveryRow) {
   EXPECT_EQ(q.grid[0], 4u); // ceil(197 / 64)
   // Q, dO, o + 2 stages of K, V; lse and Drow.
   EXPECT_EQ(q.sharedBytes, (3 * 64u + 4 * 64u) * 128u + 2 * 4 * 64u);
-  // The one-kernel backward: grad-kv's blocks and shared memory plus the
-  // two dS^T tiles [64 keys][64 queries]; an f32 workspace of dQ's size and a
-  // finishing launch of one thread per 4 elements.
-  AttentionLaunch all = launchGeometry(p, {64, 64, 4}, AttentionKernelKind::Grad);
-  EXPECT_EQ(all.grid[0], 3u);
-  EXPECT_EQ(all.sharedBytes, kv.sharedBytes + 2 * 64u * 128u);
-  EXPECT_EQ(workspaceBytes(p, AttentionKernelKind::Grad), 4 * 2 * 3 * 197 * 64);
-  EXPECT_EQ(workspaceBytes(p, AttentionKernelKind::GradKV), 0);
-  AttentionLaunch fin = finishGeometry(p, AttentionKernelKind::Grad);
-  EXPECT_EQ(fin.grid[0], (2u * 3 * 197 * 64 / 4 + 255) / 256);
-  EXPECT_EQ(fin.block[0], 256u);
-  EXPECT_NE(checkTiles(p, {64, 64, 2}, AttentionKernelKind::Grad).find("blockN == 16 * warps"),
-            std::string::npos); // key-major, as grad-kv
   // Odd head dims pad rows to 8 chunks (D = 48: 96 bytes -> 128).
   AttentionProblem d48 = contiguousProblem(dmrt::DType::BF16, 1, 1, 64, 64, 48);
   EXPECT_EQ(sharedBytes(d48, {64, 64, 4}, AttentionKernelKind::Forward), (5 * 64u) * 128u);
@@ -238,17 +225,6 @@ TEST(AttentionSource, ParametersFollowTheKernelAbi) {
   EXPECT_TRUE(mentions(kv, "lens, uint16_t *__restrict__ dK, uint16_t *__restrict__ dV, "
                            "unsigned long long seed)"))
       << kv;
-  EXPECT_EQ(kernelOutputs(p, AttentionKernelKind::Grad),
-            (std::vector<std::string>{"dK", "dV", "dQ"}));
-  std::string all = emitAttentionSource(p, defaultTiles(p, AttentionKernelKind::Grad),
-                                        AttentionKernelKind::Grad, "attn_grad");
-  for (const char *entry : {"attn_grad(", "attn_grad_finish("})
-    EXPECT_TRUE(mentions(all, std::string(entry) + "const uint16_t *__restrict__ q"))
-        << entry << all;
-  EXPECT_TRUE(mentions(all, "lens, uint16_t *__restrict__ dK, uint16_t *__restrict__ dV, "
-                            "uint16_t *__restrict__ dQ, void *workspace, unsigned long long "
-                            "seed)"))
-      << all;
   p.keyPadding = false;
   std::string q = emitAttentionSource(p, defaultTiles(p, AttentionKernelKind::GradQ),
                                       AttentionKernelKind::GradQ, "attn_q");
@@ -286,7 +262,7 @@ TEST(AttentionSource, KeepBitsParametersAndConfig) {
   EXPECT_TRUE(mentions(kv, "const float *__restrict__ lse, const unsigned *__restrict__ bits,"
                            "\n    const int32_t *__restrict__ lens, uint16_t *__restrict__ dK"))
       << kv;
-  EXPECT_TRUE(mentions(kv, "(q, k, v, o, dO, lse, bits, lens, dK, dV, nullptr, seed, smem)")) << kv;
+  EXPECT_TRUE(mentions(kv, "(q, k, v, o, dO, lse, bits, lens, dK, dV, seed, smem)")) << kv;
   p.keyPadding = false;
   std::string q = emitAttentionSource(p, defaultTiles(p, K::GradQ), K::GradQ, "q");
   EXPECT_TRUE(mentions(q, "const unsigned *__restrict__ bits,\n    uint16_t *__restrict__ dQ"))

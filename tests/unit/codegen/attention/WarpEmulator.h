@@ -89,14 +89,6 @@ inline void cpAsync16(uint32_t dst, const void *src, bool valid) {
 }
 inline void cpAsyncCommit() { dmcemu::cpAsyncCommit(); }
 template <int N> inline void cpAsyncWait() { dmcemu::cpAsyncWait(N); }
-/// Fibers switch only at collectives, so a plain add is atomic here.
-inline void redAdd2(float *p, float a, float b) {
-  p[0] += a;
-  p[1] += b;
-}
-inline void storeShared32(uint32_t address, uint32_t v) {
-  *static_cast<uint32_t *>(dmcemu::sharedPointer(address)) = v;
-}
 template <bool Bf16> inline uint32_t pack2(float lo, float hi) {
   const uint16_t l = Bf16 ? dmrt::floatToBf16(lo) : dmrt::floatToHalf(lo);
   const uint16_t h = Bf16 ? dmrt::floatToBf16(hi) : dmrt::floatToHalf(hi);
