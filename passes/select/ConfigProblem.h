@@ -85,6 +85,12 @@ struct Op {
   std::vector<int> reads;  ///< tensor ids, each at most once
   std::vector<int> writes; ///< tensor ids, each written by one op only
   std::vector<Config> configs;
+  /// Per read: whether it may go through a transpose (a layout other than
+  /// the stored one, at transposeCost). Empty: every read may. A read that
+  /// may not is free in the stored layout and forbidden in any other, e.g.
+  /// where the configuration can express a transpose only before some
+  /// operators' operands.
+  std::vector<bool> transposable;
 };
 
 /// Cost of transposing `tensor` from layout `from` to `to` (never called with

@@ -20,9 +20,9 @@ double chainEdge(const PreparedProblem &p, int i, const PreparedConfig *a,
     if (a && p.producer[t] == i - 1) {
       const std::vector<int> &prevWrites = p.ops[i - 1].writes;
       size_t wi = std::find(prevWrites.begin(), prevWrites.end(), t) - prevWrites.begin();
-      w += p.transpose(t, a->writeLayout[wi], b.readLayout[r]);
+      w += p.readTranspose(i, r, a->writeLayout[wi], b.readLayout[r]);
     } else if (p.producer[t] < 0 && p.fixed[t] >= 0) {
-      w += p.transpose(t, p.fixed[t], b.readLayout[r]);
+      w += p.readTranspose(i, r, p.fixed[t], b.readLayout[r]);
     }
   }
   for (size_t wi = 0; wi < op.writes.size(); ++wi)

@@ -218,8 +218,15 @@ Result<PreparedProblem> prepare(const ConfigProblem &src, int maxLayoutsPerTenso
                               " writes it (the order must be topological)");
       p.lastRead[t] = i;
     }
+    if (!op.transposable.empty() && op.transposable.size() != op.reads.size())
+      return Error::failure("op " + p.opName(i) + " lists " +
+                            std::to_string(op.transposable.size()) +
+                            " transposable flags for " + std::to_string(op.reads.size()) +
+                            " reads");
     p.ops[i].reads = op.reads;
     p.ops[i].writes = op.writes;
+    p.ops[i].transposable =
+        op.transposable.empty() ? std::vector<bool>(op.reads.size(), true) : op.transposable;
   }
   // Configurations last, so that their errors never hide a structural one.
   for (int i = 0; i < numOps; ++i) {

@@ -24,6 +24,7 @@ struct PreparedConfig {
 
 struct PreparedOp {
   std::vector<int> reads, writes;
+  std::vector<bool> transposable; ///< per read (Op::transposable, filled in)
   std::vector<PreparedConfig> configs; ///< available (and not pruned) only
 };
 
@@ -47,6 +48,13 @@ struct PreparedProblem {
       return 0;
     size_t n = source->tensors[t].layouts.size();
     return transposeTable[t][from * n + to];
+  }
+  /// Transpose cost of read r of op i from stored layout `from` to `to`:
+  /// transpose(), or kForbidden for a read that may not be transposed.
+  double readTranspose(int i, size_t r, int from, int to) const {
+    if (from == to)
+      return 0;
+    return ops[i].transposable[r] ? transpose(ops[i].reads[r], from, to) : kForbidden;
   }
   const std::string &layoutName(int t, int layout) const {
     return source->tensors[t].layouts[layout];

@@ -34,7 +34,7 @@ int cheapestArgumentLayout(const PreparedProblem &p, const Assignment &a, int t)
     for (int i = 0; i < int(src.ops.size()); ++i)
       for (size_t r = 0; r < src.ops[i].reads.size(); ++r)
         if (src.ops[i].reads[r] == t)
-          sum += p.transpose(t, from, readLayoutOf(src, a, i, r));
+          sum += p.readTranspose(i, r, from, readLayoutOf(src, a, i, r));
     if (sum < bestCost) {
       best = from;
       bestCost = sum;
@@ -111,8 +111,8 @@ Result<Evaluation> evaluate(const ConfigProblem &src, const Assignment &a) {
     charge.config = a.configs[i];
     charge.configCost = src.ops[i].configs[charge.config].cost;
     charge.total = charge.configCost;
-    auto pay = [&](int t, int from, int to, bool forResult) {
-      double cost = p.transpose(t, from, to);
+    auto pay = [&](int t, int from, int to, bool forResult, size_t r) {
+      double cost = forResult ? p.transpose(t, from, to) : p.readTranspose(i, r, from, to);
       if (from != to)
         charge.transposes.push_back({t, from, to, cost, forResult});
       charge.total += cost;
@@ -126,11 +126,11 @@ Result<Evaluation> evaluate(const ConfigProblem &src, const Assignment &a) {
     };
     for (size_t r = 0; r < src.ops[i].reads.size(); ++r) {
       int t = src.ops[i].reads[r];
-      pay(t, e.storedLayout[t], readLayoutOf(src, a, i, r), false);
+      pay(t, e.storedLayout[t], readLayoutOf(src, a, i, r), false, r);
     }
     for (int t : src.ops[i].writes)
       if (p.fixed[t] >= 0)
-        pay(t, e.storedLayout[t], p.fixed[t], true);
+        pay(t, e.storedLayout[t], p.fixed[t], true, 0);
     e.cost += charge.total;
     e.ops.push_back(std::move(charge));
   }

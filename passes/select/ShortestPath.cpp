@@ -86,7 +86,7 @@ Result<Solution> solveShortestPath(const ConfigProblem &src, const SolveOptions 
         double w = c.cost;
         for (size_t r = 0; r < op.reads.size(); ++r) {
           int t = op.reads[r], from = uint8_t(keys[s][readSlot[r]]);
-          w += p.transpose(t, from, c.readLayout[r]);
+          w += p.readTranspose(i, r, from, c.readLayout[r]);
           if (std::isinf(w) && whyNot.empty())
             whyNot = "tensor '" + p.tensorName(t) + "' stored as '" +
                      p.layoutName(t, from) + "' but read as '" +

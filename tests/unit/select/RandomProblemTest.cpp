@@ -1,8 +1,8 @@
 //===- RandomProblemTest.cpp - the DP against brute force, seeded --------===//
 //
 // Small random problems with skip reads (residuals, saved activations),
-// free and fixed arguments, results, unavailable configurations and forbidden
-// transposes. Costs are multiples of 0.5, so every sum is exact.
+// free and fixed arguments, results, unavailable configurations, forbidden
+// transposes and reads that may not go through a transpose. Costs are multiples of 0.5, so every sum is exact.
 //
 //===----------------------------------------------------------------------===//
 #include "ProblemBuilder.h"
@@ -18,7 +18,7 @@ namespace {
 
 class Generator {
 public:
-  explicit Generator(unsigned seed) : rng_(seed) {}
+  explicit Generator(unsigned seed) : rng_(seed), flags_(seed ^ 0x5A5A5A5Au) {}
 
   ConfigProblem make() {
     ProblemBuilder b;
@@ -38,6 +38,12 @@ public:
         writes.push_back(b.tensor("t" + std::to_string(i) + "_" + std::to_string(w),
                                   layouts(), coin(0.2) ? "l1" : ""));
       int op = b.op("op" + std::to_string(i), reads, writes);
+      // Some reads may not go through a transpose (drawn from a stream of
+      // their own, so the problems are otherwise those of the seed).
+      if (std::bernoulli_distribution(0.1)(flags_))
+        for (size_t r = 0; r < reads.size(); ++r)
+          b.problem.ops[size_t(op)].transposable.push_back(
+              std::bernoulli_distribution(0.5)(flags_));
       for (int c = 0, n = pick(1, 3); c < n; ++c) {
         std::vector<TensorLayout> ls;
         for (int t : reads)
@@ -65,7 +71,7 @@ private:
   std::string randomLayout(const Tensor &t) {
     return t.layouts[pick(0, int(t.layouts.size()) - 1)];
   }
-  std::mt19937 rng_;
+  std::mt19937 rng_, flags_;
 };
 
 TEST(RandomProblems, ShortestPathEqualsBruteForceAndBoundsHold) {
@@ -126,7 +132,7 @@ TEST(RandomProblems, ShortestPathEqualsBruteForceAndBoundsHold) {
   }
   // The sample exercises what it claims to: mostly feasible problems, skip
   // reads, and cases where the chain and pruning do lose.
-  EXPECT_GE(feasible, 200);
+  EXPECT_GE(feasible, 180); // 190 of these 300 (211 before reads that may not transpose)
   EXPECT_GE(skips, 300);
   EXPECT_GT(chainWorse, 0);
   EXPECT_GT(pruneWorse, 0);

@@ -1,6 +1,7 @@
 //===- ShortestPathTest.cpp - hand-made graphs against brute force -------===//
 #include "ProblemBuilder.h"
 
+#include "passes/select/PreparedProblem.h"
 #include "passes/select/ShortestPath.h"
 
 #include <gtest/gtest.h>
@@ -173,6 +174,40 @@ TEST(ShortestPath, ForbiddenTransposeVersusPriced) {
   EXPECT_EQ(s.assignment.configs[1], 1);
   EXPECT_EQ(s.cost, 6);
   EXPECT_EQ(s.edges, 1u + 1u); // the forbidden edge is not one
+}
+
+TEST(ShortestPath, ReadThatMayNotBeTransposed) {
+  // As ForbiddenTransposeVersusPriced, but the transpose is priced and only
+  // B's read is marked as one that may not go through it; C's read of the
+  // same tensor still may.
+  ProblemBuilder b(2);
+  int t = b.tensor("t", {"ab", "ba"});
+  int A = b.op("A", {}, {t}), B = b.op("B", {t}, {}), C = b.op("C", {t}, {});
+  b.config(A, 1, {{t, "ab"}});
+  b.config(B, 1, {{t, "ba"}});
+  b.config(B, 5, {{t, "ab"}});
+  b.config(C, 1, {{t, "ba"}});
+  b.config(C, 5, {{t, "ab"}});
+  Solution s = solveChecked(b.problem);
+  EXPECT_EQ(s.assignment.configs[1], 0); // both read through the transpose
+  EXPECT_EQ(s.cost, 1 + 3 + 3);
+  b.problem.ops[size_t(B)].transposable = {false};
+  s = solveChecked(b.problem);
+  EXPECT_EQ(s.assignment.configs[1], 1);
+  EXPECT_EQ(s.assignment.configs[2], 0);
+  EXPECT_EQ(s.cost, 1 + 5 + 3);
+  Result<Evaluation> e = evaluate(b.problem, Assignment{{0, 0, 0}, {}});
+  ASSERT_TRUE(e.ok());
+  EXPECT_FALSE(e->feasible);
+  EXPECT_NE(e->reason.find("op 'B'"), std::string::npos) << e->reason;
+  auto chain = forwardChainOnly(b.problem);
+  ASSERT_TRUE(chain.ok()) << chain.error();
+  EXPECT_EQ(chain->assignment.configs[1], 1);
+  auto brute = bruteForce(b.problem);
+  ASSERT_TRUE(brute.has_value());
+  EXPECT_EQ(brute->first, s.cost);
+  b.problem.ops[size_t(B)].transposable = {true, false};
+  EXPECT_FALSE(prepare(b.problem).ok()); // one flag per read
 }
 
 TEST(ShortestPath, TextDumpNamesConfigurationsAndTransposes) {
