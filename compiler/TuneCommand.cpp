@@ -47,8 +47,10 @@ cl::opt<int> count("candidates",
                             "configuration of every kernel)"),
                    cl::init(0), cl::value_desc("N"), cl::sub(tuneCmd), cl::cat(category));
 cl::opt<int> layoutCount("layout-candidates",
-                          cl::desc("Layout candidate bundles l<n>_<i>.dmlib to write, the first "
-                                   "N (default: all; 0: none)"),
+                          cl::desc("Layout candidate bundles to write: the first N "
+                                   "l<n>_<i>.dmlib (a tensor moved) and the first N "
+                                   "t<n>_<i>.dmlib (read through a transpose) (default: all; "
+                                   "0: none)"),
                           cl::init(-1), cl::value_desc("N"), cl::sub(tuneCmd), cl::cat(category));
 cl::opt<int> pruneKernels("prune-kernels",
                           cl::desc("Measure each kernel's default knobs and the N - 1 other "
@@ -92,7 +94,9 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(MLIRContext &ctx, bo
 /// name, the steps it changes, and its graph.
 struct LayoutBundle {
   bundle::LayoutCandidate candidate;
-  std::string file; ///< l<n>_<i>.dmlib: contraction n's i-th candidate
+  /// l<n>_<i>.dmlib: contraction n's i-th candidate; t<n>_<i>.dmlib: its
+  /// i-th through a transpose
+  std::string file;
   std::vector<std::string> steps;
   mlir::OwningOpRef<mlir::ModuleOp> module;
 };
@@ -112,20 +116,22 @@ Expected<std::vector<LayoutBundle>> layoutBundles(MLIRContext &ctx, bool print,
   if (!all)
     return all.takeError();
   std::vector<LayoutBundle> out;
-  std::map<std::string, int> perContraction;
+  std::map<std::string, int> perContraction; // "c3" or "tc3" -> candidates written
   for (bundle::LayoutCandidate &c : all->candidates) {
     auto module = configuredGraph(ctx, true, true, Stage::Fuse);
     if (!module)
       return module.takeError();
     FuncOp g = layerFunction(**module);
-    std::string file = "l" + c.contraction.substr(1) + "_" +
-                       std::to_string(perContraction[c.contraction]) + ".dmlib";
+    const std::string key = (c.transpose ? "t" : "") + c.contraction;
+    std::string file = (c.transpose ? "t" : "l") + c.contraction.substr(1) + "_" +
+                       std::to_string(perContraction[key]) + ".dmlib";
     std::string why;
     if (Error e = bundle::applyConfiguration(g, c.config, "layout candidate " + c.describe(),
                                              /*checkForms=*/false))
       why = toString(std::move(e));
-    std::vector<std::string> steps = why.empty() ? bundle::changedSteps(f, g)
-                                                 : std::vector<std::string>{};
+    std::vector<std::string> steps;
+    if (why.empty())
+      steps = c.transpose ? bundle::transposeSteps(g, c.contraction) : bundle::changedSteps(f, g);
     if (why.empty() && steps.empty())
       why = "changes no step's layouts";
     // A kernel that cannot be written in the moved layouts (e.g. a fused
@@ -146,7 +152,7 @@ Expected<std::vector<LayoutBundle>> layoutBundles(MLIRContext &ctx, bool print,
       skipped.push_back(c.describe() + ": " + why);
       continue;
     }
-    ++perContraction[c.contraction];
+    ++perContraction[key];
     out.push_back({std::move(c), file, std::move(steps), std::move(*module)});
   }
   if (print)
@@ -363,8 +369,16 @@ int runTune(MLIRContext &ctx, const char *argv0) {
   if (!layouts)
     return report(layouts.takeError());
   size_t applicable = layouts->size();
-  if (layoutCount >= 0 && layouts->size() > size_t(layoutCount.getValue()))
-    layouts->resize(size_t(layoutCount.getValue()));
+  if (layoutCount >= 0) { // the first N of each kind
+    std::vector<LayoutBundle> kept;
+    size_t moved = 0, transposed = 0;
+    for (LayoutBundle &l : *layouts)
+      if (++(l.candidate.transpose ? transposed : moved) <= size_t(layoutCount.getValue()))
+        kept.push_back(std::move(l));
+    *layouts = std::move(kept);
+  }
+  size_t transposes = size_t(llvm::count_if(
+      *layouts, [](const LayoutBundle &l) { return l.candidate.transpose; }));
   if (dryRun) {
     outs() << formatv("dmc tune: {0} candidate bundle(s) and the default: {1} kernel "
                       "measurements ({2} of the {3} feasible configurations{4})\n",
@@ -372,9 +386,9 @@ int runTune(MLIRContext &ctx, const char *argv0) {
                       std::accumulate(counts->begin(), counts->end(), size_t(0)),
                       pruneKernels > 0 ? "; --prune-kernels " + std::to_string(pruneKernels)
                                        : std::string());
-    outs() << formatv("dmc tune: {0} layout candidate bundle(s) of {1}, {2} skipped (rejected when "
-                      "applied)\n",
-                      layouts->size(), applicable, skipped.size());
+    outs() << formatv("dmc tune: {0} layout candidate bundle(s) ({1} through a transpose) of {2}, "
+                      "{3} skipped (rejected when applied)\n",
+                      layouts->size(), transposes, applicable, skipped.size());
     return 0;
   }
   for (const std::string &why : skipped)

@@ -46,6 +46,18 @@ Problem kernelProblem(const dmrt::Manifest &m, const dmrt::BundleKernel &k) {
   return p;
 }
 
+Problem transposeProblem(const dmrt::BundleTensor &t, const std::string &from,
+                         const std::string &to) {
+  Problem p;
+  p.kind = Kind::Kernel;
+  for (size_t i = 0; i < t.dims.size() && i < t.shape.size(); ++i)
+    p.sizes[std::string(1, t.dims[i])] = t.shape[i];
+  p.layouts = {from, to};
+  p.signature = "kernel transpose(" + sorted(from) + "->" + sorted(to) + ")";
+  p.dtype = dmrt::dtypeName(t.dtype);
+  return p;
+}
+
 Problem contractionProblem(const dmrt::Manifest &m, const dmrt::BundleContraction &c) {
   Problem p;
   p.kind = Kind::Contraction;

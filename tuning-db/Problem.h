@@ -37,6 +37,11 @@ struct Problem {
 /// A fused kernel: "kernel NAME(ijk,i->ijk)" with every dims string sorted
 /// (layout-independent), e.g. "kernel bias_dropout(bij,i->bij)".
 Problem kernelProblem(const dmrt::Manifest &, const dmrt::BundleKernel &);
+/// The kernel a configuration's transpose inserts (`dm.kernel "transpose"`,
+/// config.json `transposes[]`) reading `t` in layout `from` and writing it in
+/// `to`: kernelProblem of that kernel in a bundle, without the bundle.
+Problem transposeProblem(const dmrt::BundleTensor &t, const std::string &from,
+                         const std::string &to);
 /// A contraction: "contraction ab,bc->ac" with sorted dims, and its epilogue.
 Problem contractionProblem(const dmrt::Manifest &, const dmrt::BundleContraction &);
 

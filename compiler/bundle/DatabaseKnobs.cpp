@@ -60,7 +60,8 @@ llvm::Error knobsFromDatabase(const WrittenBundle &defaultBundle, const std::str
     log << line << "\n";
   }
   changed = global.ok &&
-            (global.kernelsChanged || global.layoutsChanged || global.contractionsChanged);
+            (global.kernelsChanged || global.layoutsChanged || global.contractionsChanged ||
+             global.transposesInserted);
   if (view) {
     view->device = chosen.name;
     view->complete = global.ok;

@@ -58,6 +58,8 @@ struct Builder {
   std::vector<Step> steps;                      ///< per op
   std::vector<tuningdb::Problem> problems;         ///< per op: its default layouts' problem
   std::vector<std::vector<const Record *>> chosenFrom; ///< per op, per config (null: default)
+  std::vector<int64_t> idOf;                    ///< problem tensor -> manifest tensor id
+  const std::vector<const Record *> *records = nullptr; ///< every matched record
 
   int tensor(int64_t id) {
     auto it = index.find(id);
@@ -68,17 +70,34 @@ struct Builder {
     st.name = t->name;
     st.layouts = {t->dims};
     index[id] = int(problem.tensors.size());
+    idOf.push_back(id);
     problem.tensors.push_back(st);
     return index[id];
   }
 
+  /// The fastest checked record of the transpose kernel that reads problem
+  /// tensor `t` as `from` and writes it as `to` (tuningdb::transposeProblem);
+  /// null when none was measured.
+  const Record *transposeRecord(int t, const std::string &from, const std::string &to) const {
+    tuningdb::Problem p = tuningdb::transposeProblem(*m.tensor(idOf[size_t(t)]), from, to);
+    const Record *best = nullptr;
+    for (const Record *r : *records) {
+      dmrt::ConfigKernel knobs;
+      if (r->kind == tuningdb::Kind::Kernel && tuningdb::sameProblem(p, *r) &&
+          tuningdb::configKnobs(*r, knobs) && (!best || r->medianUs < best->medianUs))
+        best = r;
+    }
+    return best;
+  }
+
   /// The record's layout per problem tensor, or false when it moves a fixed
-  /// tensor or gives one tensor two layouts.
+  /// tensor (other than at `mayDiffer`'s positions, reads that may go through
+  /// a transpose) or gives one tensor two layouts.
   bool layoutsOf(const std::vector<int64_t> &ids, const Record &r,
-                 std::map<int, std::string> &out) {
+                 std::map<int, std::string> &out, const std::set<size_t> &mayDiffer) {
     for (size_t i = 0; i < ids.size(); ++i) {
       const dmrt::BundleTensor *t = m.tensor(ids[i]);
-      if (fixed.count(ids[i]) && r.layouts[i] != t->dims)
+      if (fixed.count(ids[i]) && r.layouts[i] != t->dims && !mayDiffer.count(i))
         return false;
       auto [it, fresh] = out.emplace(tensor(ids[i]), r.layouts[i]);
       if (!fresh && it->second != r.layouts[i])
@@ -88,11 +107,13 @@ struct Builder {
   }
 
   /// A step whose configurations are its records of `p`'s computation in
-  /// any layouts, at `costOf` (a record it cannot use: < 0).
+  /// any layouts, at `costOf` (a record it cannot use: < 0). The inputs at
+  /// `transposable` positions may be read through a transpose (each tensor
+  /// read only there).
   template <class CostOf>
   void addStep(const std::string &name, Step step, tuningdb::Problem p,
                const std::vector<const Record *> &matched, const std::string &unmeasured,
-               CostOf costOf) {
+               const std::set<size_t> &transposable, CostOf costOf) {
     select::Op op;
     op.name = name;
     size_t inputs = step.ids.size() - (step.kernel ? step.kernel->outputs.size()
@@ -106,11 +127,18 @@ struct Builder {
         op.reads.push_back(tensor(step.ids[i]));
     for (int64_t id : outs)
       op.writes.push_back(tensor(id));
+    for (int t : op.reads) {
+      bool may = true;
+      for (size_t i = 0; i < inputs; ++i)
+        if (tensor(step.ids[i]) == t)
+          may &= transposable.count(i) > 0;
+      op.transposable.push_back(may);
+    }
     std::vector<const Record *> from;
     for (const Record *r : matched) {
       std::map<int, std::string> layouts;
       double cost = tuningdb::sameComputation(p, *r) ? costOf(*r) : -1;
-      if (cost < 0 || !layoutsOf(step.ids, *r, layouts))
+      if (cost < 0 || !layoutsOf(step.ids, *r, layouts, transposable))
         continue;
       select::Config c;
       c.label = tuningdb::describeCandidate(*r);
@@ -144,7 +172,7 @@ struct Builder {
     Step step{&k, -1, k.inputs};
     step.ids.insert(step.ids.end(), k.outputs.begin(), k.outputs.end());
     addStep(k.entry, std::move(step), tuningdb::kernelProblem(m, k), matched,
-            "default knobs (not measured)", [](const Record &r) {
+            "default knobs (not measured)", {}, [](const Record &r) {
               dmrt::ConfigKernel knobs;
               return tuningdb::configKnobs(r, knobs) ? r.medianUs : -1.0;
             });
@@ -160,8 +188,11 @@ struct Builder {
     step.ids.insert(step.ids.end(), outs.begin(), outs.end());
     tuningdb::Problem p = tuningdb::contractionProblem(m, c);
     std::vector<std::string> defaults = p.layouts;
+    // Operands a and b may be read through a transpose (config.json
+    // `transposes[]`, inserted before the contraction); a bias or an
+    // accumulated D may not.
     addStep("c" + std::to_string(c.id), std::move(step), std::move(p), matched,
-            "the heuristic's algorithm (not measured)", [&](const Record &r) {
+            "the heuristic's algorithm (not measured)", {0, 1}, [&](const Record &r) {
               if (r.kind != tuningdb::Kind::Contraction)
                 return -1.0;
               bool isDefault = isDefaultAlgorithm(r) && r.layouts == defaults;
@@ -183,6 +214,75 @@ struct Builder {
   }
 };
 
+/// "k<n>_<rest>" -> n, or -1.
+int kernelIndex(const std::string &name) {
+  size_t us = name.find('_');
+  if (name.size() < 3 || name[0] != 'k' || us == std::string::npos || us < 2)
+    return -1;
+  for (size_t i = 1; i < us; ++i)
+    if (name[i] < '0' || name[i] > '9')
+      return -1;
+  return std::stoi(name.substr(1, us - 1));
+}
+
+/// Adds the selection's transposes (each with the record that priced it) to
+/// `config` as dmc compile applies them: one kernel per tensor and layout,
+/// inserted before the first contraction that reads it so (later kernels'
+/// names move up by one), with its record's knobs.
+void insertTransposes(const dmrt::Manifest &m,
+                      std::vector<std::pair<dmrt::ConfigTranspose, const Record *>> added,
+                      dmrt::Configuration &config, GlobalSelection &g) {
+  if (added.empty())
+    return;
+  auto contractionIndex = [](const dmrt::ConfigTranspose &t) {
+    return std::stoi(t.contraction.substr(1));
+  };
+  std::stable_sort(added.begin(), added.end(), [&](const auto &x, const auto &y) {
+    return contractionIndex(x.first) < contractionIndex(y.first);
+  });
+  // Walk the steps: the kernels' new indices and each new kernel's.
+  std::map<int, int> renamed; // old kernel index -> new
+  std::vector<std::pair<int, const Record *>> fresh; // new kernel index, its record
+  std::set<std::pair<std::string, std::string>> placed;
+  int kernels = 0, inserted = 0;
+  for (const dmrt::BundleStep &s : m.steps) {
+    if (s.kind == dmrt::BundleStep::Kernel) {
+      renamed[kernels] = kernels + inserted;
+      ++kernels;
+      continue;
+    }
+    const std::string name = "c" + std::to_string(s.id);
+    for (const auto &[t, r] : added)
+      if (t.contraction == name && placed.insert({t.tensor, t.dims}).second) {
+        fresh.push_back({kernels + inserted, r});
+        ++inserted;
+        g.transposeUs += r ? r->medianUs : 0;
+      }
+  }
+  for (dmrt::ConfigKernel &k : config.kernels)
+    if (int n = kernelIndex(k.name); n >= 0 && renamed.count(n))
+      k.name = "k" + std::to_string(renamed[n]) + k.name.substr(k.name.find('_'));
+  for (const auto &[n, r] : fresh) {
+    dmrt::ConfigKernel k;
+    k.name = "k" + std::to_string(n) + "_transpose";
+    if (r)
+      tuningdb::configKnobs(*r, k);
+    config.kernels.push_back(k);
+  }
+  std::stable_sort(config.kernels.begin(), config.kernels.end(),
+                   [](const dmrt::ConfigKernel &x, const dmrt::ConfigKernel &y) {
+                     return kernelIndex(x.name) < kernelIndex(y.name);
+                   });
+  for (const auto &[t, r] : added)
+    config.transposes.push_back(t);
+  std::stable_sort(config.transposes.begin(), config.transposes.end(),
+                   [&](const dmrt::ConfigTranspose &x, const dmrt::ConfigTranspose &y) {
+                     return contractionIndex(x) < contractionIndex(y);
+                   });
+  g.transposesInserted = int(fresh.size());
+  g.predictedUs += g.transposeUs;
+}
+
 } // namespace
 
 std::string GlobalSelection::describe() const {
@@ -196,17 +296,25 @@ std::string GlobalSelection::describe() const {
   return llvm::formatv("global selection (shortest path, exact): {0} configuration(s), {1} "
                        "free tensor(s), {2} states, {3} edges; predicted {4} us, lower bound "
                        "{5} us, forward chain only {6}, default {7} us; {8} kernel(s), {9} "
-                       "contraction algorithm(s) and {10} layout(s) changed\n",
+                       "contraction algorithm(s) and {10} layout(s) changed, {11} transpose(s) "
+                       "inserted{12}\n",
                        configs, freeTensors, states, edges, us(predictedUs), us(lowerBoundUs),
                        chain, us(defaultUs), kernelsChanged, contractionsChanged,
-                       layoutsChanged)
+                       layoutsChanged, transposesInserted,
+                       transposesInserted ? " (" + us(transposeUs) + " us)" : std::string())
       .str();
 }
 
 GlobalSelection selectGlobally(const dmrt::Manifest &m, dmrt::Configuration &config,
                                const std::vector<const Record *> &matched) {
   GlobalSelection g;
-  Builder b{m, fixedTensors(m), {}, {}, {}, {}, {}};
+  Builder b{m, fixedTensors(m), {}, {}, {}, {}, {}, {}, &matched};
+  // A read in a layout other than the stored one pays the measured transpose
+  // kernel; without a record it is forbidden.
+  b.problem.transposeCost = [&b](int t, const std::string &from, const std::string &to) {
+    const Record *r = b.transposeRecord(t, from, to);
+    return r ? r->medianUs : select::kForbidden;
+  };
   std::map<int64_t, size_t> contractionAt; // manifest id -> position
   for (size_t n = 0; n < m.contractions.size(); ++n)
     contractionAt[m.contractions[n].id] = n;
@@ -285,6 +393,17 @@ GlobalSelection selectGlobally(const dmrt::Manifest &m, dmrt::Configuration &con
   std::map<std::string, dmrt::ConfigTensor *> tensors;
   for (dmrt::ConfigTensor &t : config.tensors)
     tensors[t.name] = &t;
+  // The layout each tensor is stored in: its writer's, else its fixed one.
+  std::vector<std::string> stored(b.problem.tensors.size());
+  for (size_t t = 0; t < stored.size(); ++t)
+    stored[t] = b.problem.tensors[t].fixedLayout;
+  for (size_t i = 0; i < b.problem.ops.size(); ++i) {
+    const select::Op &op = b.problem.ops[i];
+    for (const select::TensorLayout &tl : op.configs[size_t(solution->assignment.configs[i])].layouts)
+      if (std::find(op.writes.begin(), op.writes.end(), tl.tensor) != op.writes.end())
+        stored[size_t(tl.tensor)] = tl.layout;
+  }
+  std::vector<std::pair<dmrt::ConfigTranspose, const Record *>> added;
   for (size_t i = 0; i < b.problem.ops.size(); ++i) {
     int c = solution->assignment.configs[i];
     const Record *r = b.chosenFrom[i][size_t(c)];
@@ -310,6 +429,15 @@ GlobalSelection selectGlobally(const dmrt::Manifest &m, dmrt::Configuration &con
     }
     for (const select::TensorLayout &tl : b.problem.ops[i].configs[size_t(c)].layouts) {
       const select::Tensor &t = b.problem.tensors[size_t(tl.tensor)];
+      if (tl.layout != stored[size_t(tl.tensor)]) { // a contraction operand, transposed
+        int64_t id = b.idOf[size_t(tl.tensor)];
+        size_t at = size_t(std::find(step.ids.begin(), step.ids.end(), id) - step.ids.begin());
+        const dmrt::BundleTensor *bt = m.tensor(id);
+        added.push_back({{b.problem.ops[i].name, at == 0 ? "a" : "b", t.name, tl.layout,
+                          2 * bt->numElements() * int64_t(dmrt::dtypeSize(bt->dtype))},
+                         b.transposeRecord(tl.tensor, stored[size_t(tl.tensor)], tl.layout)});
+        continue;
+      }
       auto it = tensors.find(t.name);
       if (t.fixedLayout.empty() && it != tensors.end() && it->second->dims != tl.layout) {
         it->second->dims = tl.layout;
@@ -317,6 +445,7 @@ GlobalSelection selectGlobally(const dmrt::Manifest &m, dmrt::Configuration &con
       }
     }
   }
+  insertTransposes(m, added, config, g);
   return g;
 }
 

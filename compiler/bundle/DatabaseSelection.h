@@ -8,9 +8,12 @@
 // at its measured median (a contraction's other than the heuristic in the
 // default layouts: plus kAlgorithmMinGain, so noise keeps the default); a
 // tensor's candidate layouts are those its records read or write. Tensors
-// the caller owns and views keep their layouts, and no transposes are
-// inserted (a kernel reads and writes any layout itself; a contraction's
-// layouts are those it was measured in, dmc tune's layout candidates).
+// the caller owns and views keep their layouts. A contraction's operand a or
+// b may be read through a transpose kernel inserted before it, at the time
+// of that transpose's record (dmc tune's transpose candidates; none
+// measured: not allowed); other reads take the stored layout (a kernel
+// reads and writes any layout itself; a contraction's layouts are those it
+// was measured in, dmc tune's layout candidates).
 // The exact shortest path over the cuts (residuals and saved activations in
 // the state) is the configuration: its knobs and the layouts of the tensors
 // it moves. A kernel without records keeps its default, at an unknown cost.
@@ -44,6 +47,10 @@ struct GlobalSelection {
   bool chainInconsistent = false;
   double defaultUs = -1;     ///< the default configuration (-1: not every kernel measured in it)
   int kernelsChanged = 0, contractionsChanged = 0, layoutsChanged = 0;
+  /// Transpose kernels the selection inserted before contraction operands
+  /// (config.json `transposes[]`) and their measured time, in predictedUs.
+  int transposesInserted = 0;
+  double transposeUs = 0;
   std::string describe() const;
 };
 

@@ -45,11 +45,13 @@ std::string layoutsOf(Operation *op) {
 } // namespace
 
 std::string LayoutCandidate::describe() const {
-  return contraction + " " + operand + " " + tensor + " " + from + " -> " + to;
+  return contraction + " " + operand + " " + tensor + " " + from + " -> " + to +
+         (transpose ? " through a transpose" : "");
 }
 
 std::string LayoutCandidates::summary(size_t contractions) const {
-  std::string s = std::to_string(candidates.size()) + " layout candidate(s) over " +
+  std::string s = std::to_string(candidates.size()) + " layout candidate(s) (" +
+                  std::to_string(transposes) + " through a transpose) over " +
                   std::to_string(contractions) + " contraction(s); " +
                   std::to_string(pinned) + " operand(s)/result(s) keep their layout";
   std::map<std::string, int> why;
@@ -73,6 +75,7 @@ llvm::Expected<LayoutCandidates> layoutCandidates(func::FuncOp f,
     entryOf[config.tensors[i].name] = i;
   LayoutCandidates out;
   std::set<std::string> made; // a tensor two contractions touch: one candidate per layout
+  std::vector<LayoutCandidate> transposes;
   for (auto [n, c] : llvm::enumerate(f.getOps<dm::ContractOp>())) {
     if (!layout::isMappable(c))
       continue;
@@ -81,6 +84,30 @@ llvm::Expected<LayoutCandidates> layoutCandidates(func::FuncOp f,
     std::vector<dmcgen::LayoutTriple> all = dmcgen::enumerateMappable(layout::contractionOf(c));
     for (int p = 0; p < 3; ++p) {
       const TensorInfo &info = table->tensors()[size_t(table->idOf(vs[p]))];
+      // Through a transpose: any operand, pinned or not, in each other
+      // layout mappable with the other two kept.
+      std::set<std::string> through = {now[p]};
+      for (const dmcgen::LayoutTriple &t : all) {
+        const std::string got[3] = {t.a, t.b, t.d};
+        bool othersKept = true;
+        for (int q = 0; q < 3; ++q)
+          othersKept &= q == p || got[q] == now[q];
+        if (p == 2 || !othersKept || !through.insert(got[p]).second)
+          continue;
+        LayoutCandidate cand;
+        cand.contraction = contractionName(n);
+        cand.operand = "abd"[p];
+        cand.tensor = info.name;
+        cand.from = now[p];
+        cand.to = got[p];
+        cand.transpose = true;
+        cand.config = config;
+        cand.config.kernels.clear(); // the inserted kernel shifts the others' names
+        cand.config.transposes.push_back(
+            {cand.contraction, std::string(1, cand.operand), info.name, got[p],
+             2 * cast<dm::TensorType>(vs[p].getType()).getSizeInBytes()});
+        transposes.push_back(std::move(cand));
+      }
       std::string why = whyPinned(info, *table);
       auto entry = entryOf.find(info.name);
       if (why.empty() && entry == entryOf.end())
@@ -115,7 +142,24 @@ llvm::Expected<LayoutCandidates> layoutCandidates(func::FuncOp f,
       }
     }
   }
+  out.transposes = int(transposes.size());
+  for (LayoutCandidate &c : transposes)
+    out.candidates.push_back(std::move(c));
   return out;
+}
+
+std::vector<std::string> transposeSteps(func::FuncOp candidate, const std::string &contraction) {
+  std::vector<dm::ContractOp> contractions(candidate.getOps<dm::ContractOp>().begin(),
+                                           candidate.getOps<dm::ContractOp>().end());
+  size_t n = size_t(std::stoi(contraction.substr(1)));
+  if (n >= contractions.size())
+    return {};
+  for (auto [i, k] : llvm::enumerate(candidate.getOps<dm::KernelOp>()))
+    if (k->hasAttr(layout::kInsertedAttr))
+      for (Operation *user : k.getResult(0).getUsers())
+        if (user == contractions[n].getOperation())
+          return {"k" + std::to_string(i), contraction};
+  return {};
 }
 
 std::vector<std::string> changedSteps(func::FuncOp base, func::FuncOp candidate) {

@@ -2,7 +2,10 @@
 """dmc tune's layout candidates end to end, without a GPU: what the bundles hold,
 what dmrt-tune runs on them (through a fake dmrt-bench that records its arguments),
 and dmc compile --db choosing a candidate's contraction layout from synthetic
-dmrt-bench runs when it is faster and not when it is slower.
+dmrt-bench runs when it is faster and not when it is slower; and a transpose
+candidate's (t<n>_<i>.dmlib): the selection inserts the transpose when the measured
+transpose plus the contraction in its layout beat the default, not when they do not,
+and never without a measured transpose.
 
 Usage: layout_candidates_test.py --dmc BUILD/bin/dmc --dmc-db BUILD/bin/dmc-db
 """
@@ -103,6 +106,54 @@ def layout_candidates(args, tmp):
                 [strip(c) for c in cfg["contractions"]], (got["contractions"], cfg["contractions"])
     print(f"ok: {names[0]}'s {tensor} in {dims[tensor]} taken when its steps are faster, "
           f"{base[tensor]} kept when slower")
+    transpose_candidates(args, tmp, cands, default)
+
+
+def transpose_candidates(args, tmp, cands, default):
+    """A transpose candidate keeps the tensor's layout and inserts a transpose before
+    the contraction; its tune-steps are that kernel and the contraction. dmc compile
+    --db inserts it (config.json transposes[], a transpose kernel in the bundle, the
+    later kernels renamed) when transpose + contraction are faster than the default's
+    contraction, keeps the default when slower, and without a transpose record never
+    reads the operand in the other layout however fast the contraction is there."""
+    names = sorted(n for n in os.listdir(cands) if n.startswith("t") and n.endswith(".dmlib"))
+    assert len(names) == 3, names  # --layout-candidates 3: the first 3 of each kind
+    cand = os.path.join(cands, names[0])
+    cfg = json.load(open(os.path.join(cand, "config.json")))
+    assert len(cfg["transposes"]) == 1, cfg["transposes"]
+    want = cfg["transposes"][0]
+    base = {t["name"]: t["dims"] for t in json.load(open(os.path.join(default, "config.json")))["tensors"]}
+    assert {t["name"]: t["dims"] for t in cfg["tensors"]} == base, "a transpose candidate moved a tensor"
+    steps = tune_steps(cand)
+    manifest = json.load(open(os.path.join(cand, "manifest.json")))
+    transposes = [k for k in manifest["kernels"] if k["name"] == "transpose"]
+    assert len(transposes) == 1 and steps == {f"k{transposes[0]['id']}", want["contraction"]}, \
+        (steps, transposes)
+    out = os.path.join(tmp, "transpose-cand.dmlib")
+    cases = (("faster", 1.0, 5.0, True), ("slower", 6.0, 5.0, False), ("unmeasured", None, 1.0, False))
+    for what, transpose_us, contraction_us, taken in cases:
+        db = os.path.join(tmp, f"transpose-{what}.jsonl")
+        run([args.dmc_db, "import", db, priced_json(default, db + ".d.json", 10.0, 10.0),
+             "--bundle", default])
+        only = steps if transpose_us is not None else {want["contraction"]}
+        run([args.dmc_db, "import", db,
+             priced_json(cand, db + ".t.json", transpose_us or 0.0, contraction_us, only),
+             "--bundle", cand])
+        r = run([args.dmc, "compile", TINY, "-o", out, "--db", db])
+        got = json.load(open(os.path.join(out, "config.json")))
+        have = [(t["contraction"], t["operand"], t["tensor"], t["dims"]) for t in got["transposes"]]
+        expect = [(want["contraction"], want["operand"], want["tensor"], want["dims"])] if taken else []
+        if have != expect or f"{len(expect)} transpose(s) inserted" not in r.stderr:
+            sys.exit(f"FAIL: {what}: transposes {have}, expected {expect}\n{r.stderr}")
+        kernels = [k["name"] for k in json.load(open(os.path.join(out, "manifest.json")))["kernels"]]
+        assert kernels.count("transpose") == len(expect), (what, kernels)
+        assert {t["name"]: t["dims"] for t in got["tensors"]} == base, what
+        if taken:  # the knobs of every kernel still name a kernel of the bundle
+            entries = {k["entry"] for k in json.load(open(os.path.join(out, "manifest.json")))["kernels"]}
+            assert {k["name"] for k in got["kernels"]} <= entries, (got["kernels"], entries)
+            assert "(1.00 us)" in r.stderr, r.stderr
+    print(f"ok: {names[0]}: the transpose of {want['tensor']} to {want['dims']} for "
+          f"{want['contraction']} inserted when faster, not when slower nor unmeasured")
 
 
 

@@ -50,6 +50,27 @@ TEST(TuningDbProblem, SignatureIsLayoutIndependentAndLayoutsAreKept) {
   EXPECT_FALSE(sameProblem(kernelProblem(c, c.kernels[0]), r)); // another size
 }
 
+TEST(TuningDbProblem, TransposeProblemIsTheInsertedKernels) {
+  // A bundle's transpose kernel reading t0 as bhj and writing t1 as jbh.
+  dmrt::Manifest m = softmaxManifest("bhj");
+  m.tensors[1].dims = "jbh";
+  m.tensors[1].shape = {4, 2, 3};
+  m.kernels[0].name = "transpose";
+  m.reindex();
+  Problem inBundle = kernelProblem(m, m.kernels[0]);
+  Problem p = transposeProblem(m.tensors[0], "bhj", "jbh");
+  EXPECT_EQ(p.signature, "kernel transpose(bhj->bhj)");
+  EXPECT_EQ(p.signature, inBundle.signature);
+  EXPECT_EQ(p.sizes, inBundle.sizes);
+  EXPECT_EQ(p.dtype, inBundle.dtype);
+  EXPECT_EQ(p.layouts, inBundle.layouts);
+  Record r = kernel(0);
+  fillProblem(inBundle, r);
+  EXPECT_TRUE(sameProblem(p, r));
+  EXPECT_FALSE(sameProblem(transposeProblem(m.tensors[0], "jbh", "bhj"), r)); // the other way
+  EXPECT_FALSE(sameProblem(transposeProblem(m.tensors[0], "bhj", "hbj"), r));
+}
+
 TEST(TuningDbProblem, KernelMatchingLeavesOutTheLibraries) {
   Record r = kernel(0);
   Software s = software();
