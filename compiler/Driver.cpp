@@ -27,6 +27,17 @@ size_t stepCount(func::FuncOp layer) {
          size_t(llvm::range_size(layer.getOps<dm::ContractOp>()));
 }
 
+std::string stepShape(func::FuncOp layer) {
+  std::string key;
+  for (Operation &op : layer.getBody().front()) {
+    if (auto k = dyn_cast<dm::KernelOp>(op))
+      key += "k " + k.getName().str() + ";";
+    else if (auto c = dyn_cast<dm::ContractOp>(op))
+      key += "c " + c.getEpilogue().str() + ";";
+  }
+  return key;
+}
+
 llvm::Expected<OwningOpRef<ModuleOp>> buildGraph(MLIRContext &ctx, llvm::StringRef modelPath,
                                                  bool train, Stage last,
                                                  PipelineOptions options) {

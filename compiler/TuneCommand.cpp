@@ -81,11 +81,13 @@ Error fail(const Twine &message) {
 /// sums apart from the row kernels; the tuner's alternatives).
 Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(MLIRContext &ctx, bool fused = true,
                                                             bool columns = true,
-                                                            Stage stage = Stage::Config) {
+                                                            Stage stage = Stage::Config,
+                                                            bool savingBiasGrads = true) {
   PipelineOptions options;
   options.target = target;
   options.fusedAttention = fused;
   options.columnFusion = columns;
+  options.savingBiasGrads = savingBiasGrads;
   return buildGraph(ctx, model, /*train=*/true, stage, options);
 }
 
@@ -229,18 +231,18 @@ Expected<KernelCandidates> feasibleCounts(MLIRContext &ctx, bool print) {
   return out;
 }
 
-/// Writes the configured graph `f` as the bundle `dir`; its stepCount.
-Expected<size_t> writeGraph(mlir::func::FuncOp f, const std::string &dir,
-                            const bundle::BundleOptions &options) {
+/// Writes the configured graph `f` as the bundle `dir`; its stepShape.
+Expected<std::string> writeGraph(mlir::func::FuncOp f, const std::string &dir,
+                                 const bundle::BundleOptions &options) {
   std::string log;
   raw_string_ostream os(log);
   if (Error e = bundle::writeBundle(f, dir, options, os))
     return std::move(e);
-  return stepCount(f);
+  return stepShape(f);
 }
 
-/// The fused configured graph written as the bundle `dir`; its stepCount.
-Expected<size_t> writeOne(MLIRContext &ctx, const std::string &dir,
+/// The fused configured graph written as the bundle `dir`; its stepShape.
+Expected<std::string> writeOne(MLIRContext &ctx, const std::string &dir,
                           const bundle::BundleOptions &options) {
   auto module = configuredGraph(ctx);
   if (!module)
@@ -281,15 +283,17 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
   // and algorithms measured too), column sums apart (its contractions are
   // default.dmlib's). A path the pass does not change is not written.
   struct Alternative {
-    bool fused, columns;
+    bool fused, columns, savingBiasGrads;
     const char *file, *what;
   };
-  for (const Alternative &alt : {Alternative{false, true, "unfused.dmlib", "attention unfused"},
-                                 Alternative{true, false, "apart.dmlib", "column sums apart"}}) {
-    auto module = configuredGraph(ctx, alt.fused, alt.columns);
+  for (const Alternative &alt :
+       {Alternative{false, true, true, "unfused.dmlib", "attention unfused"},
+        Alternative{true, false, true, "apart.dmlib", "column sums apart"},
+        Alternative{true, true, false, "bgrad.dmlib", "every bias gradient in its GEMM"}}) {
+    auto module = configuredGraph(ctx, alt.fused, alt.columns, Stage::Config, alt.savingBiasGrads);
     if (!module)
       return module.takeError();
-    if (stepCount(layerFunction(**module)) == *fusedSteps)
+    if (stepShape(layerFunction(**module)) == *fusedSteps)
       continue;
     errs() << "dmc tune: " << dir << "/" << alt.file << " (" << alt.what
            << ", with references)\n";

@@ -106,6 +106,13 @@ cl::opt<bool> noColumnFusion(
              "off)"),
     cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd), cl::sub(evalCmd),
     cl::cat(dmcCategory));
+cl::opt<bool> allBiasGrads(
+    "all-bias-grads",
+    cl::desc("Fold every bias gradient cuBLASLt can compute into its GEMM, also where its "
+             "kernel moves as many bytes without it (dm-gemm-epilogues{all-bias-grads}); "
+             "dmc compile --db prices both and keeps the faster"),
+    cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd), cl::sub(evalCmd),
+    cl::cat(dmcCategory));
 
 /// cl::desc keeps a StringRef: the text lives as long as the program.
 const std::string &targetHelp() {
@@ -332,6 +339,7 @@ dmc::PipelineOptions pipelineOptions() {
   o.epilogues = !noEpilogues;
   o.fusedAttention = !noFusedAttention;
   o.columnFusion = !noColumnFusion;
+  o.savingBiasGrads = !allBiasGrads;
   if (!target.empty())
     o.target = target;
   else if (auto t = dmcgen::defaultTargetFor(arch))
@@ -344,10 +352,11 @@ dmc::PipelineOptions pipelineOptions() {
 /// against `current` (bundle/PathChoice.h); the line goes to the log. True,
 /// with its tuned configuration in `altConfig` and its pricing in `altView`,
 /// when it is faster; false when it is not, or when the pass changed nothing
-/// (the same number of steps).
+/// (the same steps, dmc::stepShape; `currentShape` becomes the alternative's
+/// when it is faster).
 Expected<bool> alternativeIsFaster(mlir::MLIRContext &ctx, const dmc::bundle::BundleOptions &options,
                                    const dmc::PipelineOptions &alternative,
-                                   const dmc::bundle::PathNames &names, size_t currentSteps,
+                                   const dmc::bundle::PathNames &names, std::string &currentShape,
                                    const dmc::bundle::DatabaseView &currentView,
                                    dmc::bundle::DatabaseView &altView,
                                    dmrt::Configuration &altConfig) {
@@ -355,7 +364,8 @@ Expected<bool> alternativeIsFaster(mlir::MLIRContext &ctx, const dmc::bundle::Bu
   if (!module)
     return module.takeError();
   auto f = dmc::layerFunction(**module);
-  if (dmc::stepCount(f) == currentSteps)
+  const std::string shape = dmc::stepShape(f);
+  if (shape == currentShape)
     return false; // the pass found nothing: one path only
   SmallString<128> tmp;
   if (std::error_code ec = sys::fs::createUniqueDirectory("dmc-alternative", tmp))
@@ -387,6 +397,7 @@ int runCompile(mlir::MLIRContext &ctx) {
   auto module = configuredGraph(ctx, pipeline);
   if (!module)
     return report(module.takeError());
+  const std::string compiledShape = dmc::stepShape(dmc::layerFunction(**module));
   if (printConfig && bundleOut.empty()) {
     auto config = dmc::bundle::extractConfiguration(dmc::layerFunction(**module),
                                                     sys::path::stem(modelPath));
@@ -441,7 +452,7 @@ int runCompile(mlir::MLIRContext &ctx) {
     }
     // Each pass that has an alternative, one after the other: the path
     // kept so far against the same path with the pass off.
-    size_t steps = written.manifest.kernels.size() + written.manifest.contractions.size();
+    std::string shape = compiledShape;
     struct Alternative {
       bool dmc::PipelineOptions::*pass;
       dmc::bundle::PathNames names;
@@ -449,14 +460,17 @@ int runCompile(mlir::MLIRContext &ctx) {
     for (const Alternative &alt :
          {Alternative{&dmc::PipelineOptions::fusedAttention, {"attention", "fused", "unfused"}},
           Alternative{&dmc::PipelineOptions::columnFusion,
-                      {"column sums", "in the row kernels", "apart"}}}) {
+                      {"column sums", "in the row kernels", "apart"}},
+          Alternative{&dmc::PipelineOptions::savingBiasGrads,
+                      {"bias gradients", "in the GEMMs where they save bytes",
+                       "in every GEMM that computes them"}}}) {
       if (!(pipeline.*alt.pass))
         continue;
       dmc::PipelineOptions off = pipeline;
       off.*alt.pass = false;
       dmrt::Configuration altConfig;
       dmc::bundle::DatabaseView altView;
-      auto faster = alternativeIsFaster(ctx, options, off, alt.names, steps, view, altView,
+      auto faster = alternativeIsFaster(ctx, options, off, alt.names, shape, view, altView,
                                         altConfig);
       if (!faster)
         return report(faster.takeError());
@@ -464,7 +478,6 @@ int runCompile(mlir::MLIRContext &ctx) {
         pipeline = off;
         tuned = std::move(altConfig);
         view = std::move(altView);
-        steps = view.kernels + view.contractions;
         changed = true;
       }
     }

@@ -62,6 +62,43 @@ bool runsAfter(Operation *user, dm::ContractOp c) {
   return top && c->isBeforeInBlock(top);
 }
 
+/// A view op (no data moves: an unstack, a rename) in `c`'s block.
+bool isViewIn(Operation *op, dm::ContractOp c) {
+  auto space = dyn_cast<dm::IterationSpaceOpInterface>(op);
+  return space && space.isView() && op->getBlock() == c->getBlock();
+}
+
+/// Whether `reader` runs after `c`, or is a view whose readers all do
+/// (it can move after `c`: moveViewsAfter).
+bool readsAfter(Operation *reader, dm::ContractOp c) {
+  if (runsAfter(reader, c))
+    return true;
+  if (!isViewIn(reader, c))
+    return false;
+  for (Value r : reader->getResults())
+    for (Operation *u : r.getUsers())
+      if (!readsAfter(u, c))
+        return false;
+  return true;
+}
+
+/// Moves the views reading `v` that sit before `c` (and the views reading
+/// those) to just after `c`, in order, so they may read what `c` computes.
+void moveViewsAfter(Value v, dm::ContractOp c) {
+  SmallVector<Operation *> views;
+  for (Operation *u : v.getUsers())
+    if (isViewIn(u, c) && !runsAfter(u, c))
+      views.push_back(u);
+  llvm::sort(views, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  Operation *after = c;
+  for (Operation *view : views) {
+    view->moveAfter(after);
+    after = view;
+    for (Value r : view->getResults())
+      moveViewsAfter(r, c);
+  }
+}
+
 /// The traffic `k` stops moving when `op` leaves it: the outputs that yield
 /// `op`'s result go (`gone`), inputs only `op` read go, and the kernel goes
 /// when no output is left. With `resultStaysInside` (a bias_add whose result
@@ -154,14 +191,12 @@ bool findBiasGrad(dm::ContractOp c, dmrt::Epilogue kind, Rules rules, Candidate 
     if (c.getType().hasDim(d))
       kept.push_back(d);
   why = "no fused kernel sums the operand down to '" + kept + "'";
-  for (OpOperand &use : operand.getUses()) {
-    auto k = dyn_cast<dm::KernelOp>(use.getOwner());
-    if (!k)
-      continue;
-    BlockArgument a = bodyOf(k).getArgument(use.getOperandNumber());
+  // The sum of the operand inside a kernel: one reading it (the value is
+  // that kernel's input `a`) or the one writing it (the value it yields).
+  auto tryKernel = [&](dm::KernelOp k, Value inside) {
     SmallVector<dm::ReduceSumOp> sums;
     bodyOf(k).walk([&](dm::ReduceSumOp sum) {
-      if (kernelInput(k, sum.getX()) == a)
+      if (throughTransposes(sum.getX()) == throughTransposes(inside))
         sums.push_back(sum);
     });
     for (dm::ReduceSumOp sum : sums) {
@@ -175,7 +210,7 @@ bool findBiasGrad(dm::ContractOp c, dmrt::Epilogue kind, Rules rules, Candidate 
       for (auto [n, v] : llvm::enumerate(yieldOf(k).getValues()))
         if (v == sum.getResult())
           for (Operation *reader : k.getResult(n).getUsers())
-            late &= runsAfter(reader, c);
+            late &= readsAfter(reader, c);
       if (!late) {
         why = "the bias gradient is read before the contraction runs";
         continue;
@@ -187,7 +222,15 @@ bool findBiasGrad(dm::ContractOp c, dmrt::Epilogue kind, Rules rules, Candidate 
              dropped == trafficOf(k)};
       return true;
     }
-  }
+    return false;
+  };
+  for (OpOperand &use : operand.getUses())
+    if (auto k = dyn_cast<dm::KernelOp>(use.getOwner()))
+      if (tryKernel(k, bodyOf(k).getArgument(use.getOperandNumber())))
+        return true;
+  if (auto k = operand.getDefiningOp<dm::KernelOp>())
+    if (tryKernel(k, yieldOf(k).getValues()[cast<OpResult>(operand).getResultNumber()]))
+      return true;
   return false;
 }
 
@@ -273,12 +316,14 @@ bool findCandidate(dm::ContractOp c, dmrt::Epilogue kind, Candidate &out, std::s
   return found;
 }
 
-bool bestCandidate(dm::ContractOp c, Candidate &out) {
+bool bestCandidate(dm::ContractOp c, Candidate &out, bool allBiasGrads) {
   bool any = false;
   for (dmrt::Epilogue kind : {dmrt::Epilogue::Bias, dmrt::Epilogue::BGradA, dmrt::Epilogue::BGradB}) {
     Candidate cand;
     std::string why;
-    if (findCandidate(c, kind, cand, why) && (!any || cand.bytesSaved > out.bytesSaved)) {
+    Rules rules;
+    rules.mustSave = !allBiasGrads || kind == dmrt::Epilogue::Bias;
+    if (findCandidate(c, kind, cand, why, rules) && (!any || cand.bytesSaved > out.bytesSaved)) {
       out = cand;
       any = true;
     }
@@ -307,8 +352,10 @@ dm::ContractOp apply(const Candidate &cand) {
     folded = b.create<dm::ContractOp>(c.getLoc(), c.getType(), sum.getType(), c.getLhs(),
                                       c.getRhs(), Value(), c.getScaleAttr(), name);
     for (auto [n, v] : llvm::enumerate(yieldOf(k).getValues()))
-      if (v == sum.getResult())
+      if (v == sum.getResult()) {
         replaced[n] = folded.getBiasGrad();
+        moveViewsAfter(k.getResult(n), c); // e.g. an unstack of the gradients
+      }
   }
   for (NamedAttribute attr : c->getDiscardableAttrs())
     folded->setAttr(attr.getName(), attr.getValue());

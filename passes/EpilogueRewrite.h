@@ -57,7 +57,9 @@ bool findCandidate(dm::ContractOp c, dmrt::Epilogue kind, Candidate &out, std::s
                    Rules rules = {});
 
 /// The candidate saving the most bytes among all kinds; false when none.
-bool bestCandidate(dm::ContractOp c, Candidate &out);
+/// With `allBiasGrads`, bias gradients that save no bytes qualify too
+/// (dm-gemm-epilogues{all-bias-grads}); a bias still must save bytes.
+bool bestCandidate(dm::ContractOp c, Candidate &out, bool allBiasGrads = false);
 
 /// Folds `cand` in: replaces the contraction by one with the epilogue (same
 /// attributes), removes the op from its kernel and drops what the kernel no

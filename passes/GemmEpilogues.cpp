@@ -25,6 +25,7 @@ namespace dmc {
 namespace {
 
 struct DmGemmEpiloguesPass : impl::DmGemmEpiloguesBase<DmGemmEpiloguesPass> {
+  using DmGemmEpiloguesBase::DmGemmEpiloguesBase;
   void runOnOperation() override {
     Block &block = getOperation().getBody().front();
     SmallVector<dm::ContractOp> contractions(block.getOps<dm::ContractOp>());
@@ -38,7 +39,7 @@ struct DmGemmEpiloguesPass : impl::DmGemmEpiloguesBase<DmGemmEpiloguesPass> {
                          << dmrt::epilogueManifestName(kind) << ": " << why << "\n";
         }
       });
-      if (!epilogue::bestCandidate(c, cand))
+      if (!epilogue::bestCandidate(c, cand, allBiasGrads))
         continue;
       LLVM_DEBUG(llvm::dbgs() << "dm-gemm-epilogues: " << dmrt::epilogueManifestName(cand.kind)
                               << " from kernel " << cand.kernel.getName() << " saves "

@@ -150,7 +150,17 @@ def DmGemmEpilogues : Pass<"dm-gemm-epilogues", "mlir::func::FuncOp"> {
     several, the one saving most. The op leaves its kernel, the kernel keeps
     only what it still needs and disappears when nothing is left. The
     contraction records the bytes saved in `dm.epilogue_saved`.
+
+    With `all-bias-grads`, a bias gradient is folded in even where its
+    kernel moves as many bytes without it (the kernel still reads the
+    operand for other work): the column sum leaves the kernel for the GEMM,
+    which may be faster though no byte is saved. `dmc compile --db` prices
+    both graphs and keeps the faster.
   }];
+  let options = [
+    Option<"allBiasGrads", "all-bias-grads", "bool", /*default=*/"false",
+           "Fold every bias gradient cuBLASLt can compute, saving bytes or not">
+  ];
   let dependentDialects = ["::dmc::dm::DmDialect"];
 }
 

@@ -47,13 +47,16 @@ void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train, PipelineOpti
   if (last >= Stage::Fuse && options.columnFusion)
     f.addPass(createDmFuseColumnReductions());
   if (last >= Stage::Config)
-    addConfigPasses(f, options.epilogues);
+    addConfigPasses(f, options);
 }
 
-void addConfigPasses(mlir::OpPassManager &f, bool epilogues) {
+void addConfigPasses(mlir::OpPassManager &f, const PipelineOptions &options) {
   f.addPass(createDmDefaultLayouts());
-  if (epilogues)
-    f.addPass(createDmGemmEpilogues());
+  if (options.epilogues) {
+    DmGemmEpiloguesOptions epilogues;
+    epilogues.allBiasGrads = !options.savingBiasGrads;
+    f.addPass(createDmGemmEpilogues(epilogues));
+  }
 }
 
 } // namespace dmc

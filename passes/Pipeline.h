@@ -28,6 +28,10 @@ struct PipelineOptions {
   /// layer-norm parameter gradients, inside the row kernel reading the same
   /// tensors).
   bool columnFusion = true;
+  /// dm-gemm-epilogues folds a bias gradient only where its kernel then
+  /// moves fewer bytes; false: every one cuBLASLt can compute
+  /// (all-bias-grads: the column sum leaves its kernel for the GEMM).
+  bool savingBiasGrads = true;
   /// The GPU the graph is compiled for (codegen/target/GpuTarget.h): set on
   /// the module as `dm.target`, read by codegen's configurations.
   std::string target = "h100";
@@ -38,8 +42,8 @@ struct PipelineOptions {
 void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train,
                    PipelineOptions options = {});
 /// The config stage alone, on a function pass manager: dm-default-layouts,
-/// then dm-gemm-epilogues with `epilogues`.
-void addConfigPasses(mlir::OpPassManager &funcPm, bool epilogues);
+/// then dm-gemm-epilogues as `options` say (epilogues, savingBiasGrads).
+void addConfigPasses(mlir::OpPassManager &funcPm, const PipelineOptions &options);
 
 } // namespace dmc
 

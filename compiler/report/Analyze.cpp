@@ -53,7 +53,7 @@ llvm::Expected<DataMovementReport> analyzeModel(MLIRContext &ctx, llvm::StringRe
   }
   OwningOpRef<ModuleOp> configured = (*fused)->clone();
   PassManager config(&ctx);
-  addConfigPasses(config.nest<func::FuncOp>(), options.epilogues);
+  addConfigPasses(config.nest<func::FuncOp>(), options);
   if (failed(config.run(*configured)))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    modelPath + ": the config stage failed");

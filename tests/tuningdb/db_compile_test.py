@@ -221,6 +221,33 @@ def column_paths(args, tmp):
                   lambda ks: "layernorm_dparams" not in ks)
 
 
+def bias_grad_paths(args, tmp):
+    """Bias gradients folded into the GEMMs only where they save bytes (the default)
+    against every one cuBLASLt can compute (dm-gemm-epilogues{all-bias-grads}): the
+    column sums leave dgelu_reduce_sum, stack_reduce_sum and reduce_sum_add; dmc tune
+    writes bgrad.dmlib for that path."""
+    saving, every = os.path.join(tmp, "bg-s.dmlib"), os.path.join(tmp, "bg-e.dmlib")
+    run([args.dmc, "compile", TINY, "-o", saving])
+    run([args.dmc, "compile", TINY, "-o", every, "--all-bias-grads"])
+    assert "dgelu_reduce_sum" in kernels(saving) and "dgelu" in kernels(every) \
+        and "dgelu_reduce_sum" not in kernels(every), (kernels(saving), kernels(every))
+    epilogues = [c.get("epilogue") for c in
+                 json.load(open(os.path.join(every, "manifest.json")))["contractions"]]
+    assert epilogues.count("bgradb") == 4, epilogues
+    compare_paths(args, tmp, TINY, (saving, every),
+                  ("bias gradients", "in the GEMMs where they save bytes",
+                   "in every GEMM that computes them"),
+                  (("every GEMM faster", 1.0, 10.0, "in every GEMM that computes them"),
+                   ("saving bytes faster", 50.0, 10.0, "in the GEMMs where they save bytes")),
+                  lambda ks: "dgelu_reduce_sum" in ks)
+    cands = os.path.join(tmp, "bg-cands")
+    run([args.dmc, "tune", TINY, "--emit-candidates", cands, "--candidates", "1",
+         "--layout-candidates", "0"])
+    assert os.path.isdir(os.path.join(cands, "bgrad.dmlib", "reference")), os.listdir(cands)
+    assert "dgelu" in kernels(os.path.join(cands, "bgrad.dmlib"))
+    print("ok: dmc tune wrote bgrad.dmlib (with references) beside default.dmlib")
+
+
 def attention_paths(args, tmp):
     """Fused attention against the unfused path; dmc tune writes unfused.dmlib for a
     model whose attention fuses."""
@@ -341,14 +368,15 @@ def resume(args, tmp, cands):
     measuring again (its dmrt-bench here is /bin/false: any measurement fails); a
     truncated run file is measured again; without --resume everything is."""
     tune = os.path.join(os.path.dirname(args.dmc_db), "dmrt-tune")
-    names = ["default", "apart", "c0", "c1"]
-    # c0 faster, c1 slower than the default; apart's kernels are other problems.
-    for n, us in zip(names, [10.0, 11.0, 9.0, 12.0]):
+    names = ["default", "apart", "bgrad", "c0", "c1"]
+    # c0 faster, c1 slower than the default; apart's and bgrad's kernels are other
+    # problems or slower.
+    for n, us in zip(names, [10.0, 11.0, 11.0, 9.0, 12.0]):
         bundle = os.path.join(cands, n + ".dmlib")
         bench_json(bundle, bundle + ".run.json", us)
     db = os.path.join(tmp, "resume.jsonl")
     r = run([tune, cands, db, "--resume", "--bench", "/bin/false"])
-    assert r.stdout.count("not measured again") == 4 and "dmrt-bench exit" not in r.stdout, r.stdout
+    assert r.stdout.count("not measured again") == 5 and "dmrt-bench exit" not in r.stdout, r.stdout
     # Best so far: only c0 improves (every kernel whose knobs differ from the default's).
     faster = [l for l in r.stdout.splitlines() if l.strip().startswith("faster: ")]
     assert len(faster) == 1 and faster[0].endswith("(c0.dmlib)"), r.stdout
@@ -356,19 +384,19 @@ def resume(args, tmp, cands):
     shown = run([args.dmc_db, "show", db]).stdout
     assert "records" in shown, shown
     again = run([tune, cands, db, "--resume", "--bench", "/bin/false"]).stdout
-    assert again.count("0 appended") == 4, again
-    print("ok: dmrt-tune --resume: 4 run files imported, nothing measured, nothing added twice")
+    assert again.count("0 appended") == 5, again
+    print("ok: dmrt-tune --resume: 5 run files imported, nothing measured, nothing added twice")
     c1 = os.path.join(cands, "c1.dmlib.run.json")
     text = open(c1).read()
     open(c1, "w").write(text[: len(text) // 2])  # planted: a run file cut mid-write
     r = run([tune, cands, db, "--resume", "--bench", "/bin/false"], ok=False)
     assert r.returncode == 1 and "measuring it again" in r.stdout, r.stdout
-    assert r.stdout.count("not measured again") == 3 and "4/4 c1.dmlib" in r.stdout, r.stdout
+    assert r.stdout.count("not measured again") == 4 and "5/5 c1.dmlib" in r.stdout, r.stdout
     assert not os.path.exists(c1), "the cut run file must not outlive its measurement"
     r = run([tune, cands, db, "--bench", "/bin/false"], ok=False)
     assert r.returncode == 1 and "not measured again" not in r.stdout, r.stdout
-    assert "1/4 default.dmlib" in r.stdout and "2/4 apart.dmlib" in r.stdout \
-        and "4/4 c1.dmlib" in r.stdout, r.stdout
+    assert "1/5 default.dmlib" in r.stdout and "2/5 apart.dmlib" in r.stdout \
+        and "3/5 bgrad.dmlib" in r.stdout and "5/5 c1.dmlib" in r.stdout, r.stdout
     print("ok: dmrt-tune: a truncated run file, and every bundle without --resume, measured again")
     expect_error([tune, cands, db, "--prune-algorithms", "0"],
                  "--prune-algorithms needs an integer in [1, 100000]", "dmrt-tune pruning to none")
@@ -443,6 +471,7 @@ def main():
     contraction_algorithms(args, tmp)
     attention_paths(args, tmp)
     column_paths(args, tmp)
+    bias_grad_paths(args, tmp)
     tune_command(args, tmp)
     print("db_compile_test: PASS")
 

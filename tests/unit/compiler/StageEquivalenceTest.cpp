@@ -88,6 +88,19 @@ TEST_P(StageEquivalence, EveryPassKeepsOutputsAndGradients) {
       {"fuse-attention",
        {dmc::createDmStackContractions, dmc::createDmAutodiff, dmc::createDmClassify,
         dmc::createDmFuseAttention, dmc::createDmFuse, dmc::createDmDefaultLayouts}},
+      {"epilogues",
+       {dmc::createDmStackContractions, dmc::createDmAutodiff, dmc::createDmClassify,
+        dmc::createDmFuse, dmc::createDmDefaultLayouts,
+        +[]() -> std::unique_ptr<Pass> { return dmc::createDmGemmEpilogues(); }}},
+      // Every bias gradient into its GEMM, column sums taken out of the
+      // kernels that write the operand (dm-gemm-epilogues{all-bias-grads}).
+      {"all-bias-grads",
+       {dmc::createDmStackContractions, dmc::createDmAutodiff, dmc::createDmClassify,
+        dmc::createDmFuse, dmc::createDmDefaultLayouts, +[]() -> std::unique_ptr<Pass> {
+          dmc::DmGemmEpiloguesOptions o;
+          o.allBiasGrads = true;
+          return dmc::createDmGemmEpilogues(o);
+        }}},
   };
   // Each result within 1e-5 of its own largest value; a result whose
   // values are rounding noise of an exact zero (a key bias's gradient under
@@ -132,6 +145,20 @@ TEST_P(StageEquivalence, EveryPassKeepsOutputsAndGradients) {
     func::FuncOp f = dmc::layerFunction(*m);
     ASSERT_EQ(f.getNumResults(), ref.getNumResults()) << stage;
     EXPECT_EQ(mismatches(f, stage, /*report=*/true), 0) << stage;
+    if (std::string(stage) == "all-bias-grads") {
+      int folded = 0;
+      for (auto c : f.getOps<dmc::dm::ContractOp>())
+        folded += c.getBiasGrad() != nullptr;
+      EXPECT_GE(folded, 1) << "no bias gradient folded: the stage would compare nothing new";
+      // Planted: a folded contraction's result scaled by 1.01.
+      for (auto c : f.getOps<dmc::dm::ContractOp>())
+        if (c.getBiasGrad()) {
+          c.setScaleAttr(Builder(&ctx).getF64FloatAttr(c.getScale().convertToDouble() * 1.01));
+          break;
+        }
+      EXPECT_GT(mismatches(f, "planted", /*report=*/false), 0)
+          << "a 1% error in a contraction with a bias gradient went unnoticed";
+    }
     if (std::string(stage) != "fuse-attention")
       continue;
     // Every example's attention (self, causal, cross) is bf16 with head dim
