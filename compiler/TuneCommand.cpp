@@ -82,12 +82,12 @@ Error fail(const Twine &message) {
 Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(MLIRContext &ctx, bool fused = true,
                                                             bool columns = true,
                                                             Stage stage = Stage::Config,
-                                                            bool savingBiasGrads = true) {
+                                                            const char *biasGrads = "saving") {
   PipelineOptions options;
   options.target = target;
   options.fusedAttention = fused;
   options.columnFusion = columns;
-  options.savingBiasGrads = savingBiasGrads;
+  options.biasGrads = biasGrads;
   return buildGraph(ctx, model, /*train=*/true, stage, options);
 }
 
@@ -283,14 +283,15 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
   // and algorithms measured too), column sums apart (its contractions are
   // default.dmlib's). A path the pass does not change is not written.
   struct Alternative {
-    bool fused, columns, savingBiasGrads;
-    const char *file, *what;
+    bool fused, columns;
+    const char *biasGrads, *file, *what;
   };
   for (const Alternative &alt :
-       {Alternative{false, true, true, "unfused.dmlib", "attention unfused"},
-        Alternative{true, false, true, "apart.dmlib", "column sums apart"},
-        Alternative{true, true, false, "bgrad.dmlib", "every bias gradient in its GEMM"}}) {
-    auto module = configuredGraph(ctx, alt.fused, alt.columns, Stage::Config, alt.savingBiasGrads);
+       {Alternative{false, true, "saving", "unfused.dmlib", "attention unfused"},
+        Alternative{true, false, "saving", "apart.dmlib", "column sums apart"},
+        Alternative{true, true, "all", "bgrad.dmlib", "every bias gradient in its GEMM"},
+        Alternative{true, true, "none", "nobgrad.dmlib", "every bias gradient in a kernel"}}) {
+    auto module = configuredGraph(ctx, alt.fused, alt.columns, Stage::Config, alt.biasGrads);
     if (!module)
       return module.takeError();
     if (stepShape(layerFunction(**module)) == *fusedSteps)

@@ -106,13 +106,14 @@ cl::opt<bool> noColumnFusion(
              "off)"),
     cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd), cl::sub(evalCmd),
     cl::cat(dmcCategory));
-cl::opt<bool> allBiasGrads(
-    "all-bias-grads",
-    cl::desc("Fold every bias gradient cuBLASLt can compute into its GEMM, also where its "
-             "kernel moves as many bytes without it (dm-gemm-epilogues{all-bias-grads}); "
-             "dmc compile --db prices both and keeps the faster"),
-    cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd), cl::sub(evalCmd),
-    cl::cat(dmcCategory));
+cl::opt<std::string> biasGrads(
+    "bias-grads",
+    cl::desc("Which bias gradients go into their GEMM's cuBLASLt epilogue: saving (default: "
+             "where the kernel then moves fewer bytes), all (every one cuBLASLt computes) or "
+             "none (column sums in kernels); dmc compile --db prices the three and keeps the "
+             "fastest"),
+    cl::init("saving"), cl::value_desc("MODE"), cl::sub(compileCmd), cl::sub(reportCmd),
+    cl::sub(graphCmd), cl::sub(evalCmd), cl::cat(dmcCategory));
 
 /// cl::desc keeps a StringRef: the text lives as long as the program.
 const std::string &targetHelp() {
@@ -339,7 +340,7 @@ dmc::PipelineOptions pipelineOptions() {
   o.epilogues = !noEpilogues;
   o.fusedAttention = !noFusedAttention;
   o.columnFusion = !noColumnFusion;
-  o.savingBiasGrads = !allBiasGrads;
+  o.biasGrads = biasGrads;
   if (!target.empty())
     o.target = target;
   else if (auto t = dmcgen::defaultTargetFor(arch))
@@ -451,26 +452,41 @@ int runCompile(mlir::MLIRContext &ctx) {
       errs() << "dmc compile: wrote " << dbReport << "\n";
     }
     // Each pass that has an alternative, one after the other: the path
-    // kept so far against the same path with the pass off.
+    // kept so far against the same path with the pass off (or, for the bias
+    // gradients, in another mode).
     std::string shape = compiledShape;
     struct Alternative {
-      bool dmc::PipelineOptions::*pass;
-      dmc::bundle::PathNames names;
+      bool dmc::PipelineOptions::*pass; ///< null: biasGrads becomes `mode`
+      const char *what, *on, *off;
+      const char *mode = nullptr;
+    };
+    auto biasGradsName = [](const std::string &mode) {
+      return mode == "all"    ? "in every GEMM that computes them"
+             : mode == "none" ? "in kernels"
+                              : "in the GEMMs where they save bytes";
     };
     for (const Alternative &alt :
-         {Alternative{&dmc::PipelineOptions::fusedAttention, {"attention", "fused", "unfused"}},
-          Alternative{&dmc::PipelineOptions::columnFusion,
-                      {"column sums", "in the row kernels", "apart"}},
-          Alternative{&dmc::PipelineOptions::savingBiasGrads,
-                      {"bias gradients", "in the GEMMs where they save bytes",
-                       "in every GEMM that computes them"}}}) {
-      if (!(pipeline.*alt.pass))
-        continue;
+         {Alternative{&dmc::PipelineOptions::fusedAttention, "attention", "fused", "unfused"},
+          Alternative{&dmc::PipelineOptions::columnFusion, "column sums", "in the row kernels",
+                      "apart"},
+          Alternative{nullptr, "bias gradients", nullptr, nullptr, "all"},
+          Alternative{nullptr, "bias gradients", nullptr, nullptr, "none"}}) {
       dmc::PipelineOptions off = pipeline;
-      off.*alt.pass = false;
+      dmc::bundle::PathNames names{alt.what, alt.on, alt.off};
+      if (alt.pass) {
+        if (!(pipeline.*alt.pass))
+          continue;
+        off.*alt.pass = false;
+      } else {
+        if (!pipeline.epilogues || pipeline.biasGrads == alt.mode)
+          continue;
+        off.biasGrads = alt.mode;
+        names.current = biasGradsName(pipeline.biasGrads);
+        names.alternative = biasGradsName(alt.mode);
+      }
       dmrt::Configuration altConfig;
       dmc::bundle::DatabaseView altView;
-      auto faster = alternativeIsFaster(ctx, options, off, alt.names, shape, view, altView,
+      auto faster = alternativeIsFaster(ctx, options, off, names, shape, view, altView,
                                         altConfig);
       if (!faster)
         return report(faster.takeError());
@@ -536,6 +552,10 @@ int main(int argc, char **argv) {
                               "  dmc db show|merge|prune|export|import ... (the tuning database; "
                               "dmc db --help)\n\n"
                               "Run 'dmc <command> --help' for a command's options.\n");
+  if (biasGrads != "saving" && biasGrads != "all" && biasGrads != "none") {
+    errs() << "dmc: --bias-grads is '" << biasGrads << "': expected saving, all or none\n";
+    return 2;
+  }
   mlir::MLIRContext ctx;
   if (graphCmd)
     return runGraph(ctx);

@@ -316,13 +316,15 @@ bool findCandidate(dm::ContractOp c, dmrt::Epilogue kind, Candidate &out, std::s
   return found;
 }
 
-bool bestCandidate(dm::ContractOp c, Candidate &out, bool allBiasGrads) {
+bool bestCandidate(dm::ContractOp c, Candidate &out, BiasGrads biasGrads) {
   bool any = false;
   for (dmrt::Epilogue kind : {dmrt::Epilogue::Bias, dmrt::Epilogue::BGradA, dmrt::Epilogue::BGradB}) {
+    if (kind != dmrt::Epilogue::Bias && biasGrads == BiasGrads::None)
+      continue;
     Candidate cand;
     std::string why;
     Rules rules;
-    rules.mustSave = !allBiasGrads || kind == dmrt::Epilogue::Bias;
+    rules.mustSave = biasGrads != BiasGrads::All || kind == dmrt::Epilogue::Bias;
     if (findCandidate(c, kind, cand, why, rules) && (!any || cand.bytesSaved > out.bytesSaved)) {
       out = cand;
       any = true;

@@ -57,9 +57,10 @@ bool findCandidate(dm::ContractOp c, dmrt::Epilogue kind, Candidate &out, std::s
                    Rules rules = {});
 
 /// The candidate saving the most bytes among all kinds; false when none.
-/// With `allBiasGrads`, bias gradients that save no bytes qualify too
-/// (dm-gemm-epilogues{all-bias-grads}); a bias still must save bytes.
-bool bestCandidate(dm::ContractOp c, Candidate &out, bool allBiasGrads = false);
+/// Which bias gradients qualify (dm-gemm-epilogues{bias-grads}): those that
+/// save bytes, all that map (a bias still must save bytes), or none.
+enum class BiasGrads { Saving, All, None };
+bool bestCandidate(dm::ContractOp c, Candidate &out, BiasGrads biasGrads = BiasGrads::Saving);
 
 /// Folds `cand` in: replaces the contraction by one with the epilogue (same
 /// attributes), removes the op from its kernel and drops what the kernel no

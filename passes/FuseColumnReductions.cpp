@@ -178,6 +178,7 @@ dm::KernelOp merge(dm::KernelOp col, dm::KernelOp row) {
 
 struct DmFuseColumnReductionsPass
     : impl::DmFuseColumnReductionsBase<DmFuseColumnReductionsPass> {
+  using DmFuseColumnReductionsBase::DmFuseColumnReductionsBase;
   void runOnOperation() override {
     Block &block = getOperation().getBody().front();
     // Each kernel's facts once (a merged kernel's when it is made); a
@@ -196,7 +197,8 @@ struct DmFuseColumnReductionsPass
       if (erased.contains(col))
         continue;
       std::optional<KernelFacts> cf = factsFor(col); // a copy: the map may grow
-      if (!cf || cf->sets.size() != 1 || cf->finals.size() != 1 || leftForEpilogue(col))
+      if (!cf || cf->sets.size() != 1 || cf->finals.size() != 1 ||
+          (!biasGradsInKernels && leftForEpilogue(col)))
         continue;
       llvm::SetVector<Operation *> near;
       for (Value v : col.getInputs()) {

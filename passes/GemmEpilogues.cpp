@@ -27,6 +27,16 @@ namespace {
 struct DmGemmEpiloguesPass : impl::DmGemmEpiloguesBase<DmGemmEpiloguesPass> {
   using DmGemmEpiloguesBase::DmGemmEpiloguesBase;
   void runOnOperation() override {
+    epilogue::BiasGrads mode = epilogue::BiasGrads::Saving;
+    if (biasGrads == "all")
+      mode = epilogue::BiasGrads::All;
+    else if (biasGrads == "none")
+      mode = epilogue::BiasGrads::None;
+    else if (biasGrads != "saving") {
+      getOperation().emitError() << "dm-gemm-epilogues: bias-grads is '" << biasGrads
+                                 << "': expected saving, all or none";
+      return signalPassFailure();
+    }
     Block &block = getOperation().getBody().front();
     SmallVector<dm::ContractOp> contractions(block.getOps<dm::ContractOp>());
     for (dm::ContractOp c : contractions) {
@@ -39,7 +49,7 @@ struct DmGemmEpiloguesPass : impl::DmGemmEpiloguesBase<DmGemmEpiloguesPass> {
                          << dmrt::epilogueManifestName(kind) << ": " << why << "\n";
         }
       });
-      if (!epilogue::bestCandidate(c, cand, allBiasGrads))
+      if (!epilogue::bestCandidate(c, cand, mode))
         continue;
       LLVM_DEBUG(llvm::dbgs() << "dm-gemm-epilogues: " << dmrt::epilogueManifestName(cand.kind)
                               << " from kernel " << cand.kernel.getName() << " saves "

@@ -108,8 +108,13 @@ def DmFuseColumnReductions : Pass<"dm-fuse-column-reductions", "mlir::func::Func
     before the merged kernel runs and its results must not be read between
     the two kernels' positions. A column kernel summing a contraction's
     operand that dm-fuse marked as a bias-gradient epilogue candidate stays
-    for dm-gemm-epilogues.
+    for dm-gemm-epilogues, unless `bias-grads-in-kernels` (the pipeline's
+    bias-grads=none: no bias gradient goes into a GEMM).
   }];
+  let options = [
+    Option<"biasGradsInKernels", "bias-grads-in-kernels", "bool", /*default=*/"false",
+           "Merge bias-gradient column sums too (dm-gemm-epilogues folds none)">
+  ];
   let dependentDialects = ["::dmc::dm::DmDialect"];
 }
 
@@ -151,15 +156,17 @@ def DmGemmEpilogues : Pass<"dm-gemm-epilogues", "mlir::func::FuncOp"> {
     only what it still needs and disappears when nothing is left. The
     contraction records the bytes saved in `dm.epilogue_saved`.
 
-    With `all-bias-grads`, a bias gradient is folded in even where its
-    kernel moves as many bytes without it (the kernel still reads the
-    operand for other work): the column sum leaves the kernel for the GEMM,
-    which may be faster though no byte is saved. `dmc compile --db` prices
-    both graphs and keeps the faster.
+    `bias-grads` says which bias gradients: `saving` (the default) those
+    that save bytes; `all` also one whose kernel moves as many bytes without
+    it (the kernel still reads the operand for other work: the column sum
+    leaves the kernel for the GEMM, which may be faster though no byte is
+    saved); `none` no bias gradient (bias adds still fold: cuBLASLt's bias
+    gradient epilogue can cost more than a column sum in a kernel).
+    `dmc compile --db` prices the three graphs and keeps the fastest.
   }];
   let options = [
-    Option<"allBiasGrads", "all-bias-grads", "bool", /*default=*/"false",
-           "Fold every bias gradient cuBLASLt can compute, saving bytes or not">
+    Option<"biasGrads", "bias-grads", "std::string", /*default=*/"\"saving\"",
+           "Which bias gradients to fold: saving, all or none">
   ];
   let dependentDialects = ["::dmc::dm::DmDialect"];
 }

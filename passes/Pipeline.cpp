@@ -44,8 +44,11 @@ void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train, PipelineOpti
     f.addPass(createDmFuseAttention());
   if (last >= Stage::Fuse)
     f.addPass(createDmFuse());
-  if (last >= Stage::Fuse && options.columnFusion)
-    f.addPass(createDmFuseColumnReductions());
+  if (last >= Stage::Fuse && options.columnFusion) {
+    DmFuseColumnReductionsOptions columns;
+    columns.biasGradsInKernels = options.epilogues && options.biasGrads == "none";
+    f.addPass(createDmFuseColumnReductions(columns));
+  }
   if (last >= Stage::Config)
     addConfigPasses(f, options);
 }
@@ -54,7 +57,7 @@ void addConfigPasses(mlir::OpPassManager &f, const PipelineOptions &options) {
   f.addPass(createDmDefaultLayouts());
   if (options.epilogues) {
     DmGemmEpiloguesOptions epilogues;
-    epilogues.allBiasGrads = !options.savingBiasGrads;
+    epilogues.biasGrads = options.biasGrads;
     f.addPass(createDmGemmEpilogues(epilogues));
   }
 }

@@ -28,10 +28,11 @@ struct PipelineOptions {
   /// layer-norm parameter gradients, inside the row kernel reading the same
   /// tensors).
   bool columnFusion = true;
-  /// dm-gemm-epilogues folds a bias gradient only where its kernel then
-  /// moves fewer bytes; false: every one cuBLASLt can compute
-  /// (all-bias-grads: the column sum leaves its kernel for the GEMM).
-  bool savingBiasGrads = true;
+  /// Which bias gradients dm-gemm-epilogues folds into cuBLASLt
+  /// (bias-grads): "saving" (where its kernel then moves fewer bytes), "all"
+  /// (every one cuBLASLt can compute: the column sum leaves its kernel) or
+  /// "none" (each stays a column sum in a kernel).
+  std::string biasGrads = "saving";
   /// The GPU the graph is compiled for (codegen/target/GpuTarget.h): set on
   /// the module as `dm.target`, read by codegen's configurations.
   std::string target = "h100";
@@ -42,7 +43,7 @@ struct PipelineOptions {
 void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train,
                    PipelineOptions options = {});
 /// The config stage alone, on a function pass manager: dm-default-layouts,
-/// then dm-gemm-epilogues as `options` say (epilogues, savingBiasGrads).
+/// then dm-gemm-epilogues as `options` say (epilogues, biasGrads).
 void addConfigPasses(mlir::OpPassManager &funcPm, const PipelineOptions &options);
 
 } // namespace dmc

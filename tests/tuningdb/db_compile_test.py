@@ -194,15 +194,17 @@ def compare_paths(args, tmp, model, bundles, names, cases, is_default):
         return db
 
     for name, kernel_us, contraction_us, want in cases:
-        db = database(f"{what}-{kernel_us}", (kernel_us, contraction_us))
+        db = database(f"{what}-{alt_name}-{kernel_us}", (kernel_us, contraction_us))
         r = run([args.dmc, "compile", model, "-o", out, "--db", db])
-        line = next((l for l in r.stderr.splitlines() if f"{what}: {default_name}" in l), "")
+        line = next((l for l in r.stderr.splitlines()
+                     if f"{what}: {default_name}" in l and alt_name in l), "")
         if f": {want} chosen" not in line:
             sys.exit(f"FAIL: {name}: expected {want} chosen, got {line!r}\n{r.stderr}")
         if is_default(kernels(out)) != (want == default_name):
             sys.exit(f"FAIL: {name}: the bundle has kernels {kernels(out)}")
         print(f"ok: {name}: {line.split('dmc compile: ')[-1]}")
-    r = run([args.dmc, "compile", model, "-o", out, "--db", database(f"{what}-default-only", None)])
+    r = run([args.dmc, "compile", model, "-o", out, "--db",
+             database(f"{what}-{alt_name}-default-only", None)])
     assert f"{default_name} kept, not compared" in r.stderr and f"{alt_name} not priced" in r.stderr, \
         r.stderr
     assert is_default(kernels(out)), kernels(out)
@@ -223,12 +225,13 @@ def column_paths(args, tmp):
 
 def bias_grad_paths(args, tmp):
     """Bias gradients folded into the GEMMs only where they save bytes (the default)
-    against every one cuBLASLt can compute (dm-gemm-epilogues{all-bias-grads}): the
-    column sums leave dgelu_reduce_sum, stack_reduce_sum and reduce_sum_add; dmc tune
-    writes bgrad.dmlib for that path."""
+    against every one cuBLASLt can compute (dm-gemm-epilogues{bias-grads=all}): the
+    column sums leave dgelu_reduce_sum, stack_reduce_sum and reduce_sum_add; and
+    against none (--bias-grads none: each a column sum in a kernel); dmc tune writes
+    bgrad.dmlib and nobgrad.dmlib for those paths."""
     saving, every = os.path.join(tmp, "bg-s.dmlib"), os.path.join(tmp, "bg-e.dmlib")
     run([args.dmc, "compile", TINY, "-o", saving])
-    run([args.dmc, "compile", TINY, "-o", every, "--all-bias-grads"])
+    run([args.dmc, "compile", TINY, "-o", every, "--bias-grads", "all"])
     assert "dgelu_reduce_sum" in kernels(saving) and "dgelu" in kernels(every) \
         and "dgelu_reduce_sum" not in kernels(every), (kernels(saving), kernels(every))
     epilogues = [c.get("epilogue") for c in
@@ -240,12 +243,29 @@ def bias_grad_paths(args, tmp):
                   (("every GEMM faster", 1.0, 10.0, "in every GEMM that computes them"),
                    ("saving bytes faster", 50.0, 10.0, "in the GEMMs where they save bytes")),
                   lambda ks: "dgelu_reduce_sum" in ks)
+    # --bias-grads none: the bias gradient cuBLASLt computed goes back into a row
+    # kernel (dm-fuse-column-reductions merges it) and no contraction has bgrad.
+    none = os.path.join(tmp, "bg-n.dmlib")
+    run([args.dmc, "compile", TINY, "-o", none, "--bias-grads", "none"])
+    assert "layernorm_dx_layernorm_dparams_reduce_sum" in kernels(none), kernels(none)
+    epilogues = [c.get("epilogue") for c in
+                 json.load(open(os.path.join(none, "manifest.json")))["contractions"]]
+    assert "bgradb" not in epilogues and "bgrada" not in epilogues, epilogues
+    compare_paths(args, tmp, TINY, (saving, none),
+                  ("bias gradients", "in the GEMMs where they save bytes", "in kernels"),
+                  (("kernels faster", 1.0, 1.0, "in kernels"),
+                   ("GEMMs faster", 50.0, 50.0, "in the GEMMs where they save bytes")),
+                  lambda ks: "layernorm_dx_layernorm_dparams" in ks)
+    expect_error([args.dmc, "compile", TINY, "-o", none, "--bias-grads", "some"],
+                 "--bias-grads is 'some': expected saving, all or none", "a bad --bias-grads")
     cands = os.path.join(tmp, "bg-cands")
     run([args.dmc, "tune", TINY, "--emit-candidates", cands, "--candidates", "1",
          "--layout-candidates", "0"])
-    assert os.path.isdir(os.path.join(cands, "bgrad.dmlib", "reference")), os.listdir(cands)
+    for b in ("bgrad.dmlib", "nobgrad.dmlib"):
+        assert os.path.isdir(os.path.join(cands, b, "reference")), os.listdir(cands)
     assert "dgelu" in kernels(os.path.join(cands, "bgrad.dmlib"))
-    print("ok: dmc tune wrote bgrad.dmlib (with references) beside default.dmlib")
+    assert "layernorm_dx_layernorm_dparams_reduce_sum" in kernels(os.path.join(cands, "nobgrad.dmlib"))
+    print("ok: dmc tune wrote bgrad.dmlib and nobgrad.dmlib (with references) beside default.dmlib")
 
 
 def attention_paths(args, tmp):
@@ -368,15 +388,15 @@ def resume(args, tmp, cands):
     measuring again (its dmrt-bench here is /bin/false: any measurement fails); a
     truncated run file is measured again; without --resume everything is."""
     tune = os.path.join(os.path.dirname(args.dmc_db), "dmrt-tune")
-    names = ["default", "apart", "bgrad", "c0", "c1"]
-    # c0 faster, c1 slower than the default; apart's and bgrad's kernels are other
-    # problems or slower.
-    for n, us in zip(names, [10.0, 11.0, 11.0, 9.0, 12.0]):
+    names = ["default", "apart", "bgrad", "nobgrad", "c0", "c1"]
+    # c0 faster, c1 slower than the default; apart's, bgrad's and nobgrad's kernels
+    # are other problems or slower.
+    for n, us in zip(names, [10.0, 11.0, 11.0, 11.0, 9.0, 12.0]):
         bundle = os.path.join(cands, n + ".dmlib")
         bench_json(bundle, bundle + ".run.json", us)
     db = os.path.join(tmp, "resume.jsonl")
     r = run([tune, cands, db, "--resume", "--bench", "/bin/false"])
-    assert r.stdout.count("not measured again") == 5 and "dmrt-bench exit" not in r.stdout, r.stdout
+    assert r.stdout.count("not measured again") == 6 and "dmrt-bench exit" not in r.stdout, r.stdout
     # Best so far: only c0 improves (every kernel whose knobs differ from the default's).
     faster = [l for l in r.stdout.splitlines() if l.strip().startswith("faster: ")]
     assert len(faster) == 1 and faster[0].endswith("(c0.dmlib)"), r.stdout
@@ -384,19 +404,20 @@ def resume(args, tmp, cands):
     shown = run([args.dmc_db, "show", db]).stdout
     assert "records" in shown, shown
     again = run([tune, cands, db, "--resume", "--bench", "/bin/false"]).stdout
-    assert again.count("0 appended") == 5, again
-    print("ok: dmrt-tune --resume: 5 run files imported, nothing measured, nothing added twice")
+    assert again.count("0 appended") == 6, again
+    print("ok: dmrt-tune --resume: 6 run files imported, nothing measured, nothing added twice")
     c1 = os.path.join(cands, "c1.dmlib.run.json")
     text = open(c1).read()
     open(c1, "w").write(text[: len(text) // 2])  # planted: a run file cut mid-write
     r = run([tune, cands, db, "--resume", "--bench", "/bin/false"], ok=False)
     assert r.returncode == 1 and "measuring it again" in r.stdout, r.stdout
-    assert r.stdout.count("not measured again") == 4 and "5/5 c1.dmlib" in r.stdout, r.stdout
+    assert r.stdout.count("not measured again") == 5 and "6/6 c1.dmlib" in r.stdout, r.stdout
     assert not os.path.exists(c1), "the cut run file must not outlive its measurement"
     r = run([tune, cands, db, "--bench", "/bin/false"], ok=False)
     assert r.returncode == 1 and "not measured again" not in r.stdout, r.stdout
-    assert "1/5 default.dmlib" in r.stdout and "2/5 apart.dmlib" in r.stdout \
-        and "3/5 bgrad.dmlib" in r.stdout and "5/5 c1.dmlib" in r.stdout, r.stdout
+    assert "1/6 default.dmlib" in r.stdout and "2/6 apart.dmlib" in r.stdout \
+        and "3/6 bgrad.dmlib" in r.stdout and "4/6 nobgrad.dmlib" in r.stdout \
+        and "6/6 c1.dmlib" in r.stdout, r.stdout
     print("ok: dmrt-tune: a truncated run file, and every bundle without --resume, measured again")
     expect_error([tune, cands, db, "--prune-algorithms", "0"],
                  "--prune-algorithms needs an integer in [1, 100000]", "dmrt-tune pruning to none")

@@ -53,10 +53,10 @@ const char *kUsage =
     "                 [--bench PATH] [--resume] [--devices LIST]\n"
     "Measures every bundle of CANDIDATES (dmc tune --emit-candidates) with dmrt-bench\n"
     "(checked against its references) and appends the checked measurements to DB.\n"
-    "The contractions are measured in default.dmlib, unfused.dmlib and bgrad.dmlib\n"
-    "(the knob candidates share them) and in the layout candidates l<n>_<i>.dmlib and\n"
-    "t<n>_<i>.dmlib, which are measured only in the steps their tune-steps file\n"
-    "lists; each contraction\n"
+    "The contractions are measured in default.dmlib, unfused.dmlib, bgrad.dmlib and\n"
+    "nobgrad.dmlib (the knob candidates share them) and in the layout candidates\n"
+    "l<n>_<i>.dmlib and t<n>_<i>.dmlib, which are measured only in the steps their\n"
+    "tune-steps file lists; each contraction\n"
     "with up to N cuBLASLt algorithms (--algorithms,\n"
     "default 32; 0: the heuristic's alone), every algorithm's output checked before\n"
     "it is recorded. Of those, the heuristic's best and the N - 1 others the analytic\n"
@@ -157,7 +157,8 @@ private:
     // candidates share the default's), and a layout candidate's (its
     // tune-steps: only the steps it changed).
     std::string kernels = "all", contractions, stepsError;
-    if (name == "default.dmlib" || name == "unfused.dmlib" || name == "bgrad.dmlib")
+    if (name == "default.dmlib" || name == "unfused.dmlib" || name == "bgrad.dmlib" ||
+        name == "nobgrad.dmlib")
       contractions = "all";
     if (!readTuneSteps(bundle + "/tune-steps", kernels, contractions, stepsError) &&
         !stepsError.empty()) {

@@ -1,9 +1,9 @@
 // RUN: dmc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dm-gemm-epilogues))' | FileCheck %s --check-prefix=SAVING
-// RUN: dmc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dm-gemm-epilogues{all-bias-grads=true}))' | FileCheck %s --check-prefix=ALL
+// RUN: dmc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dm-gemm-epilogues{bias-grads=all}))' | FileCheck %s --check-prefix=ALL
 // The rewritten IR parses and verifies again.
-// RUN: dmc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dm-gemm-epilogues{all-bias-grads=true}))' | dmc-opt --split-input-file --verify-each | FileCheck %s --check-prefix=ALL
+// RUN: dmc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dm-gemm-epilogues{bias-grads=all}))' | dmc-opt --split-input-file --verify-each | FileCheck %s --check-prefix=ALL
 
-// dm-gemm-epilogues{all-bias-grads}: a bias gradient whose kernel moves as
+// dm-gemm-epilogues{bias-grads=all}: a bias gradient whose kernel moves as
 // many bytes without it is folded too (by default it is not): here the sum
 // of the operand lives in the kernel that writes the operand, which keeps
 // writing it.

@@ -93,12 +93,26 @@ TEST_P(StageEquivalence, EveryPassKeepsOutputsAndGradients) {
         dmc::createDmFuse, dmc::createDmDefaultLayouts,
         +[]() -> std::unique_ptr<Pass> { return dmc::createDmGemmEpilogues(); }}},
       // Every bias gradient into its GEMM, column sums taken out of the
-      // kernels that write the operand (dm-gemm-epilogues{all-bias-grads}).
+      // kernels that write the operand (dm-gemm-epilogues{bias-grads=all}).
       {"all-bias-grads",
        {dmc::createDmStackContractions, dmc::createDmAutodiff, dmc::createDmClassify,
         dmc::createDmFuse, dmc::createDmDefaultLayouts, +[]() -> std::unique_ptr<Pass> {
           dmc::DmGemmEpiloguesOptions o;
-          o.allBiasGrads = true;
+          o.biasGrads = "all";
+          return dmc::createDmGemmEpilogues(o);
+        }}},
+      // No bias gradient into a GEMM: the column sums join the row kernels.
+      {"bias-grads-in-kernels",
+       {dmc::createDmStackContractions, dmc::createDmAutodiff, dmc::createDmClassify,
+        dmc::createDmFuse,
+        +[]() -> std::unique_ptr<Pass> {
+          dmc::DmFuseColumnReductionsOptions o;
+          o.biasGradsInKernels = true;
+          return dmc::createDmFuseColumnReductions(o);
+        },
+        dmc::createDmDefaultLayouts, +[]() -> std::unique_ptr<Pass> {
+          dmc::DmGemmEpiloguesOptions o;
+          o.biasGrads = "none";
           return dmc::createDmGemmEpilogues(o);
         }}},
   };
