@@ -69,10 +69,10 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
        << "  for (int v = 0; v < VEC; ++v) acc" << id << "[v] = " << g.nodes[id].init << ";\n";
 
   // The sweep over this block's rows.
-  std::string sweep;
-  for (const Node &n : g.nodes)
-    if (!n.outer)
-      sweep += n.code;
+  std::set<int> sweep; // the dropout words the row sweep draws
+  for (size_t id = 0; id < g.nodes.size(); ++id)
+    if (!g.nodes[id].outer)
+      g.addDraws(id, sweep);
   os << "  const Idx rowBegin = (Idx)blockIdx.y * ROWS;\n"
      << "#pragma unroll 4\n"
      << "  for (Idx r = rowBegin + threadIdx.y; r < rowBegin + ROWS; r += TY) {\n";
@@ -105,7 +105,9 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
   for (size_t id = 0; id < g.nodes.size(); ++id) {
     if (g.nodes[id].outer)
       continue;
-    emitWords(os, "      ", g.nodes[id].code, g, s, d, vec);
+    std::set<int> used;
+    g.addDraws(id, used);
+    emitWords(os, "      ", used, g, s, d, vec);
     os << "      const float " << NodeGraph::name(id) << " = " << fromRegisters(g.nodes[id].code)
        << ";\n";
   }

@@ -65,11 +65,11 @@ std::string counterIndex(const Draw &d, const KernelSpace &s, char vd) {
   return e;
 }
 
-void emitVectorDraws(llvm::raw_ostream &os, const std::string &indent, const std::string &code,
+void emitVectorDraws(llvm::raw_ostream &os, const std::string &indent, const std::set<int> &used,
                      const NodeGraph &g, const KernelSpace &s, char vd, int vec) {
   for (auto [k, d] : llvm::enumerate(g.draws)) {
     std::string w = NodeGraph::wordName(k);
-    if (code.find(w) == std::string::npos || d.order.back() != vd || vec % 4)
+    if (!used.count(int(k)) || d.order.back() != vd || vec % 4)
       continue;
     // The vector's first element is a multiple of 4 in the op's order (its
     // last dim is the vector dim): with vec 4, half of a group of 8.
@@ -84,11 +84,11 @@ void emitVectorDraws(llvm::raw_ostream &os, const std::string &indent, const std
   }
 }
 
-void emitWords(llvm::raw_ostream &os, const std::string &indent, const std::string &code,
+void emitWords(llvm::raw_ostream &os, const std::string &indent, const std::set<int> &used,
                const NodeGraph &g, const KernelSpace &s, char vd, int vec) {
   for (auto [k, d] : llvm::enumerate(g.draws)) {
     std::string w = NodeGraph::wordName(k);
-    if (code.find(w) == std::string::npos)
+    if (!used.count(int(k)))
       continue;
     if (vd && d.order.back() == vd && vec % 4 == 0) {
       // Element v is half (n & 7) + v of the vector's groups.

@@ -58,13 +58,14 @@ void emitIndexType(llvm::raw_ostream &os, dm::KernelOp kernel, int64_t points);
 /// with the vector dim `vd` (if any) at its chunk's first point, first_<vd>.
 std::string counterIndex(const Draw &d, const KernelSpace &s, char vd);
 /// Defines the words array wv<w> (and the vector's first counter index n<w>)
-/// for every draw in `code` that a vector of `vec` (a multiple of 4) along
-/// `vd` serves with one Philox call per group of eight elements.
-void emitVectorDraws(llvm::raw_ostream &os, const std::string &indent, const std::string &code,
+/// for every draw in `used` (NodeGraph::addDraws) that a vector of `vec` (a
+/// multiple of 4) along `vd` serves with one Philox call per group of eight
+/// elements.
+void emitVectorDraws(llvm::raw_ostream &os, const std::string &indent, const std::set<int> &used,
                      const NodeGraph &g, const KernelSpace &s, char vd, int vec);
-/// Defines the 16-bit draw of each dropout `code` reads: from the array
+/// Defines the 16-bit draw of each dropout in `used`: from the array
 /// emitVectorDraws made (inside the loop over v), else with its own Philox call.
-void emitWords(llvm::raw_ostream &os, const std::string &indent, const std::string &code,
+void emitWords(llvm::raw_ostream &os, const std::string &indent, const std::set<int> &used,
                const NodeGraph &g, const KernelSpace &s, char vd, int vec);
 
 /// Column sums (ColumnSums.cpp, KernelSpace::columnSums): the finishing

@@ -130,9 +130,9 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
       if (vectorized(t))
         os << ind << "float vout" << n << "[" << vec << "];\n";
-    std::string all;
-    for (const Node &n : g.nodes)
-      all += n.code;
+    std::set<int> all;
+    for (size_t id = 0; id < g.nodes.size(); ++id)
+      g.addDraws(id, all);
     emitVectorDraws(os, ind, all, g, s, vd, vec);
     os << "#pragma unroll\n"
        << ind << "for (int v = 0; v < " << vec << "; ++v) {\n"
@@ -213,10 +213,10 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     auto computedHere = [&](size_t id) {
       return needed[id] && !(cached[id] && g.nodes[id].pass < p);
     };
-    std::string sweep; // their code, for the dropout words it draws
+    std::set<int> sweep; // the dropout words they draw
     for (size_t id = 0; id < g.nodes.size(); ++id)
       if (computedHere(id))
-        sweep += g.nodes[id].code;
+        g.addDraws(id, sweep);
     auto readHere = [&](unsigned n) { return readsInput(g, n, computedHere); };
     for (unsigned n = 0; n < numIn; ++n)
       if (readHere(n) && !vectorized(kernel.getInputs()[n].getType()))
@@ -250,7 +250,9 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
            << "];\n";
         continue;
       }
-      emitWords(os, in3, g.nodes[id].code, g, s, vd, vec);
+      std::set<int> used;
+      g.addDraws(id, used);
+      emitWords(os, in3, used, g, s, vd, vec);
       os << in3 << "const float " << NodeGraph::name(id) << " = "
          << fromRegisters(g.nodes[id].code) << ";\n";
       if (cached[id])

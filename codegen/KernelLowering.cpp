@@ -42,15 +42,6 @@ llvm::Error lowerKernel(dm::KernelOp kernel, const KernelSpace &space, NodeGraph
 
 namespace dmc::dm {
 
-std::string PointwiseLowering::floatLiteral(double v) {
-  float f = static_cast<float>(v);
-  if (std::isinf(f))
-    return f < 0 ? "__int_as_float(0xff800000)" : "__int_as_float(0x7f800000)";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9ef", f);
-  return buf;
-}
-
 llvm::Error PointwiseLowering::run() {
   auto fail = [&](const llvm::Twine &msg) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -77,7 +68,7 @@ int PointwiseLowering::get(Value v) {
   codegen::Node node;
   g.unguardedLoads.insert(cast<BlockArgument>(v).getArgNumber());
   unsigned arg = cast<BlockArgument>(v).getArgNumber();
-  node.code = loadToken(arg);
+  node.code = "@" + std::to_string(arg); // renderLoads: its scalar load or vector register
   node.loads = {arg};
   int id = g.add(std::move(node));
   valueNode[v] = id;

@@ -2,19 +2,22 @@
 //
 // Between the dm ops of a kernel and its CUDA: each op becomes nodes. A load
 // reads an input at the current point; a map is pointwise math (or, when all
-// its inputs are reductions, one value per outer point); a reduction combines
-// a node over the row. A node's pass is how many reductions it waits for.
+// its inputs are reductions, one value per outer point), kept as a PointExpr
+// tree and printed once; a reduction combines a node over the row. A node's
+// pass is how many reductions it waits for.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_CODEGEN_NODEGRAPH_H
 #define DMC_CODEGEN_NODEGRAPH_H
 
 #include "codegen/KernelSpace.h"
+#include "codegen/PointExpr.h"
 #include "runtime/format/DType.h"
 
 #include "llvm/Support/Error.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -31,8 +34,10 @@ struct Node {
   std::string init = "0.f";
   /// map/load: the expression, reading kernel input n's element at the point
   /// as "@<n>" (renderLoads: a scalar load or its vector's register);
-  /// reduce: the node combined.
+  /// reduce: the node combined. A map's is `expr` printed.
   std::string code;
+  /// map: what it computes, as data (its operands are `deps`).
+  std::optional<PointExpr> expr;
   std::vector<unsigned> loads; ///< the inputs the code reads as "@<n>"
   std::vector<int> deps;
   int pass = 0; ///< map/load: computed in; reduce: combined in
@@ -65,6 +70,13 @@ public:
 
   static std::string name(int id) { return "v" + std::to_string(id); }
   static std::string wordName(int k) { return "w" + std::to_string(k) + "_"; }
+  /// Adds the dropout draws node `id` reads (its expression's) to `used`.
+  void addDraws(size_t id, std::set<int> &used) const {
+    if (nodes[id].expr)
+      for (int k : nodes[id].expr->draws())
+        used.insert(k);
+  }
+
   /// The first pass in which node `id`'s value exists.
   int avail(int id) const { return nodes[id].reduce ? nodes[id].pass + 1 : nodes[id].pass; }
 
@@ -75,16 +87,14 @@ public:
     return static_cast<int>(nodes.size()) - 1;
   }
 
-  /// Pointwise `code` over `deps`, written with $0, $1, ... for them.
-  /// `pointwise` marks code that reads the point's indices (masks, dropout).
-  int map(std::string code, std::vector<int> deps, bool pointwise = false) {
-    for (size_t n = deps.size(); n-- > 0;) {
-      std::string key = "$" + std::to_string(n);
-      for (size_t at; (at = code.find(key)) != std::string::npos;)
-        code.replace(at, key.size(), name(deps[n]));
-    }
+  /// Pointwise `expr` over `deps` (its operand n is deps[n]); the kernel
+  /// inputs it loads become the node's loads. `pointwise` marks math that
+  /// reads the point's indices (masks, dropout).
+  int map(PointExpr expr, std::vector<int> deps, bool pointwise = false) {
     Node node;
-    node.code = "(" + code + ")";
+    node.code = "(" + expr.print([&](unsigned n) { return name(deps[n]); }) + ")";
+    node.loads = expr.loads();
+    node.expr = std::move(expr);
     node.deps = std::move(deps);
     node.outer = !pointwise && !node.deps.empty();
     for (int d : node.deps)

@@ -9,7 +9,7 @@
 
 #include "runtime/format/device/Philox.h"
 
-#include "llvm/Support/FormatVariadic.h"
+#include <optional>
 
 using namespace mlir;
 
@@ -17,34 +17,49 @@ namespace dmc::codegen {
 namespace {
 
 using L = dm::PointwiseLowering;
+using E = PointExpr;
+
+/// The node's operands, in the order its deps list them.
+const E x0 = E::operand(0), x1 = E::operand(1);
+const E zero = E::literal("0.f"), one = E::literal("1.f"), half = E::literal("0.5f");
+/// The constants of the GELU forms (erf: 1/sqrt(2), 1/sqrt(2 pi); tanh:
+/// sqrt(2/pi), 0.044715 and 3 * 0.044715), as written since the first kernels.
+const E invSqrt2 = E::literal("7.0710678118654752e-01f");
+const E invSqrt2Pi = E::literal("3.9894228040143268e-01f");
+const E sqrt2OverPi = E::literal("7.9788456080286536e-01f");
+const E tanhCubic = E::literal("4.4715e-02f"), tanhCubicGrad = E::literal("1.34145e-01f");
+
+/// tanh(sqrt(2/pi) (x + 0.044715 x^3)) of x.
+E geluTanhInner(const E &x) {
+  return E::call("tanhf", {sqrt2OverPi * (x + tanhCubic * x * x * x)});
+}
 
 LogicalResult biasAdd(dm::BiasAddOp o, L &l) {
-  l.set(o, l.map("$0 + $1", {l.operand(o, 0), l.operand(o, 1)}));
+  l.set(o, l.map(x0 + x1, {l.operand(o, 0), l.operand(o, 1)}));
   return success();
 }
 LogicalResult add(dm::AddOp o, L &l) {
-  l.set(o, l.map("$0 + $1", {l.operand(o, 0), l.operand(o, 1)}));
+  l.set(o, l.map(x0 + x1, {l.operand(o, 0), l.operand(o, 1)}));
   return success();
 }
 LogicalResult scale(dm::ScaleOp o, L &l) {
-  l.set(o, l.map("$0 * " + L::floatLiteral(o.getFactor().convertToDouble()), {l.operand(o, 0)}));
+  l.set(o, l.map(x0 * E::constant(o.getFactor().convertToDouble()), {l.operand(o, 0)}));
   return success();
 }
 LogicalResult activation(dm::ActivationOp o, L &l) {
-  const char *code = nullptr;
+  std::optional<E> y;
   switch (o.getActivationKind()) {
   case dm::ActivationKind::Relu:
-    code = "$0 > 0.f ? $0 : 0.f";
+    y = E::select(x0.greater(zero), x0, zero);
     break;
   case dm::ActivationKind::Gelu:
-    code = "0.5f * $0 * (1.f + dmcErf($0 * 7.0710678118654752e-01f))";
+    y = half * x0 * (one + E::call("dmcErf", {x0 * invSqrt2}));
     break;
   case dm::ActivationKind::GeluTanh:
-    code = "0.5f * $0 * (1.f + tanhf(7.9788456080286536e-01f * ($0 + 4.4715e-02f * $0 * "
-           "$0 * $0)))";
+    y = half * x0 * (one + geluTanhInner(x0));
     break;
   }
-  l.set(o, l.map(code, {l.operand(o, 0)}));
+  l.set(o, l.map(*y, {l.operand(o, 0)}));
   return success();
 }
 LogicalResult activationGrad(dm::ActivationGradOp o, L &l) {
@@ -52,22 +67,22 @@ LogicalResult activationGrad(dm::ActivationGradOp o, L &l) {
   int d = -1;
   switch (o.getActivationKind()) {
   case dm::ActivationKind::Relu:
-    d = l.map("$0 > 0.f ? 1.f : 0.f", {v});
+    d = l.map(E::select(x0.greater(zero), one, zero), {v});
     break;
   case dm::ActivationKind::Gelu:
-    d = l.map("0.5f * (1.f + dmcErf($0 * 7.0710678118654752e-01f)) + $0 * "
-              "3.9894228040143268e-01f * dmcExp(-0.5f * $0 * $0)",
+    d = l.map(half * (one + E::call("dmcErf", {x0 * invSqrt2})) +
+                  x0 * invSqrt2Pi * E::call("dmcExp", {E::literal("-0.5f") * x0 * x0}),
               {v});
     break;
   case dm::ActivationKind::GeluTanh: {
-    int t = l.map("tanhf(7.9788456080286536e-01f * ($0 + 4.4715e-02f * $0 * $0 * $0))", {v});
-    d = l.map("0.5f * (1.f + $1) + 0.5f * $0 * (1.f - $1 * $1) * 7.9788456080286536e-01f * "
-              "(1.f + 1.34145e-01f * $0 * $0)",
+    int t = l.map(geluTanhInner(x0), {v});
+    d = l.map(half * (one + x1) + half * x0 * (one - x1 * x1) * sqrt2OverPi *
+                                      (one + tanhCubicGrad * x0 * x0),
               {v, t});
     break;
   }
   }
-  l.set(o, l.map("$0 * $1", {dy, d}));
+  l.set(o, l.map(x0 * x1, {dy, d}));
   return success();
 }
 LogicalResult dropout(dm::DropoutOp o, L &l) {
@@ -75,21 +90,20 @@ LogicalResult dropout(dm::DropoutOp o, L &l) {
   NodeGraph &g = l.graph();
   int k = static_cast<int>(g.draws.size());
   g.draws.push_back({static_cast<int64_t>(o.getId()), o.getOrder().str()});
-  std::string keep =
-      llvm::formatv("{0} >= {1}u", NodeGraph::wordName(k), dmrt::dropoutThreshold(p));
-  l.set(o, l.map(keep + " ? $0 * " + L::floatLiteral(1.0 / (1.0 - p)) + " : 0.f",
-                 {l.operand(o, 0)}, /*pointwise=*/true));
+  E keep = E::draw(k).greaterEqual(E::literal(std::to_string(dmrt::dropoutThreshold(p)) + "u"));
+  l.set(o, l.map(E::select(keep, x0 * E::constant(1.0 / (1.0 - p)), zero), {l.operand(o, 0)},
+                 /*pointwise=*/true));
   return success();
 }
 LogicalResult causalMask(dm::CausalMaskOp o, L &l) {
-  std::string cond = std::string("i_") + o.getKey().str() + " > i_" + o.getQuery().str();
-  l.set(o, l.map(cond + " ? " + L::floatLiteral(o.getFill().convertToDouble()) + " : $0",
+  E masked = E::index(o.getKey()[0]).greater(E::index(o.getQuery()[0]));
+  l.set(o, l.map(E::select(masked, E::constant(o.getFill().convertToDouble()), x0),
                  {l.operand(o, 0)}, true));
   return success();
 }
 LogicalResult keyPaddingMask(dm::KeyPaddingMaskOp o, L &l) {
-  std::string cond = "(float)i_" + o.getKey().str() + " >= $1";
-  l.set(o, l.map(cond + " ? " + L::floatLiteral(o.getFill().convertToDouble()) + " : $0",
+  E masked = E::cast("float", E::index(o.getKey()[0])).greaterEqual(x1);
+  l.set(o, l.map(E::select(masked, E::constant(o.getFill().convertToDouble()), x0),
                  {l.operand(o, 0), l.operand(o, 1)}, true));
   return success();
 }
@@ -102,28 +116,31 @@ template <class OpT> LogicalResult copy(OpT o, L &l) {
 LogicalResult stack(dm::StackOp o, L &l) {
   // Select the slice first: each point loads only its own input.
   NodeGraph &g = l.graph();
-  std::string dim = o.getDim().str();
+  char dim = o.getDim()[0];
   std::vector<int> parts;
-  std::vector<unsigned> loads;
-  std::string code = "0.f";
-  for (size_t n = o.getInputs().size(); n-- > 0;) {
-    std::string part;
-    std::string cond = "i_" + dim + " == " + std::to_string(n);
+  E y = zero;
+  std::vector<std::pair<E, E>> arms; // (condition, value), slice 0 first
+  for (size_t n = 0; n < o.getInputs().size(); ++n) {
+    E cond = E::index(dim).equals(E::literal(std::to_string(n)));
     if (auto arg = dyn_cast<BlockArgument>(o.getInputs()[n])) {
-      part = L::loadToken(arg.getArgNumber());
-      loads.push_back(arg.getArgNumber());
-      auto [it, fresh] = g.loadGuards.insert({arg.getArgNumber(), cond});
-      if (!fresh && it->second != cond)
+      std::string guard = cond.print([](unsigned) { return std::string(); });
+      auto [it, fresh] = g.loadGuards.insert({arg.getArgNumber(), guard});
+      if (!fresh && it->second != guard)
         g.unguardedLoads.insert(arg.getArgNumber());
+      arms.push_back({cond, E::load(arg.getArgNumber())});
     } else {
-      part = "$" + std::to_string(parts.size());
-      parts.push_back(l.operand(o, n));
+      arms.push_back({cond, E::literal("")}); // an operand: numbered below
     }
-    code = cond + " ? " + part + " : " + code;
   }
-  int node = l.map(code, parts, true);
-  g.nodes[node].loads = std::move(loads);
-  l.set(o, node);
+  // Operands are numbered from the last slice down, as the chain reads them.
+  for (size_t n = arms.size(); n-- > 0;)
+    if (arms[n].second.kind() == E::Kind::Literal) {
+      arms[n].second = E::operand(unsigned(parts.size()));
+      parts.push_back(l.operand(o, unsigned(n)));
+    }
+  for (size_t n = arms.size(); n-- > 0;) // slice 0 outermost
+    y = E::select(arms[n].first, arms[n].second, y);
+  l.set(o, l.map(y, parts, true));
   return success();
 }
 

@@ -39,10 +39,11 @@ public:
   /// The node of `v`: a load for kernel inputs.
   int get(mlir::Value v);
   void set(mlir::Value v, int node) { valueNode[v] = node; }
-  /// Pointwise math over `deps` ($0, $1, ... in `code`); `pointwise`: reads
-  /// the point's indices (dropout draws, masks), so never an outer value.
-  int map(std::string code, std::vector<int> deps, bool pointwise = false) {
-    return g.map(std::move(code), std::move(deps), pointwise);
+  /// Pointwise math over `deps` (PointExpr::operand(n) is deps[n]);
+  /// `pointwise`: reads the point's indices (dropout draws, masks), so never
+  /// an outer value.
+  int map(codegen::PointExpr expr, std::vector<int> deps, bool pointwise = false) {
+    return g.map(std::move(expr), std::move(deps), pointwise);
   }
   /// Node `of` combined over the kernel's rows.
   int reduce(const char *combine, std::string init, int of) {
@@ -55,19 +56,15 @@ public:
   /// kernel's rows; fails saying why otherwise.
   mlir::LogicalResult rows(mlir::Operation *op, llvm::StringRef dims);
   /// The kernel's row points as an fp32 literal ("1024.f").
-  std::string rowCount() const { return std::to_string(space.rowPoints) + ".f"; }
-  /// Code reading kernel input `arg`'s element at the point: "@<arg>"; the
-  /// node whose code has it lists `arg` in Node::loads.
-  static std::string loadToken(unsigned arg) { return "@" + std::to_string(arg); }
+  codegen::PointExpr rowCount() const {
+    return codegen::PointExpr::literal(std::to_string(space.rowPoints) + ".f");
+  }
   codegen::NodeGraph &graph() { return g; }
   /// Fails with `why` (the error run() reports).
   mlir::LogicalResult fail(const llvm::Twine &why) {
     problem = why.str();
     return mlir::failure();
   }
-  /// A float constant that parses back to exactly `(float)v`, as the
-  /// interpreter's static_cast<float>.
-  static std::string floatLiteral(double v);
 
 private:
   KernelOp kernel;
