@@ -6,6 +6,7 @@
 #include "compiler/bundle/TensorTable.h"
 #include "passes/LayoutRewrite.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -84,27 +85,38 @@ llvm::Expected<LayoutCandidates> layoutCandidates(func::FuncOp f,
     std::vector<dmcgen::LayoutTriple> all = dmcgen::enumerateMappable(layout::contractionOf(c));
     for (int p = 0; p < 3; ++p) {
       const TensorInfo &info = table->tensors()[size_t(table->idOf(vs[p]))];
-      // Through a transpose: any operand, pinned or not, in each other
-      // layout mappable with the other two kept.
-      std::set<std::string> through = {now[p]};
+      // Tensor p's other layouts mappable with the other two kept, in
+      // enumeration order.
+      std::vector<std::string> others;
       for (const dmcgen::LayoutTriple &t : all) {
         const std::string got[3] = {t.a, t.b, t.d};
         bool othersKept = true;
         for (int q = 0; q < 3; ++q)
           othersKept &= q == p || got[q] == now[q];
-        if (p == 2 || !othersKept || !through.insert(got[p]).second)
-          continue;
+        if (othersKept && got[p] != now[p] &&
+            std::find(others.begin(), others.end(), got[p]) == others.end())
+          others.push_back(got[p]);
+      }
+      auto candidate = [&](const std::string &to) {
         LayoutCandidate cand;
         cand.contraction = contractionName(n);
         cand.operand = "abd"[p];
         cand.tensor = info.name;
         cand.from = now[p];
-        cand.to = got[p];
-        cand.transpose = true;
+        cand.to = to;
         cand.config = config;
-        cand.config.kernels.clear(); // the inserted kernel shifts the others' names
+        // Each kernel gets codegen's default knobs for its layouts (a moved
+        // tensor changes what some kernels read or write; an inserted
+        // transpose shifts the kernels' names).
+        cand.config.kernels.clear();
+        return cand;
+      };
+      // Through a transpose: an operand, pinned or not.
+      for (const std::string &to : p == 2 ? std::vector<std::string>{} : others) {
+        LayoutCandidate cand = candidate(to);
+        cand.transpose = true;
         cand.config.transposes.push_back(
-            {cand.contraction, std::string(1, cand.operand), info.name, got[p],
+            {cand.contraction, std::string(1, cand.operand), info.name, to,
              2 * cast<dm::TensorType>(vs[p].getType()).getSizeInBytes()});
         transposes.push_back(std::move(cand));
       }
@@ -117,27 +129,11 @@ llvm::Expected<LayoutCandidates> layoutCandidates(func::FuncOp f,
         out.pinnedWhy.push_back(why);
         continue;
       }
-      std::set<std::string> seen = {now[p]};
-      for (const dmcgen::LayoutTriple &t : all) {
-        const std::string got[3] = {t.a, t.b, t.d};
-        bool othersKept = true;
-        for (int q = 0; q < 3; ++q)
-          othersKept &= q == p || got[q] == now[q];
-        if (!othersKept || !seen.insert(got[p]).second ||
-            !made.insert(info.name + " " + got[p]).second)
+      for (const std::string &to : others) {
+        if (!made.insert(info.name + " " + to).second)
           continue;
-        LayoutCandidate cand;
-        cand.contraction = contractionName(n);
-        cand.operand = "abd"[p];
-        cand.tensor = info.name;
-        cand.from = now[p];
-        cand.to = got[p];
-        cand.config = config;
-        cand.config.tensors[entry->second].dims = got[p];
-        // Each kernel gets codegen's default knobs for its layouts: the
-        // default's where nothing moved, others where a kernel now reads or
-        // writes the tensor in another layout.
-        cand.config.kernels.clear();
+        LayoutCandidate cand = candidate(to);
+        cand.config.tensors[entry->second].dims = to;
         out.candidates.push_back(std::move(cand));
       }
     }
