@@ -56,7 +56,6 @@ public:
   PointExpr greaterEqual(PointExpr b) const;
   PointExpr equals(PointExpr b) const;
 
-  Kind kind() const { return node_->kind; }
   /// The operands it reads (Operand indices), the kernel inputs it loads and
   /// the draws it uses, each in order of first appearance.
   std::vector<unsigned> operands() const;

@@ -114,32 +114,27 @@ template <class OpT> LogicalResult copy(OpT o, L &l) {
   return success();
 }
 LogicalResult stack(dm::StackOp o, L &l) {
-  // Select the slice first: each point loads only its own input.
+  // Select the slice first: each point loads only its own input. Built from
+  // the last slice out, so slice 0's test is outermost and the operands are
+  // numbered from the last slice down.
   NodeGraph &g = l.graph();
   char dim = o.getDim()[0];
   std::vector<int> parts;
   E y = zero;
-  std::vector<std::pair<E, E>> arms; // (condition, value), slice 0 first
-  for (size_t n = 0; n < o.getInputs().size(); ++n) {
+  for (size_t n = o.getInputs().size(); n-- > 0;) {
     E cond = E::index(dim).equals(E::literal(std::to_string(n)));
+    E part = E::operand(unsigned(parts.size()));
     if (auto arg = dyn_cast<BlockArgument>(o.getInputs()[n])) {
       std::string guard = cond.print([](unsigned) { return std::string(); });
       auto [it, fresh] = g.loadGuards.insert({arg.getArgNumber(), guard});
       if (!fresh && it->second != guard)
         g.unguardedLoads.insert(arg.getArgNumber());
-      arms.push_back({cond, E::load(arg.getArgNumber())});
+      part = E::load(arg.getArgNumber());
     } else {
-      arms.push_back({cond, E::literal("")}); // an operand: numbered below
-    }
-  }
-  // Operands are numbered from the last slice down, as the chain reads them.
-  for (size_t n = arms.size(); n-- > 0;)
-    if (arms[n].second.kind() == E::Kind::Literal) {
-      arms[n].second = E::operand(unsigned(parts.size()));
       parts.push_back(l.operand(o, unsigned(n)));
     }
-  for (size_t n = arms.size(); n-- > 0;) // slice 0 outermost
-    y = E::select(arms[n].first, arms[n].second, y);
+    y = E::select(cond, part, y);
+  }
   l.set(o, l.map(y, parts, true));
   return success();
 }
