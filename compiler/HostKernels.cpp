@@ -1,5 +1,6 @@
 //===- HostKernels.cpp - reference CPU semantics of every dm op -----------===//
 #include "compiler/HostKernels.h"
+#include "compiler/HostGemm.h"
 
 #include "runtime/format/device/Philox.h"
 
@@ -46,11 +47,13 @@ void HostKernels<T>::contract(const HostTensor &a, const HostTensor &b, double s
   // layout change (dm-default-layouts) leaves every result bit-identical.
   std::string reduced = without(a.dims + without(b.dims, a.dims), out.dims);
   std::sort(reduced.begin(), reduced.end());
+  T s = static_cast<T>(scale);
+  if (hostGemm<T>(a, b, s, reduced, out))
+    return;
   std::vector<int64_t> rsizes;
   for (char d : reduced)
     rsizes.push_back(a.has(d) ? a.size(d) : b.size(d));
   auto inner = pointOffsets<2>(reduced, rsizes, {&a, &b});
-  T s = static_cast<T>(scale);
   forEachPoint<3>(out.dims, out.shape, {&a, &b, &out}, [&](const auto &, const auto &o) {
     T acc = 0;
     for (const auto &r : inner)

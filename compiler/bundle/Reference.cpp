@@ -10,7 +10,9 @@
 #include "runtime/Safetensors.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Parallel.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -26,7 +28,12 @@ dmrt::DType dtypeOf(Type t) { return dm::storageDType(t).value_or(dmrt::DType::F
 HostTensor draw(Type type, uint64_t seed, uint32_t stream, int64_t maxInt) {
   HostTensor t = allocateFor(type);
   bool integer = isa<IntegerType>(cast<dm::TensorType>(type).getElementType());
-  t.data = dmrt::referenceValues(t.data.size(), seed, stream, integer, maxInt);
+  // dmrt::referenceValues, spread over the host's cores in blocks.
+  constexpr size_t kBlock = 1 << 16;
+  llvm::parallelFor(0, (t.data.size() + kBlock - 1) / kBlock, [&](size_t b) {
+    for (size_t e = b * kBlock; e < std::min(t.data.size(), (b + 1) * kBlock); ++e)
+      t.data[e] = dmrt::referenceValue(int64_t(e), seed, stream, integer, maxInt);
+  });
   dmrt::Tensor stored = dmrt::fromDoubles("t", dtypeOf(type), t.shape, t.data);
   t.data = dmrt::toDoubles(stored);
   return t;

@@ -1,6 +1,8 @@
 //===- SampledContraction.cpp - a contraction's reference, sampled --------===//
 #include "compiler/bundle/SampledContraction.h"
 
+#include "llvm/Support/Parallel.h"
+
 namespace dmc::bundle {
 
 std::vector<double> sampledContract(const HostTensor &a, const HostTensor &b, double scale,
@@ -23,10 +25,12 @@ std::vector<double> sampledContract(const HostTensor &a, const HostTensor &b, do
     offB.swap(nextB);
   }
   int64_t count = HostTensor::numElements(out.shape);
-  std::vector<double> values;
-  for (int64_t e = 0; e < count; e += stride < 1 ? 1 : stride) {
+  int64_t step = stride < 1 ? 1 : stride;
+  std::vector<double> values(size_t((count + step - 1) / step));
+  // Each sample's sum in the order of offA; samples spread over the cores.
+  llvm::parallelFor(0, values.size(), [&](size_t sample) {
     // The point's coordinates, row-major in out's layout.
-    int64_t baseA = 0, baseB = 0, baseBias = 0, rest = e;
+    int64_t baseA = 0, baseB = 0, baseBias = 0, rest = int64_t(sample) * step;
     for (size_t n = out.dims.size(); n-- > 0;) {
       char d = out.dims[n];
       int64_t i = rest % out.shape[n];
@@ -42,8 +46,8 @@ std::vector<double> sampledContract(const HostTensor &a, const HostTensor &b, do
     acc *= scale;
     if (epilogue == dmrt::Epilogue::Bias && bias)
       acc += bias->data[size_t(baseBias)];
-    values.push_back(acc);
-  }
+    values[sample] = acc;
+  });
   return values;
 }
 
