@@ -102,8 +102,13 @@ KernelModelReport modelAgainstMeasurements(func::FuncOp f, const tuningdb::KnobS
       k = report.kinds.end() - 1;
     }
     replayPruning(model, measured, isDefault, report.prune);
+    double rho = dmrt::spearman(model, measured);
+    if (std::isnan(rho)) { // one side constant: nothing to rank
+      ++k->alike;
+      continue;
+    }
     k->configs += int(model.size());
-    k->rho.push_back(dmrt::spearman(model, measured));
+    k->rho.push_back(rho);
     k->kernels.push_back(name);
   }
   return report;
@@ -125,11 +130,20 @@ std::string KernelModelReport::describe() const {
         worstName = k.kernels[j];
       }
     }
-    out += llvm::formatv("{0} {1} {2:f2} ({3} kernel(s), {4} configurations)", i ? ";" : "",
-                         k.kind, sum / double(k.rho.size()), k.rho.size(), k.configs)
-               .str();
+    if (!k.rho.empty())
+      out += llvm::formatv("{0} {1} {2:f2} ({3} kernel(s), {4} configurations)", i ? ";" : "",
+                           k.kind, sum / double(k.rho.size()), k.rho.size(), k.configs)
+                 .str();
+    else
+      out += llvm::formatv("{0} {1} -", i ? ";" : "", k.kind).str();
+    if (k.alike)
+      out += llvm::formatv(" ({0} kernel(s) not ranked: their measured configurations priced or "
+                           "timed alike)",
+                           k.alike)
+                 .str();
   }
-  out += llvm::formatv("; lowest {0} {1:f2}", worstName, worst).str();
+  if (!worstName.empty())
+    out += llvm::formatv("; lowest {0} {1:f2}", worstName, worst).str();
   for (const PruneReplay &r : prune)
     out += llvm::formatv("{0} the default and the model's {1} cheapest others measured: "
                          "+{2:f2}% kernel time, {3} of {4} kernels at their optimum",

@@ -26,6 +26,10 @@ struct KindCorrelation {
   int configs = 0;         ///< measured configurations modelled
   std::vector<double> rho; ///< one per kernel with at least 3 of them
   std::vector<std::string> kernels;
+  /// Kernels with no rank correlation: the model prices every measured
+  /// configuration alike, or they all measure alike (their configurations
+  /// are not in `configs`).
+  int alike = 0;
 };
 
 /// Pruning replayed on the measurements: each kernel's default knobs and

@@ -76,4 +76,18 @@ TEST(KernelCostModel, ReportNamesKindsAndTheWorstKernel) {
   EXPECT_NE(dmc::bundle::KernelModelReport().describe().find("no kernel"), std::string::npos);
 }
 
+TEST(KernelCostModel, ReportSaysWhichKernelsCouldNotBeRanked) {
+  // A kind whose every kernel the model prices alike prints no average (no
+  // "nan"); a kind with some ranked kernels averages those only.
+  dmc::bundle::KernelModelReport r;
+  r.kinds.push_back({"row reductions", 0, {}, {}, 2});
+  r.kinds.push_back({"elementwise", 16, {0.5}, {"k2_gelu"}, 1});
+  std::string d = r.describe();
+  EXPECT_EQ(d.find("nan"), std::string::npos) << d;
+  EXPECT_NE(d.find("row reductions - (2 kernel(s) not ranked"), std::string::npos) << d;
+  EXPECT_NE(d.find("elementwise 0.50 (1 kernel(s), 16 configurations) (1 kernel(s) not ranked"),
+            std::string::npos)
+      << d;
+}
+
 } // namespace
