@@ -122,15 +122,45 @@ __device__ __forceinline__ float dmcExp(float x) {
   return r;
 }
 
-/// erf(x) within about 1e-6 (Abramowitz & Stegun 7.1.26 with the fast
-/// reciprocal and exponential): a third of erff's instructions, far below
-/// the bf16/fp16 rounding of what it feeds (GELU and its derivative).
-__device__ __forceinline__ float dmcErf(float x) {
-  const float a = fabsf(x);
-  const float t = __fdividef(1.f, fmaf(0.3275911f, a, 1.f));
-  const float p = t * fmaf(t, fmaf(t, fmaf(t, fmaf(t, 1.061405429f, -1.453152027f),
-                                           1.421413741f), -0.284496736f), 0.254829592f);
-  return copysignf(1.f - p * dmcExp(-a * a), x);
+/// 1 / x through the hardware reciprocal (1 ulp; x >= 1 where it is used).
+__device__ __forceinline__ float dmcRcp(float x) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+
+/// The standard normal's upper tail Q(|x|) = 0.5 erfc(|x| / sqrt 2) within
+/// about 1e-7 (Abramowitz & Stegun 7.1.26, the 1/2 and 1/sqrt 2 folded into
+/// its constants), and through `e` the exp(-x^2 / 2) it is built on, which
+/// the normal density shares: two hardware approximations (reciprocal, exp2)
+/// and ten arithmetic instructions, far below the bf16/fp16 rounding of what
+/// they feed (GELU and its derivative).
+__device__ __forceinline__ float dmcNormalTail(float x, float &e) {
+  const float t = dmcRcp(fmaf(0.2316419f, fabsf(x), 1.f));
+  const float q = t * fmaf(t, fmaf(t, fmaf(t, fmaf(t, 0.5307027145f, -0.7265760135f),
+                                           0.7107068705f), -0.142248368f), 0.127414796f);
+  float x2 = x * (x * -0.72134752044448170f); // -x^2 / 2 in base 2
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(x2));
+  return q * e;
+}
+
+/// The standard normal CDF Phi(x) from its tail; `e` as in dmcNormalTail.
+__device__ __forceinline__ float dmcNormalCdf(float x, float &e) {
+  const float h = dmcNormalTail(x, e);
+  return x >= 0.f ? 1.f - h : h;
+}
+
+/// GELU with the exact (erf) form: x Phi(x).
+__device__ __forceinline__ float dmcGelu(float x) {
+  float e;
+  return x * dmcNormalCdf(x, e);
+}
+
+/// Its derivative Phi(x) + x phi(x): one exponential serves both terms.
+__device__ __forceinline__ float dmcGeluGrad(float x) {
+  float e;
+  const float cdf = dmcNormalCdf(x, e);
+  return fmaf(x * e, 0.39894228040143267794f, cdf);
 }
 
 struct DmcSum {

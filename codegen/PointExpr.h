@@ -28,7 +28,7 @@ public:
     Literal, ///< `text` as written: a float constant, "0.f", "123u", a CUDA constant
     Index,   ///< the point's index along dim `text`: i_<dim>
     Draw,    ///< dropout draw `index`'s 16-bit word (NodeGraph::wordName)
-    Call,    ///< `text`(args...): dmcExp, dmcErf, tanhf, sqrtf
+    Call,    ///< `text`(args...): dmcExp, dmcGelu, tanhf, sqrtf
     Binary,  ///< args[0] `text` args[1]: + - * / (left-associative)
     Compare, ///< args[0] `text` args[1]: > >= ==
     Select,  ///< args[0] ? args[1] : args[2]

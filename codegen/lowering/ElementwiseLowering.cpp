@@ -24,8 +24,6 @@ const E x0 = E::operand(0), x1 = E::operand(1);
 const E zero = E::literal("0.f"), one = E::literal("1.f"), half = E::literal("0.5f");
 /// The constants of the GELU forms (erf: 1/sqrt(2), 1/sqrt(2 pi); tanh:
 /// sqrt(2/pi), 0.044715 and 3 * 0.044715), as written since the first kernels.
-const E invSqrt2 = E::literal("7.0710678118654752e-01f");
-const E invSqrt2Pi = E::literal("3.9894228040143268e-01f");
 const E sqrt2OverPi = E::literal("7.9788456080286536e-01f");
 const E tanhCubic = E::literal("4.4715e-02f"), tanhCubicGrad = E::literal("1.34145e-01f");
 
@@ -53,7 +51,7 @@ LogicalResult activation(dm::ActivationOp o, L &l) {
     y = E::select(x0.greater(zero), x0, zero);
     break;
   case dm::ActivationKind::Gelu:
-    y = half * x0 * (one + E::call("dmcErf", {x0 * invSqrt2}));
+    y = E::call("dmcGelu", {x0});
     break;
   case dm::ActivationKind::GeluTanh:
     y = half * x0 * (one + geluTanhInner(x0));
@@ -70,9 +68,7 @@ LogicalResult activationGrad(dm::ActivationGradOp o, L &l) {
     d = l.map(E::select(x0.greater(zero), one, zero), {v});
     break;
   case dm::ActivationKind::Gelu:
-    d = l.map(half * (one + E::call("dmcErf", {x0 * invSqrt2})) +
-                  x0 * invSqrt2Pi * E::call("dmcExp", {E::literal("-0.5f") * x0 * x0}),
-              {v});
+    d = l.map(E::call("dmcGeluGrad", {x0}), {v});
     break;
   case dm::ActivationKind::GeluTanh: {
     int t = l.map(geluTanhInner(x0), {v});

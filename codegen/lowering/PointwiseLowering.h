@@ -5,8 +5,9 @@
 // (ir/DmInterfaces.td), implemented by external models in this folder, one
 // file per kind of op: ElementwiseLowering.cpp, NormalizationLowering.cpp.
 // Their arithmetic follows the interpreter's models (compiler/evaluation/)
-// in fp32, constant for constant, except exp and erf (dmcExp, dmcErf: within
-// 1e-6, far below the 16-bit rounding of the outputs); dropout uses the same
+// in fp32, constant for constant, except exp and the exact GELU and its
+// derivative (dmcExp, dmcGelu, dmcGeluGrad: the normal CDF within about 1e-7,
+// far below the 16-bit rounding of the outputs); dropout uses the same
 // Philox counters.
 //
 //===----------------------------------------------------------------------===//

@@ -70,30 +70,9 @@ DMC_ATTN_DEV void scaleMask(float (&s)[NA][4], int row0, int col0, int kLimit, b
     }
 }
 
-/// dmrt::dropoutWords (Philox4x32-10 on counter {group, id, "drop"}, key
-/// seed), bit for bit, written with mul.wide.u32 and 32-bit words: the
-/// shared version's 64-bit products compile to 64-bit arithmetic throughout.
+/// dmrt::dropoutWords into an array reference (the attention tiles' form).
 DMC_ATTN_DEV void philoxWords(uint64_t seed, uint32_t id, uint64_t group, uint32_t (&out)[4]) {
-  uint32_t c0 = (uint32_t)group, c1 = (uint32_t)(group >> 32), c2 = id, c3 = dmrt::kDropoutTag;
-  uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
-  DMC_ATTN_UNROLL
-  for (int r = 0; r < 10; ++r) {
-    if (r > 0) {
-      k0 += dmrt::kPhiloxW0;
-      k1 += dmrt::kPhiloxW1;
-    }
-    uint32_t hi0, lo0, hi1, lo1;
-    mulWide(dmrt::kPhiloxM0, c0, lo0, hi0);
-    mulWide(dmrt::kPhiloxM1, c2, lo1, hi1);
-    c0 = hi1 ^ c1 ^ k0;
-    c1 = lo1;
-    c2 = hi0 ^ c3 ^ k1;
-    c3 = lo0;
-  }
-  out[0] = c0;
-  out[1] = c1;
-  out[2] = c2;
-  out[3] = c3;
+  dmrt::dropoutWords(seed, id, group, out);
 }
 
 /// dmrt::dropoutWord: the 16-bit draw n % 8 of group n / 8.

@@ -48,13 +48,6 @@ DMC_ATTN_DEV uint32_t shflXor(uint32_t v, int laneMask) {
   return __shfl_xor_sync(0xffffffffu, v, laneMask);
 }
 
-/// The 64-bit product a * b as two 32-bit halves, in one instruction.
-DMC_ATTN_DEV void mulWide(uint32_t a, uint32_t b, uint32_t &lo, uint32_t &hi) {
-  asm("{ .reg .u64 t; mul.wide.u32 t, %2, %3; mov.b64 {%0, %1}, t; }"
-      : "=r"(lo), "=r"(hi)
-      : "r"(a), "r"(b));
-}
-
 /// 2^x, approximate (ex2.approx.ftz: ~2 ulp); 2^-inf = 0.
 DMC_ATTN_DEV float fastExp2(float x) {
   float y;

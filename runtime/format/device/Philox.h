@@ -21,10 +21,19 @@ constexpr uint32_t kPhiloxW1 = 0xBB67AE85u;
 
 /// One Philox4x32 round on `c` in place with round key (k0, k1).
 DMRT_HD inline void philox4x32Round(uint32_t c[4], uint32_t k0, uint32_t k1) {
+#ifdef __CUDA_ARCH__
+  // On the GPU each product's two halves as two 32-bit multiplies (high and
+  // low): the same words, and a dropout kernel about 10% faster on an H200
+  // than with one 64-bit product (gelu + dropout over 16.8M bf16: 27.0 -> 24.0
+  // us, 2026-11-26).
+  uint32_t hi0 = __umulhi(kPhiloxM0, c[0]), lo0 = kPhiloxM0 * c[0];
+  uint32_t hi1 = __umulhi(kPhiloxM1, c[2]), lo1 = kPhiloxM1 * c[2];
+#else
   uint64_t p0 = (uint64_t)kPhiloxM0 * (uint64_t)c[0];
   uint64_t p1 = (uint64_t)kPhiloxM1 * (uint64_t)c[2];
   uint32_t hi0 = (uint32_t)(p0 >> 32), lo0 = (uint32_t)p0;
   uint32_t hi1 = (uint32_t)(p1 >> 32), lo1 = (uint32_t)p1;
+#endif
   uint32_t n0 = hi1 ^ c[1] ^ k0;
   uint32_t n2 = hi0 ^ c[3] ^ k1;
   c[0] = n0;
