@@ -54,12 +54,19 @@ inline double referenceValue(int64_t e, uint64_t seed, uint32_t stream, bool int
                  : double(out[0] >> 8) / 8388608.0 - 1.0;
 }
 
+/// Elements [begin, end) of a stream into values[begin, end) (ranges can be
+/// filled in parallel).
+inline void referenceRange(double *values, int64_t begin, int64_t end, uint64_t seed,
+                           uint32_t stream, bool integer, int64_t maxInt) {
+  for (int64_t e = begin; e < end; ++e)
+    values[e] = referenceValue(e, seed, stream, integer, maxInt);
+}
+
 /// `count` values of a stream (before rounding to storage).
 inline std::vector<double> referenceValues(int64_t count, uint64_t seed, uint32_t stream,
                                            bool integer, int64_t maxInt) {
   std::vector<double> values(count);
-  for (int64_t e = 0; e < count; ++e)
-    values[e] = referenceValue(e, seed, stream, integer, maxInt);
+  referenceRange(values.data(), 0, count, seed, stream, integer, maxInt);
   return values;
 }
 

@@ -28,11 +28,12 @@ dmrt::DType dtypeOf(Type t) { return dm::storageDType(t).value_or(dmrt::DType::F
 HostTensor draw(Type type, uint64_t seed, uint32_t stream, int64_t maxInt) {
   HostTensor t = allocateFor(type);
   bool integer = isa<IntegerType>(cast<dm::TensorType>(type).getElementType());
-  // dmrt::referenceValues, spread over the host's cores in blocks.
-  constexpr size_t kBlock = 1 << 16;
-  llvm::parallelFor(0, (t.data.size() + kBlock - 1) / kBlock, [&](size_t b) {
-    for (size_t e = b * kBlock; e < std::min(t.data.size(), (b + 1) * kBlock); ++e)
-      t.data[e] = dmrt::referenceValue(int64_t(e), seed, stream, integer, maxInt);
+  // The stream in blocks spread over the host's cores.
+  constexpr int64_t kBlock = 1 << 16;
+  const int64_t n = int64_t(t.data.size());
+  llvm::parallelFor(0, size_t((n + kBlock - 1) / kBlock), [&](size_t b) {
+    dmrt::referenceRange(t.data.data(), int64_t(b) * kBlock, std::min(n, int64_t(b + 1) * kBlock),
+                         seed, stream, integer, maxInt);
   });
   dmrt::Tensor stored = dmrt::fromDoubles("t", dtypeOf(type), t.shape, t.data);
   t.data = dmrt::toDoubles(stored);
