@@ -10,11 +10,12 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/HostGemm.h"
 
+#include "RandomTensor.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <map>
-#include <random>
 
 using namespace dmc;
 
@@ -24,15 +25,7 @@ std::map<char, int64_t> sizes = {{'b', 2}, {'h', 3}, {'j', 13}, {'k', 11}, {'p',
                                  {'q', 3}, {'u', 9}};
 
 HostTensor tensor(const std::string &dims, unsigned seed) {
-  std::vector<int64_t> shape;
-  for (char d : dims)
-    shape.push_back(sizes.at(d));
-  HostTensor t(dims, shape);
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> dist(-1, 1);
-  for (double &x : t.data)
-    x = dist(gen);
-  return t;
+  return test::randomTensor(dims, sizes, seed);
 }
 
 /// The loop hostGemm replaces: each result summed in T over `reduced`,

@@ -9,11 +9,12 @@
 #include "compiler/HostKernels.h"
 #include "compiler/bundle/SampledContraction.h"
 
+#include "RandomTensor.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <map>
-#include <random>
 
 using namespace dmc;
 
@@ -22,15 +23,7 @@ namespace {
 const std::map<char, int64_t> kSizes = {{'b', 2}, {'h', 3}, {'j', 5}, {'k', 4}, {'p', 7}};
 
 HostTensor tensor(const std::string &dims, unsigned seed) {
-  std::vector<int64_t> shape;
-  for (char d : dims)
-    shape.push_back(kSizes.at(d));
-  HostTensor t(dims, shape);
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> dist(-1, 1);
-  for (double &x : t.data)
-    x = dist(gen);
-  return t;
+  return test::randomTensor(dims, kSizes, seed);
 }
 
 /// The largest difference between the sampled elements and the full result's.
