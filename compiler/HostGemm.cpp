@@ -15,15 +15,6 @@ constexpr int64_t kRows = 4, kCols = 8, kDepth = 256;
 /// Row panels one task computes: its packed rows stay in L2 across a pass.
 constexpr int64_t kPanelsPerTask = 16;
 
-/// Element offsets into each of `ts` of every point of `dims`, row-major.
-template <size_t N>
-std::vector<std::array<int64_t, N>> offsets(llvm::StringRef dims, const std::vector<int64_t> &sizes,
-                                            std::array<const HostTensor *, N> ts) {
-  std::vector<std::array<int64_t, N>> o;
-  forEachPoint(dims, sizes, ts, [&](const auto &, const auto &p) { o.push_back(p); });
-  return o;
-}
-
 /// c[kRows x kCols] (row stride ldc) += the products of `depth` steps of a
 /// row panel (depth x kRows) and a column panel (depth x kCols), each
 /// element's sum in step order: the order of the scalar loop.
@@ -73,10 +64,10 @@ bool hostGemm(const HostTensor &a, const HostTensor &b, T scale, const std::stri
   for (char d : out.dims)
     if (out.size(d) == 0)
       return true;
-  auto g = offsets<3>(batch, sizes(batch), {&a, &b, &out});
-  auto m = offsets<2>(rows, sizes(rows), {&a, &out});
-  auto n = offsets<2>(cols, sizes(cols), {&b, &out});
-  auto k = offsets<2>(reduced, sizes(reduced), {&a, &b});
+  auto g = pointOffsets<3>(batch, sizes(batch), {&a, &b, &out});
+  auto m = pointOffsets<2>(rows, sizes(rows), {&a, &out});
+  auto n = pointOffsets<2>(cols, sizes(cols), {&b, &out});
+  auto k = pointOffsets<2>(reduced, sizes(reduced), {&a, &b});
   const int64_t G = g.size(), M = m.size(), N = n.size(), K = k.size();
   const int64_t rowPanels = (M + kRows - 1) / kRows, colPanels = (N + kCols - 1) / kCols;
   const int64_t ldc = colPanels * kCols;

@@ -20,16 +20,6 @@ std::string without(llvm::StringRef dims, llvm::StringRef remove) {
   return kept;
 }
 
-/// Relative offsets into each tensor of every point of the space `dims`.
-template <size_t N>
-std::vector<std::array<int64_t, N>> pointOffsets(llvm::StringRef dims,
-                                                 llvm::ArrayRef<int64_t> sizes,
-                                                 std::array<const HostTensor *, N> ts) {
-  std::vector<std::array<int64_t, N>> offsets;
-  forEachPoint(dims, sizes, ts, [&](const auto &, const auto &o) { offsets.push_back(o); });
-  return offsets;
-}
-
 template <typename T> T in(const HostTensor &t, int64_t offset) {
   return static_cast<T>(t.data[offset]);
 }

@@ -86,6 +86,17 @@ void forEachPoint(llvm::StringRef dims, llvm::ArrayRef<int64_t> sizes,
   }
 }
 
+/// Relative offsets into each of `ts` of every point of the space `dims`,
+/// row-major.
+template <size_t N>
+std::vector<std::array<int64_t, N>> pointOffsets(llvm::StringRef dims,
+                                                 llvm::ArrayRef<int64_t> sizes,
+                                                 std::array<const HostTensor *, N> ts) {
+  std::vector<std::array<int64_t, N>> offsets;
+  forEachPoint(dims, sizes, ts, [&](const auto &, const auto &o) { offsets.push_back(o); });
+  return offsets;
+}
+
 /// Sizes of `dims` looked up in `t`.
 inline std::vector<int64_t> sizesIn(const HostTensor &t, llvm::StringRef dims) {
   std::vector<int64_t> s;

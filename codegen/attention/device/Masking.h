@@ -8,7 +8,7 @@
 //
 // Dropout follows runtime/format/device/Philox.h: the element (b, h, j, k)
 // has logical index n = b*sb + h*sh + j*sj + k*sk and is kept iff its
-// 16-bit draw dropoutWord(seed, id, n) >= threshold. When consecutive keys
+// 16-bit draw dmrt::dropoutWord(seed, id, n) >= threshold. When consecutive keys
 // have consecutive indices (sk == 1: Cfg::kDropoutKeyRuns), lanes split the
 // Philox groups (8 elements each) of each run of keys, whatever its
 // alignment, and exchange keep bits by shuffles (about one Philox call per 8
@@ -68,18 +68,6 @@ DMC_ATTN_DEV void scaleMask(float (&s)[NA][4], int row0, int col0, int kLimit, b
       }
       s[a][e] = x;
     }
-}
-
-/// dmrt::dropoutWords into an array reference (the attention tiles' form).
-DMC_ATTN_DEV void philoxWords(uint64_t seed, uint32_t id, uint64_t group, uint32_t (&out)[4]) {
-  dmrt::dropoutWords(seed, id, group, out);
-}
-
-/// dmrt::dropoutWord: the 16-bit draw n % 8 of group n / 8.
-DMC_ATTN_DEV uint32_t dropoutWord(uint64_t seed, uint32_t id, uint64_t n) {
-  uint32_t w[4];
-  philoxWords(seed, id, n >> 3, w);
-  return dmrt::dropoutHalf(w, (unsigned)(n & 7u));
 }
 
 template <class Cfg> DMC_ATTN_DEV bool keepWord(uint32_t draw) {
@@ -144,7 +132,7 @@ DMC_ATTN_DEV void dropoutQueryMajor(KeepBits<NA> &bits, uint64_t seed, int b, in
         if (4 * i + t >= NA)
           continue;
         uint32_t w[4];
-        philoxWords(seed, Cfg::kDropoutId, ((uint64_t)n0[half] >> 3) + 4 * i + t, w);
+        dmrt::dropoutWords(seed, Cfg::kDropoutId, ((uint64_t)n0[half] >> 3) + 4 * i + t, w);
         mask[half][i] |= keepByte<Cfg>(w) << (8 * t);
       }
     }
@@ -153,7 +141,7 @@ DMC_ATTN_DEV void dropoutQueryMajor(KeepBits<NA> &bits, uint64_t seed, int b, in
     const int64_t nx = half ? n0[1] : n0[0];
     if (t < 2 && (nx & 7) != 0) {
       uint32_t w[4];
-      philoxWords(seed, Cfg::kDropoutId, ((uint64_t)nx >> 3) + NA, w);
+      dmrt::dropoutWords(seed, Cfg::kDropoutId, ((uint64_t)nx >> 3) + NA, w);
       const uint32_t byte = keepByte<Cfg>(w) << (W & 31);
       if (half)
         mask[1][W >> 5] |= byte;
@@ -193,7 +181,7 @@ DMC_ATTN_DEV void dropoutQueryMajor(KeepBits<NA> &bits, uint64_t seed, int b, in
       for (int e = 0; e < 4; ++e) {
         const int64_t key = key0 + 8 * a + 2 * t + (e & 1);
         bits.set(a, e,
-                 keepWord<Cfg>(dropoutWord(seed, Cfg::kDropoutId,
+                 keepWord<Cfg>(dmrt::dropoutWord(seed, Cfg::kDropoutId,
                                            (uint64_t)((e < 2 ? rowG : rowG8) +
                                                       key * Cfg::kDropK))));
       }
@@ -231,12 +219,12 @@ DMC_ATTN_DEV void dropoutKeyMajor(KeepBits<NA> &bits, uint64_t seed, int b, int 
       DMC_ATTN_UNROLL
       for (int q = 0; q < 2; ++q) {
         uint32_t w[4];
-        philoxWords(seed, Cfg::kDropoutId, g0 + q, w);
+        dmrt::dropoutWords(seed, Cfg::kDropoutId, g0 + q, w);
         lo |= keepByte<Cfg>(w) << (8 * q);
       }
       if (off != 0) {
         uint32_t w[4];
-        philoxWords(seed, Cfg::kDropoutId, g0 + 2, w);
+        dmrt::dropoutWords(seed, Cfg::kDropoutId, g0 + 2, w);
         lo |= keepByte<Cfg>(w) << 16;
       }
       const uint32_t mine = lo >> off; // bit r: key key0 + r of column j
@@ -256,7 +244,7 @@ DMC_ATTN_DEV void dropoutKeyMajor(KeepBits<NA> &bits, uint64_t seed, int b, int 
       for (int e = 0; e < 4; ++e) {
         const int64_t key = key0 + g + 8 * (e >> 1);
         bits.set(a, e,
-                 keepWord<Cfg>(dropoutWord(
+                 keepWord<Cfg>(dmrt::dropoutWord(
                      seed, Cfg::kDropoutId,
                      (uint64_t)(head + key * Cfg::kDropK + (col + (e & 1)) * Cfg::kDropJ))));
       }

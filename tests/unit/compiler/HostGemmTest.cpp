@@ -39,8 +39,7 @@ HostTensor scalarContract(const HostTensor &a, const HostTensor &b, T scale,
   std::vector<int64_t> rs;
   for (char d : reduced)
     rs.push_back(sizes.at(d));
-  std::vector<std::array<int64_t, 2>> inner;
-  forEachPoint<2>(reduced, rs, {&a, &b}, [&](const auto &, const auto &o) { inner.push_back(o); });
+  auto inner = pointOffsets<2>(reduced, rs, {&a, &b});
   if (reversed)
     std::reverse(inner.begin(), inner.end());
   forEachPoint<3>(out.dims, out.shape, {&a, &b, &out}, [&](const auto &, const auto &o) {

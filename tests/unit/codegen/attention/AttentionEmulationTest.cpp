@@ -176,22 +176,6 @@ void runCase(const AttentionProblem &p, const std::vector<int32_t> &lens, const 
   EXPECT_TRUE(caught) << "a flipped keep bit given to the backward is not caught";
 }
 
-TEST(AttentionEmulation, PhiloxMatchesTheRuntime) {
-  // The kernels' 32-bit Philox against runtime/format/device/Philox.h.
-  uint64_t x = 0x9E3779B97F4A7C15ull;
-  for (int i = 0; i < 2000; ++i) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    const uint64_t seed = x ^ (x >> 29), n = i < 1000 ? (uint64_t)i : x >> (i % 40);
-    const uint32_t id = (uint32_t)(x >> 40) % 97;
-    uint32_t got[4], want[4];
-    dmcattn::philoxWords(seed, id, n >> 3, got);
-    dmrt::dropoutWords(seed, id, n >> 3, want);
-    for (int w = 0; w < 4; ++w)
-      ASSERT_EQ(got[w], want[w]) << "seed " << seed << " group " << (n >> 3) << " word " << w;
-    ASSERT_EQ(dmcattn::dropoutWord(seed, id, n), dmrt::dropoutWord(seed, id, n)) << n;
-  }
-}
-
 // Config types: <D, blockM, blockN, warps, bf16, causal, padding, dropout, key runs[,
 // keep bits]>.
 
