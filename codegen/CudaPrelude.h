@@ -64,16 +64,32 @@ __device__ __forceinline__ uint32_t dmcPackHalfx2(float lo, float hi) {
 template <int N> __device__ __forceinline__ void dmcLoadVec(float (&dst)[N], const float *src) {
   dmcCopyVec<N>(dst, src);
 }
-/// The raw elements of one access, each converted by `Convert`.
+/// The raw elements of one access, fetched now and converted later: a row
+/// kernel with column sums fetches its next rows' inputs into these while it
+/// reduces the current ones (KernelEmitter.cpp).
+template <int N, typename T> struct DmcRawVec {
+  alignas(16) T v[N];
+};
+template <int N, typename T>
+__device__ __forceinline__ void dmcFetchVec(DmcRawVec<N, T> &raw, const T *src) {
+  dmcCopyVec<N>(raw.v, src);
+}
+/// The raw elements, each converted by `Convert`.
 template <typename T, float (*Convert)(T), int N>
-__device__ __forceinline__ void dmcLoadVecAs(float (&dst)[N], const T *src) {
-  alignas(16) T raw[N];
-  dmcCopyVec<N>(raw, src);
+__device__ __forceinline__ void dmcConvertVecAs(float (&dst)[N], const DmcRawVec<N, T> &raw) {
 #pragma unroll
   for (int k = 0; k < N; ++k)
-    dst[k] = Convert(raw[k]);
+    dst[k] = Convert(raw.v[k]);
+}
+/// One access, each element converted by `Convert`.
+template <typename T, float (*Convert)(T), int N>
+__device__ __forceinline__ void dmcLoadVecAs(float (&dst)[N], const T *src) {
+  DmcRawVec<N, T> raw;
+  dmcFetchVec<N>(raw, src);
+  dmcConvertVecAs<T, Convert>(dst, raw);
 }
 __device__ __forceinline__ float dmcIntToFloat(int v) { return (float)v; }
+__device__ __forceinline__ float dmcFloatToFloat(float v) { return v; }
 template <int N> __device__ __forceinline__ void dmcLoadVecI32(float (&dst)[N], const int *src) {
   dmcLoadVecAs<int, dmcIntToFloat>(dst, src);
 }
@@ -84,6 +100,25 @@ __device__ __forceinline__ void dmcLoadVecBf16(float (&dst)[N], const uint16_t *
 template <int N>
 __device__ __forceinline__ void dmcLoadVecHalf(float (&dst)[N], const uint16_t *src) {
   dmcLoadVecAs<uint16_t, dmrt::halfToFloat>(dst, src);
+}
+/// dmcLoadVec<suffix> of elements fetched earlier by dmcFetchVec.
+template <int N>
+__device__ __forceinline__ void dmcConvertVec(float (&dst)[N], const DmcRawVec<N, float> &raw) {
+  dmcConvertVecAs<float, dmcFloatToFloat>(dst, raw);
+}
+template <int N>
+__device__ __forceinline__ void dmcConvertVecI32(float (&dst)[N], const DmcRawVec<N, int> &raw) {
+  dmcConvertVecAs<int, dmcIntToFloat>(dst, raw);
+}
+template <int N>
+__device__ __forceinline__ void dmcConvertVecBf16(float (&dst)[N],
+                                                  const DmcRawVec<N, uint16_t> &raw) {
+  dmcConvertVecAs<uint16_t, dmrt::bf16ToFloat>(dst, raw);
+}
+template <int N>
+__device__ __forceinline__ void dmcConvertVecHalf(float (&dst)[N],
+                                                  const DmcRawVec<N, uint16_t> &raw) {
+  dmcConvertVecAs<uint16_t, dmrt::halfToFloat>(dst, raw);
 }
 /// Vector stores: N fp32 values converted and written with one access;
 /// 16-bit types are rounded two at a time.

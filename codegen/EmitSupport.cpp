@@ -9,10 +9,13 @@ using namespace mlir;
 
 namespace dmc::codegen {
 
-std::string pointerType(Type t, bool input) {
+std::string elementType(Type t) {
   dmrt::DType s = storageOf(t);
-  std::string base = s == dmrt::DType::F32 ? "float" : s == dmrt::DType::I32 ? "int" : "uint16_t";
-  return (input ? "const " : "") + base + " *__restrict__";
+  return s == dmrt::DType::F32 ? "float" : s == dmrt::DType::I32 ? "int" : "uint16_t";
+}
+
+std::string pointerType(Type t, bool input) {
+  return (input ? "const " : "") + elementType(t) + " *__restrict__";
 }
 
 std::string storeCall(Type t, const std::string &ptr, const std::string &off,
@@ -126,6 +129,12 @@ std::string vectorLoad(Type t, unsigned n, int vec, const std::string &address,
   return "float " + v + "[" + std::to_string(vec) + "];  " + load + "\n";
 }
 
+std::string vectorConvert(Type t, unsigned n, int vec, const std::string &raw) {
+  std::string v = "vin" + std::to_string(n);
+  return "float " + v + "[" + std::to_string(vec) + "];  dmcConvertVec" + vectorSuffix(t) + "(" +
+         v + ", " + raw + ");\n";
+}
+
 std::string vectorStore(Type t, unsigned n, const std::string &address) {
   return "dmcStoreVec" + vectorSuffix(t) + "(" + address + ", vout" + std::to_string(n) + ");\n";
 }
@@ -175,8 +184,11 @@ bool readsInput(const NodeGraph &g, unsigned n, llvm::function_ref<bool(size_t)>
 }
 
 void emitSignature(llvm::raw_ostream &os, dm::KernelOp kernel, int threads,
-                   llvm::StringRef entry, bool workspace) {
-  os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ")\n" << entry << "(";
+                   llvm::StringRef entry, bool workspace, int minBlocks) {
+  os << "extern \"C\" __global__ void __launch_bounds__(" << threads;
+  if (minBlocks > 1)
+    os << ", " << minBlocks;
+  os << ")\n" << entry << "(";
   auto inputs = kernel.getInputs().getTypes();
   auto outputs = kernel.getResultTypes();
   for (dmrt::KernelParam p : dmrt::kernelParameters(inputs.size(), outputs.size(), workspace)) {

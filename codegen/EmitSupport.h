@@ -16,6 +16,8 @@ namespace dmc::codegen {
 
 /// "const uint16_t *__restrict__" and the like for a tensor type.
 std::string pointerType(mlir::Type t, bool input);
+/// The C++ type of one stored element of `t`: float, int or uint16_t.
+std::string elementType(mlir::Type t);
 /// A store of fp32 `v` at ptr[off] converted to the storage of `t`.
 std::string storeCall(mlir::Type t, const std::string &ptr, const std::string &off,
                       const std::string &v);
@@ -36,6 +38,9 @@ void decode(llvm::raw_ostream &os, const std::string &indent, const std::string 
 /// dim `vd`.
 std::string vectorLoad(mlir::Type t, unsigned n, int vec, const std::string &address,
                        const NodeGraph &g, char vd);
+/// The same vin<n> from raw elements fetched earlier (dmcFetchVec into `raw`);
+/// for unguarded loads only.
+std::string vectorConvert(mlir::Type t, unsigned n, int vec, const std::string &raw);
 /// Writes float vout<n>[] to `address`, converted to the storage of `t`.
 std::string vectorStore(mlir::Type t, unsigned n, const std::string &address);
 /// A node's `code` with each "@<n>" (kernel input n's element at the point,
@@ -47,8 +52,10 @@ std::string renderLoads(const std::string &code, dm::KernelOp kernel,
 bool readsInput(const NodeGraph &g, unsigned n, llvm::function_ref<bool(size_t)> inSweep);
 
 /// The extern "C" head of the kernel: inputs, outputs, [workspace], seed.
+/// `minBlocks` > 1 asks ptxas to fit that many blocks of `threads` on an SM
+/// (__launch_bounds__'s second argument: a register limit).
 void emitSignature(llvm::raw_ostream &os, dm::KernelOp kernel, int threads,
-                   llvm::StringRef entry, bool workspace);
+                   llvm::StringRef entry, bool workspace, int minBlocks = 1);
 /// `typedef int Idx` when no index of the kernel reaches 2^31 (cheap
 /// division by constants), else long long; `points` is the largest linear
 /// index the loops form besides the tensors' sizes.
@@ -72,6 +79,8 @@ void emitWords(llvm::raw_ostream &os, const std::string &indent, const std::set<
 /// launch's blocks take kFinishPoints (sum, row point) pairs with
 /// kFinishSlices threads each.
 inline constexpr int kFinishPoints = 32, kFinishSlices = 8;
+/// Partials a finishing thread loads before adding them (in block order).
+inline constexpr int kFinishLoads = 32;
 /// After a row kernel's loop over its rows: combines each column sum's
 /// registers sum<id>[perRow * width] over threadIdx.x and writes the block's
 /// partials to the workspace, [sums][blocks][rowPoints] fp32.
@@ -83,6 +92,36 @@ void emitColumnPartials(llvm::raw_ostream &os, llvm::ArrayRef<int> sums, int64_t
 void emitColumnFinish(llvm::raw_ostream &os, dm::KernelOp kernel, const KernelSpace &s,
                       const NodeGraph &g, llvm::ArrayRef<int> sums, int64_t blocks,
                       const std::string &entry);
+
+/// How a row kernel's threads take rows: `per` groups of rows after each
+/// other, `perRow` chunks of `vec` points along the row dim `vd` per thread
+/// (`ty` threads per row, `rowChunks` chunks in a row), outer dims `outer`.
+struct RowShape {
+  std::string outer;
+  int per = 1, ty = 1, vec = 1;
+  int64_t perRow = 1, rowChunks = 1;
+  char vd = 0;
+};
+/// Inputs a row kernel with column sums fetches a row group ahead
+/// (RowFetch.cpp): read by the sweep of pass `sweep`, vectorized, unguarded,
+/// and changing from row to row.
+struct RowFetch {
+  std::vector<unsigned> inputs;
+  int sweep = -1;
+};
+/// The inputs that the sweep of pass `sweep` (its nodes: `needed`) reads and
+/// that qualify.
+RowFetch chooseRowFetch(dm::KernelOp kernel, const NodeGraph &g, const std::string &outer,
+                        int sweep, const std::vector<bool> &needed,
+                        llvm::function_ref<bool(mlir::Type)> vectorized);
+/// Declares the raw vectors pf<n>[perRow] of the fetched inputs.
+void emitRowFetchRegisters(llvm::raw_ostream &os, const std::string &indent,
+                           dm::KernelOp kernel, const RowFetch &f, const RowShape &r);
+/// Fetches row group `group` (an expression) of the inputs into pf<n>[];
+/// `chunks` is the kernel's space with the vector dim counted in chunks.
+void emitRowFetch(llvm::raw_ostream &os, const std::string &indent, dm::KernelOp kernel,
+                  const RowFetch &f, const RowShape &r, const KernelSpace &chunks,
+                  const std::string &group);
 
 /// The column strategy (ColumnEmitter.cpp), for configs with
 /// isColumnConfig(config); `g` is the kernel lowered for `s`.

@@ -56,10 +56,16 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
      << " (" << s.outerPoints << " points), rows " << (s.row.empty() ? "-" : s.row) << " ("
      << s.rowPoints << " points); " << config.describe() << ", " << passes << " pass(es)\n";
   os << kCudaPrelude << "\n";
-  emitSignature(os, kernel, config.tx * config.ty, entry, /*workspace=*/!sums.empty());
-  unsigned numIn = kernel.getInputs().size();
   // With column sums the partials are indexed with Idx too.
   const int64_t blocks = s.outerPoints / (int64_t(config.tx) * config.perThread);
+  // Column sums with more blocks than SMs: two blocks of up to 256 threads
+  // per SM (registers <= 128), or the rows fetched ahead push a thread past
+  // 128 registers and halve the blocks an SM holds (gpt2-medium's layer-norm
+  // backward: 165 registers, no faster than without the fetch; at 128, no spills).
+  const int threads = config.tx * config.ty;
+  const int minBlocks = !sums.empty() && blocks > s.sms && threads <= 256 ? 2 : 1;
+  emitSignature(os, kernel, threads, entry, /*workspace=*/!sums.empty(), minBlocks);
+  unsigned numIn = kernel.getInputs().size();
   emitIndexType(os, kernel,
                 std::max(s.outerPoints * s.rowPoints + int64_t(config.tx) * config.perThread,
                          int64_t(sums.size()) * blocks * s.rowPoints));
@@ -90,20 +96,6 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
        << NodeGraph::name(g.nodes[id].deps[0]) << " summed over this thread's rows\n";
   // Blocks with column sums take whole rows (whyInfeasible): no thread leaves early.
   bool whole = !sums.empty() && outerChunks % (int64_t(config.tx) * per) == 0;
-  std::string ind = "  ";
-  if (per > 1) {
-    os << (sums.empty() ? "#pragma unroll\n" : "#pragma unroll 1\n")
-       << "  for (int k = 0; k < " << per << "; ++k) {\n";
-    os << "  const Idx o = ((Idx)blockIdx.x * " << per
-       << " + k) * TX + threadIdx.x;\n";
-    if (!whole)
-      os << "  if (o >= " << outerChunks << ") break;\n";
-  } else {
-    os << "  const Idx o = (Idx)blockIdx.x * TX + threadIdx.x;\n";
-    if (!whole)
-      os << "  if (o >= " << outerChunks << ") return;  // never inside a block that reduces\n";
-  }
-  decode(os, ind, "o", outer, chunks);
   std::string vdIndex = vd ? "i_" + std::string(1, vd) : "";
   auto base = [&](Type t) {
     // A tensor laid out exactly as the outer loop (elementwise kernels): its
@@ -112,36 +104,10 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
       return "o * " + std::to_string(outerVec ? vec : 1);
     return offsetExpr(t, outer, vd); // the vector dim at its chunk's first point
   };
-  if (outerVec)
-    os << ind << "const Idx first_" << vd << " = " << vdIndex << " * " << vec << ";\n";
-  for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
-    os << ind << "const Idx base_in" << n << " = " << base(v.getType()) << ";\n";
-  for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
-    os << ind << "const Idx base_out" << n << " = " << base(t) << ";\n";
   // Tensors whose contiguous dim is the vector dim move as one vector each.
   auto vectorized = [&](Type t) {
     return vd && cast<dm::TensorType>(t).getNames().back() == vd;
   };
-  if (outerVec) {
-    for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
-      if (vectorized(v.getType()))
-        os << ind << vectorLoad(v.getType(), n, vec, "in" + std::to_string(n) + " + base_in" +
-                                                        std::to_string(n), g, vd);
-    for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
-      if (vectorized(t))
-        os << ind << "float vout" << n << "[" << vec << "];\n";
-    std::set<int> all;
-    for (size_t id = 0; id < g.nodes.size(); ++id)
-      g.addDraws(id, all);
-    emitVectorDraws(os, ind, all, g, s, vd, vec);
-    os << "#pragma unroll\n"
-       << ind << "for (int v = 0; v < " << vec << "; ++v) {\n"
-       << ind << "const Idx " << vdIndex << " = first_" << vd << " + v;\n";
-  }
-  auto fromRegisters = [&](const std::string &code) {
-    return renderLoads(code, kernel, vectorized);
-  };
-
   bool caching = !s.row.empty() && perRow <= 16;
   auto isOutputAt = [&](int id, int pass) {
     return !g.nodes[id].outer && !g.nodes[id].column && g.nodes[id].pass == pass;
@@ -156,19 +122,9 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   std::vector<bool> cached(g.nodes.size(), false);
   for (size_t id = 0; id < g.nodes.size(); ++id)
     cached[id] = caching && !g.nodes[id].outer && lastUse[id] > g.nodes[id].pass;
-  for (size_t id = 0; id < g.nodes.size(); ++id)
-    if (cached[id])
-      os << ind << "float c" << id << "[" << perRow * rowVecWidth << "];  // " << NodeGraph::name(id)
-         << " along this thread's row points\n";
-
-  for (int p = 0; p < passes; ++p) {
-    os << ind << "// pass " << p << "\n";
-    for (size_t id = 0; id < g.nodes.size(); ++id)
-      if (g.nodes[id].outer && !g.nodes[id].reduce && g.nodes[id].pass == p)
-        os << ind << "const float " << NodeGraph::name(id) << " = "
-           << renderLoads(g.nodes[id].code, kernel, [](Type) { return false; }) << ";\n";
-    // What this pass's sweep computes: its reductions' and stores' inputs,
-    // down to loads or values cached by an earlier pass.
+  // What pass p's sweep computes: its reductions' and stores' inputs, down
+  // to loads or values cached by an earlier pass.
+  auto neededIn = [&](int p) {
     std::vector<bool> needed(g.nodes.size(), false);
     std::vector<int> work;
     for (size_t id = 0; id < g.nodes.size(); ++id)
@@ -192,6 +148,72 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
       if (!(cached[id] && g.nodes[id].pass < p))
         work.insert(work.end(), g.nodes[id].deps.begin(), g.nodes[id].deps.end());
     }
+    return needed;
+  };
+  // Column sums with several rows per thread: the first sweep's row inputs
+  // are fetched a row group ahead (RowFetch.cpp).
+  RowShape shape{outer, per, config.ty, vec, perRow, rowChunks, vd};
+  RowFetch fetch;
+  if (!sums.empty() && per > 1 && rowVec)
+    for (int p = 0; p < passes && fetch.sweep < 0; ++p)
+      if (std::vector<bool> needed = neededIn(p); llvm::is_contained(needed, true))
+        fetch = chooseRowFetch(kernel, g, outer, p, needed, vectorized);
+  std::string ind = "  ";
+  if (!fetch.inputs.empty()) {
+    emitRowFetchRegisters(os, ind, kernel, fetch, shape);
+    emitRowFetch(os, ind, kernel, fetch, shape, chunks, "0");
+  }
+  if (per > 1) {
+    os << (sums.empty() ? "#pragma unroll\n" : "#pragma unroll 1\n")
+       << "  for (int k = 0; k < " << per << "; ++k) {\n";
+    os << "  const Idx o = ((Idx)blockIdx.x * " << per
+       << " + k) * TX + threadIdx.x;\n";
+    if (!whole)
+      os << "  if (o >= " << outerChunks << ") break;\n";
+  } else {
+    os << "  const Idx o = (Idx)blockIdx.x * TX + threadIdx.x;\n";
+    if (!whole)
+      os << "  if (o >= " << outerChunks << ") return;  // never inside a block that reduces\n";
+  }
+  decode(os, ind, "o", outer, chunks);
+  if (outerVec)
+    os << ind << "const Idx first_" << vd << " = " << vdIndex << " * " << vec << ";\n";
+  for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
+    os << ind << "const Idx base_in" << n << " = " << base(v.getType()) << ";\n";
+  for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
+    os << ind << "const Idx base_out" << n << " = " << base(t) << ";\n";
+  if (outerVec) {
+    for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
+      if (vectorized(v.getType()))
+        os << ind << vectorLoad(v.getType(), n, vec, "in" + std::to_string(n) + " + base_in" +
+                                                        std::to_string(n), g, vd);
+    for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
+      if (vectorized(t))
+        os << ind << "float vout" << n << "[" << vec << "];\n";
+    std::set<int> all;
+    for (size_t id = 0; id < g.nodes.size(); ++id)
+      g.addDraws(id, all);
+    emitVectorDraws(os, ind, all, g, s, vd, vec);
+    os << "#pragma unroll\n"
+       << ind << "for (int v = 0; v < " << vec << "; ++v) {\n"
+       << ind << "const Idx " << vdIndex << " = first_" << vd << " + v;\n";
+  }
+  auto fromRegisters = [&](const std::string &code) {
+    return renderLoads(code, kernel, vectorized);
+  };
+
+  for (size_t id = 0; id < g.nodes.size(); ++id)
+    if (cached[id])
+      os << ind << "float c" << id << "[" << perRow * rowVecWidth << "];  // " << NodeGraph::name(id)
+         << " along this thread's row points\n";
+
+  for (int p = 0; p < passes; ++p) {
+    os << ind << "// pass " << p << "\n";
+    for (size_t id = 0; id < g.nodes.size(); ++id)
+      if (g.nodes[id].outer && !g.nodes[id].reduce && g.nodes[id].pass == p)
+        os << ind << "const float " << NodeGraph::name(id) << " = "
+           << renderLoads(g.nodes[id].code, kernel, [](Type) { return false; }) << ";\n";
+    std::vector<bool> needed = neededIn(p);
     if (llvm::none_of(needed, [](bool b) { return b; }))
       continue;
     for (size_t id = 0; id < g.nodes.size(); ++id)
@@ -228,9 +250,12 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
       for (unsigned n = 0; n < numIn; ++n)
         if (readHere(n) && vectorized(kernel.getInputs()[n].getType())) {
           Type t = kernel.getInputs()[n].getType();
-          os << in2 << vectorLoad(t, n, vec, "in" + std::to_string(n) + " + base_in" +
-                                                 std::to_string(n) + " + " +
-                                                 offsetExpr(t, s.row, vd), g, vd);
+          if (p == fetch.sweep && llvm::is_contained(fetch.inputs, n))
+            os << in2 << vectorConvert(t, n, vec, "pf" + std::to_string(n) + "[it]");
+          else
+            os << in2 << vectorLoad(t, n, vec, "in" + std::to_string(n) + " + base_in" +
+                                                   std::to_string(n) + " + " +
+                                                   offsetExpr(t, s.row, vd), g, vd);
         }
       for (auto [n, id] : llvm::enumerate(g.outputs))
         if (isOutputAt(id, p) && vectorized(kernel.getResultTypes()[n]))
@@ -286,6 +311,10 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
                                        offsetExpr(kernel.getResultTypes()[n], s.row, vd));
     }
     os << ind << "}\n";
+    if (p == fetch.sweep && !fetch.inputs.empty()) {
+      os << ind << "if (k + 1 < " << per << ")\n";
+      emitRowFetch(os, ind, kernel, fetch, shape, chunks, "k + 1");
+    }
     for (size_t id = 0; id < g.nodes.size(); ++id)
       if (g.nodes[id].reduce && g.nodes[id].pass == p)
         os << ind << "const float " << NodeGraph::name(id) << " = dmcBlockReduce<"
