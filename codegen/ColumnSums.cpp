@@ -59,9 +59,9 @@ void emitColumnFinish(llvm::raw_ostream &os, dm::KernelOp kernel, const KernelSp
      << "  if (q < " << pairs << ") {\n"
      << "    const Idx base = q / " << s.rowPoints << " * " << blocks << " * " << s.rowPoints
      << " + q % " << s.rowPoints << ";\n"
-     // Loads kFinishLoads blocks' partials at once (the loop of one load and
-     // one add was latency-bound: 1.2-1.5 us of bert-large's 3.5 us finish
-     // on an H200), then adds them in block order.
+     // Loads kFinishLoads blocks' partials at once, then adds them in block
+     // order: a loop of one load and one add was latency-bound (H200,
+     // bert-large: the finishing launch about 2.5 us that way, 1.2 us so).
      << "    for (int b0 = threadIdx.y; b0 < " << blocks << "; b0 += " << kFinishSlices
      << " * " << kFinishLoads << ") {\n"
      << "      float vals[" << kFinishLoads << "];\n"
