@@ -150,14 +150,17 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     }
     return needed;
   };
+  std::vector<std::vector<bool>> neededBy;
+  for (int p = 0; p < passes; ++p)
+    neededBy.push_back(neededIn(p));
   // Column sums with several rows per thread: the first sweep's row inputs
   // are fetched a row group ahead (RowFetch.cpp).
   RowShape shape{outer, per, config.ty, vec, perRow, rowChunks, vd};
   RowFetch fetch;
   if (!sums.empty() && per > 1 && rowVec)
     for (int p = 0; p < passes && fetch.sweep < 0; ++p)
-      if (std::vector<bool> needed = neededIn(p); llvm::is_contained(needed, true))
-        fetch = chooseRowFetch(kernel, g, outer, p, needed, vectorized);
+      if (llvm::is_contained(neededBy[p], true))
+        fetch = chooseRowFetch(kernel, g, outer, p, neededBy[p], vectorized);
   std::string ind = "  ";
   if (!fetch.inputs.empty()) {
     emitRowFetchRegisters(os, ind, kernel, fetch, shape);
@@ -213,7 +216,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
       if (g.nodes[id].outer && !g.nodes[id].reduce && g.nodes[id].pass == p)
         os << ind << "const float " << NodeGraph::name(id) << " = "
            << renderLoads(g.nodes[id].code, kernel, [](Type) { return false; }) << ";\n";
-    std::vector<bool> needed = neededIn(p);
+    const std::vector<bool> &needed = neededBy[p];
     if (llvm::none_of(needed, [](bool b) { return b; }))
       continue;
     for (size_t id = 0; id < g.nodes.size(); ++id)

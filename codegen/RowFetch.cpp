@@ -7,9 +7,9 @@
 // row to row are fetched a row group ahead, as raw vectors (DmcRawVec in
 // CudaPrelude.h): group 0 before the loop, group k + 1 right after the first
 // sweep of group k has converted its own, before that sweep's reductions.
-// H200, bert-large B8 L512, each at its best knobs in the tuning database
-// (with the finish's loads issued together; codegen 4 -> 5): the two
-// layer-norm backward kernels 22.75 -> 19.15 and 25.56 -> 22.95 us.
+// H200, bert-large B8 L512, the fastest of each kernel's configurations in
+// exhaustive sweeps (with the finish's loads issued together; codegen 4 ->
+// 5): the two layer-norm backward kernels 22.30 -> 18.09 and 25.17 -> 21.98 us.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/EmitSupport.h"
