@@ -79,6 +79,9 @@ public:
   /// Contraction `i`'s runner; null until prepared.
   GemmRunner *gemm(size_t i) const { return gemms_[i].get(); }
   bool hasGemmWorkspace() const { return workspace_ != nullptr; }
+  /// The cuBLASLt workspace every contraction uses (null before
+  /// prepareGemmContext): concurrent contractions must not share it.
+  void *gemmWorkspace() const { return workspace_; }
 
   /// Launches prepared kernel `i` with cuLaunchKernel's parameter array
   /// `params` (copied before this returns), every part in order; allocates

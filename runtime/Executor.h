@@ -52,6 +52,7 @@
 #include "runtime/KernelLaunch.h"
 #include "runtime/LayerBindings.h"
 #include "runtime/LayerPlan.h"
+#include "runtime/StepDependencies.h"
 #include "runtime/format/ArenaPlan.h"
 
 #include <cuda_runtime_api.h>
@@ -66,6 +67,10 @@ namespace dmrt {
 struct ExecutorOptions {
   int device = 0;
   bool graphs = true;        ///< capture and replay each phase
+  /// Captured graphs order steps by the memory they share only
+  /// (runtime/StepDependencies.h), so independent steps may overlap; false:
+  /// one chain in the manifest's order.
+  bool concurrentGraphs = true;
   bool externalArena = false; ///< the caller provides the arena (setArena)
   bool poisonArena = false;   ///< 0xFF-fill each arena before its first step (tests)
   /// Only inference runs: an owned arena has the inference plan's size.
@@ -109,6 +114,17 @@ public:
   /// Bytes of the current arena (allocated or given; 0 without one).
   int64_t arenaCapacity() const { return arena_ ? arenaCapacity_ : 0; }
   void setGraphs(bool on) { graphsOn_ = on; }
+  /// Concurrent (memory-ordered) or serial captures; a change drops the
+  /// captured graphs.
+  void setConcurrentGraphs(bool on) {
+    if (on != concurrentGraphs_)
+      dropGraphs();
+    concurrentGraphs_ = on;
+  }
+  /// The last capture of `phase` (training forward or backward): steps,
+  /// dependency edges and the longest chain (0s for a serial capture or
+  /// none yet).
+  void graphShape(Phase phase, int &steps, int &edges, int &criticalPath) const;
   bool graphs() const { return graphsOn_; }
 
   /// Launches the steps of `phase` on `stream` with dropout key `key`, the
@@ -145,6 +161,11 @@ private:
   void prepareLaunches();
   bool launchStep(const BundleStep &s, cudaStream_t stream, uint64_t key,
                   std::vector<CapturedKernel> *captured, std::string &error);
+  /// The bytes step `s` reads and writes under the current plan and bindings.
+  std::vector<MemoryAccess> stepAccesses(const BundleStep &s) const;
+  /// Launches the phase's steps into the capture on captureStream_, each
+  /// after the steps it depends on (StepDependencies.h).
+  bool captureConcurrent(Phase phase, uint64_t key, Graph &g, std::string &error);
   bool launchKernel(const BundleKernel &k, cudaStream_t stream, uint64_t key,
                     std::vector<CapturedKernel> *captured, std::string &error);
   bool runContraction(const BundleContraction &c, cudaStream_t stream, std::string &error);
@@ -170,6 +191,7 @@ private:
   ArenaPlanKind zeroedPlan_ = ArenaPlanKind::Training;
   bool inferenceOnly_ = false;
   bool graphsOn_ = true;
+  bool concurrentGraphs_ = true;
   bool poisonArena_ = false;
   cudaStream_t captureStream_ = nullptr;
   int captures_ = 0;

@@ -20,6 +20,13 @@ bool capturedNode(cudaStream_t stream, CUgraphNode &node, std::string &error) {
   return true;
 }
 
+void Executor::graphShape(Phase phase, int &steps, int &edges, int &criticalPath) const {
+  const Graph *g = graphs_[int(phase)].get();
+  steps = g ? g->steps : 0;
+  edges = g ? g->edges : 0;
+  criticalPath = g ? g->criticalPath : 0;
+}
+
 void Executor::dropGraphs() {
   for (int slot = 0; slot < 3; ++slot)
     dropGraph(slot);
@@ -46,9 +53,12 @@ bool Executor::capture(Phase phase, uint64_t key, std::string &error) {
                  "cudaStreamBeginCapture", error))
     return false;
   bool ok = true;
-  for (const BundleStep &s : p_.steps[int(phase)])
-    if (!(ok = launchStep(s, captureStream_, key, &g->kernels, error)))
-      break;
+  if (concurrentGraphs_)
+    ok = captureConcurrent(phase, key, *g, error);
+  else
+    for (const BundleStep &s : p_.steps[int(phase)])
+      if (!(ok = launchStep(s, captureStream_, key, &g->kernels, error)))
+        break;
   cudaError_t e = cudaStreamEndCapture(captureStream_, &g->graph);
   if (!ok) {
     if (g->graph)
@@ -66,6 +76,42 @@ bool Executor::capture(Phase phase, uint64_t key, std::string &error) {
   }
   ++captures_;
   graphs_[graphSlot(phase)] = std::move(g);
+  return true;
+}
+
+/// One capture stream throughout: before each step its dependency set is
+/// replaced by the last nodes of the steps it waits for, so the graph gets
+/// exactly those edges (no forked streams to join).
+bool Executor::captureConcurrent(Phase phase, uint64_t key, Graph &g, std::string &error) {
+  const std::vector<BundleStep> &steps = p_.steps[int(phase)];
+  std::vector<std::vector<MemoryAccess>> accesses;
+  accesses.reserve(steps.size());
+  for (const BundleStep &s : steps)
+    accesses.push_back(stepAccesses(s));
+  std::vector<std::vector<int>> deps = stepDependencies(accesses);
+  g.steps = int(steps.size());
+  g.criticalPath = criticalPathLength(deps);
+  std::vector<std::vector<cudaGraphNode_t>> last(steps.size());
+  for (size_t j = 0; j < steps.size(); ++j) {
+    std::vector<cudaGraphNode_t> waitFor;
+    for (int i : deps[j])
+      waitFor.insert(waitFor.end(), last[size_t(i)].begin(), last[size_t(i)].end());
+    g.edges += int(deps[j].size());
+    if (!cudaCheck(cudaStreamUpdateCaptureDependencies(captureStream_, waitFor.data(), nullptr,
+                                                        waitFor.size(),
+                                                        cudaStreamSetCaptureDependencies),
+                   "cudaStreamUpdateCaptureDependencies", error) ||
+        !launchStep(steps[j], captureStream_, key, &g.kernels, error))
+      return false;
+    cudaStreamCaptureStatus status;
+    const cudaGraphNode_t *nodes = nullptr;
+    size_t count = 0;
+    if (!cudaCheck(cudaStreamGetCaptureInfo(captureStream_, &status, nullptr, nullptr, &nodes,
+                                            nullptr, &count),
+                   "cudaStreamGetCaptureInfo", error))
+      return false;
+    last[j].assign(nodes, nodes + count);
+  }
   return true;
 }
 

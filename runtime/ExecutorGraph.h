@@ -35,6 +35,8 @@ struct Executor::Graph {
   uint64_t bindingsVersion = 0;
   uint64_t key = 0;
   std::vector<CapturedKernel> kernels;
+  /// Concurrent captures: steps, dependency edges, longest chain of steps.
+  int steps = 0, edges = 0, criticalPath = 0;
 };
 
 /// The node the last operation captured on `stream` became.

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define DMRT_API_VERSION 2 /* 2: DMRT_OPEN_INFERENCE_ONLY, dmrt_arena_bytes */
+#define DMRT_API_VERSION 3 /* 2: DMRT_OPEN_INFERENCE_ONLY, dmrt_arena_bytes; 3: DMRT_GRAPHS_SERIAL */
 #define DMRT_MAX_RANK 8
 
 typedef struct dmrt_layer dmrt_layer;
@@ -71,6 +71,16 @@ typedef enum dmrt_mode {
 #define DMRT_OPEN_INFERENCE_ONLY 16u /* only DMRT_MODE_INFERENCE forwards: the owned arena
                                         is the smaller forward-only plan's (training runs
                                         are DMRT_ERROR_STATE) */
+#define DMRT_OPEN_SERIAL_GRAPHS 32u /* captured graphs chain the steps in the bundle's
+                                       order (DMRT_GRAPHS_SERIAL) */
+
+/* dmrt_set_graphs modes. With graphs on, a captured phase orders its steps
+   only where they share memory (one writing), so independent steps may run
+   side by side; SERIAL chains them in the bundle's order, as plain launches
+   run them. Both give the same results. */
+#define DMRT_GRAPHS_OFF 0
+#define DMRT_GRAPHS_ON 1
+#define DMRT_GRAPHS_SERIAL 2
 
 typedef struct dmrt_open_options {
   uint32_t struct_size; /* sizeof(dmrt_open_options) */
@@ -138,7 +148,7 @@ dmrt_status dmrt_set_arena(dmrt_layer *layer, void *device_ptr, int64_t bytes);
 /* ---- running ---- */
 uint64_t dmrt_dropout_key(uint64_t seed, uint64_t offset);
 dmrt_status dmrt_set_seed(dmrt_layer *layer, uint64_t seed, uint64_t offset);
-dmrt_status dmrt_set_graphs(dmrt_layer *layer, int enabled);
+dmrt_status dmrt_set_graphs(dmrt_layer *layer, int mode); /* DMRT_GRAPHS_* */
 dmrt_status dmrt_forward(dmrt_layer *layer, dmrt_stream stream, dmrt_mode mode);
 dmrt_status dmrt_backward(dmrt_layer *layer, dmrt_stream stream);
 

@@ -117,6 +117,9 @@ public:
     return Status::of(dmrt_set_seed(layer_, seed, offset));
   }
   Status setGraphs(bool on) { return Status::of(dmrt_set_graphs(layer_, on ? 1 : 0)); }
+  /// DMRT_GRAPHS_OFF, DMRT_GRAPHS_ON (steps ordered by the memory they
+  /// share) or DMRT_GRAPHS_SERIAL (the bundle's order).
+  Status setGraphMode(int mode) { return Status::of(dmrt_set_graphs(layer_, mode)); }
   Status forward(dmrt_stream stream, dmrt_mode mode = DMRT_MODE_TRAIN) {
     return Status::of(dmrt_forward(layer_, stream, mode));
   }

@@ -21,6 +21,12 @@ extern "C" {
 /// Any pointer may be null.
 void dmrt_internal_module_stats(uint64_t *loads, uint64_t *unloads, uint64_t *live);
 
+/// The last captured graph of `backward` 0 (training forward) or 1: steps,
+/// dependency edges and the longest chain of dependent steps (zeros for a
+/// serial capture, none yet, or a layer opened without a device).
+void dmrt_internal_graph_shape(dmrt_layer *layer, int32_t backward, int32_t *steps,
+                               int32_t *edges, int32_t *critical_path);
+
 #ifdef __cplusplus
 }
 

@@ -84,11 +84,30 @@ dmrt_status dmrt_set_seed(dmrt_layer *layer, uint64_t seed, uint64_t offset) {
   return DMRT_OK;
 }
 
-dmrt_status dmrt_set_graphs(dmrt_layer *layer, int enabled) {
+void dmrt_internal_graph_shape(dmrt_layer *layer, int32_t backward, int32_t *steps,
+                               int32_t *edges, int32_t *critical_path) {
+  int n = 0, e = 0, c = 0;
+  if (layer && layer->exec)
+    layer->exec->graphShape(backward ? dmrt::Phase::Backward : dmrt::Phase::Forward, n, e, c);
+  if (steps)
+    *steps = n;
+  if (edges)
+    *edges = e;
+  if (critical_path)
+    *critical_path = c;
+}
+
+dmrt_status dmrt_set_graphs(dmrt_layer *layer, int mode) {
   if (!layer)
     return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_set_graphs: null layer");
-  if (layer->exec)
-    layer->exec->setGraphs(enabled != 0);
+  if (mode != DMRT_GRAPHS_OFF && mode != DMRT_GRAPHS_ON && mode != DMRT_GRAPHS_SERIAL)
+    return fail(DMRT_ERROR_INVALID_ARGUMENT,
+                "dmrt_set_graphs: mode " + std::to_string(mode) +
+                    " (allowed: DMRT_GRAPHS_OFF 0, DMRT_GRAPHS_ON 1, DMRT_GRAPHS_SERIAL 2)");
+  if (layer->exec) {
+    layer->exec->setGraphs(mode != DMRT_GRAPHS_OFF);
+    layer->exec->setConcurrentGraphs(mode != DMRT_GRAPHS_SERIAL);
+  }
   return DMRT_OK;
 }
 

@@ -2,6 +2,7 @@
 #include "RunBench.h"
 
 #include "runtime/LayerBuffers.h"
+#include "runtime/dmrtInternal.h"
 
 
 #include <algorithm>
@@ -24,10 +25,11 @@ struct StepTimes {
   double forwardMs = 0, backwardMs = 0, stepMs = 0, hostUs = 0;
 };
 
-/// Medians of `reps` steps (after `warmup`) with graphs on or off.
-bool timeSteps(Layer &layer, cudaStream_t stream, bool graphs, int reps, int warmup,
+/// Medians of `reps` steps (after `warmup`) in graph mode `mode`
+/// (DMRT_GRAPHS_*).
+bool timeSteps(Layer &layer, cudaStream_t stream, int mode, int reps, int warmup,
                StepTimes &out, std::string &error) {
-  if (!statusOk(layer.setGraphs(graphs), "graphs", error))
+  if (!statusOk(layer.setGraphMode(mode), "graphs", error))
     return false;
   cudaEvent_t ev[3] = {};
   for (cudaEvent_t &e : ev)
@@ -77,11 +79,18 @@ bool benchLayer(Layer &layer, int reps, int warmup, std::string &error) {
               layer.model().c_str(), layer.deviceName().c_str(), mem.arena_bytes / 1048576.0,
               mem.kernel_workspace_bytes / 1048576.0, inferenceArena / 1048576.0,
               mem.gemm_workspace_bytes / 1048576.0, mem.caller_bytes / 1048576.0);
-  StepTimes graphs, plain;
+  StepTimes graphs, serial, plain;
   std::printf("dmc-run: timing %d steps (after %d warm-up) with CUDA graphs ...\n", reps, warmup);
-  bool ok = timeSteps(layer, stream, true, reps, warmup, graphs, error);
+  bool ok = timeSteps(layer, stream, DMRT_GRAPHS_ON, reps, warmup, graphs, error);
+  int32_t shape[2][3] = {};
+  for (int32_t bwd = 0; bwd < 2; ++bwd)
+    dmrt_internal_graph_shape(layer.get(), bwd, &shape[bwd][0], &shape[bwd][1], &shape[bwd][2]);
+  std::printf("dmc-run: timing %d steps with serial CUDA graphs (the bundle's order) ...\n",
+              reps);
+  ok = ok && timeSteps(layer, stream, DMRT_GRAPHS_SERIAL, reps, warmup, serial, error);
   std::printf("dmc-run: timing %d steps with plain launches ...\n", reps);
-  ok = ok && timeSteps(layer, stream, false, reps, warmup, plain, error);
+  ok = ok && timeSteps(layer, stream, DMRT_GRAPHS_OFF, reps, warmup, plain, error);
+  ok = ok && statusOk(layer.setGraphMode(DMRT_GRAPHS_ON), "graphs", error);
   // The sum of every step's own time (each alone between events).
   int32_t counts[2] = {0, 0};
   double sums[2] = {0, 0};
@@ -109,10 +118,15 @@ bool benchLayer(Layer &layer, int reps, int warmup, std::string &error) {
   std::printf("dmc-run: summary (median ms)       forward  backward  step   host enqueue us\n");
   std::printf("dmc-run:   CUDA graphs            %8.3f  %8.3f  %6.3f  %8.1f\n", graphs.forwardMs,
               graphs.backwardMs, graphs.stepMs, graphs.hostUs);
+  std::printf("dmc-run:   serial CUDA graphs     %8.3f  %8.3f  %6.3f  %8.1f\n", serial.forwardMs,
+              serial.backwardMs, serial.stepMs, serial.hostUs);
   std::printf("dmc-run:   plain launches         %8.3f  %8.3f  %6.3f  %8.1f\n", plain.forwardMs,
               plain.backwardMs, plain.stepMs, plain.hostUs);
   std::printf("dmc-run:   sum of steps' own times %7.3f  %8.3f  %6.3f  (%d + %d steps)\n",
               sums[0], sums[1], sums[0] + sums[1], counts[0], counts[1]);
+  std::printf("dmc-run: graph order: forward %d steps, %d edges, longest chain %d; backward %d "
+              "steps, %d edges, longest chain %d (serial: a chain of every step)\n",
+              shape[0][0], shape[0][1], shape[0][2], shape[1][0], shape[1][1], shape[1][2]);
   std::printf("dmc-run: launch overhead: plain - graphs = %.3f ms per step; graphs - sum of "
               "steps = %.3f ms (gaps between steps)\n",
               plain.stepMs - graphs.stepMs, graphs.stepMs - (sums[0] + sums[1]));

@@ -33,16 +33,24 @@ bool runStep(const std::string &bundleDir, const std::string &storagePath,
   std::vector<std::string> results;
   if (!uploadInputs(layer, buf, b, bindings, results, run.uploaded, error))
     return false;
-  std::map<std::string, std::vector<uint8_t>> plain, graph, other, again;
+  // Graphs on: the steps ordered by the memory they share, so independent
+  // ones may overlap (runtime/StepDependencies.h); serial: one chain.
+  std::map<std::string, std::vector<uint8_t>> plain, graph, other, again, serial;
   if (!step(layer, buf, results, run.seed, 0, plain, error) ||
-      !statusOk(layer.setGraphs(true), "graphs on", error) ||
+      !statusOk(layer.setGraphMode(DMRT_GRAPHS_ON), "graphs on", error) ||
       !step(layer, buf, results, run.seed, 0, graph, error) ||
       !step(layer, buf, results, run.seed, 1, other, error) ||
-      !step(layer, buf, results, run.seed, 0, again, error))
+      !step(layer, buf, results, run.seed, 0, again, error) ||
+      !statusOk(layer.setGraphMode(DMRT_GRAPHS_SERIAL), "serial graphs", error) ||
+      !step(layer, buf, results, run.seed, 0, serial, error))
     return false;
   if (graph != plain || again != plain) {
     error = bundleDir + ": the step replayed from a CUDA graph differs from plain launches" +
             (graph == plain ? " after the seed was changed and changed back" : "");
+    return false;
+  }
+  if (serial != plain) {
+    error = bundleDir + ": the step replayed from a serial CUDA graph differs from plain launches";
     return false;
   }
   bool dropout = false;
@@ -75,7 +83,7 @@ bool runStep(const std::string &bundleDir, const std::string &storagePath,
   }
   run.steps = int(b.steps.size());
   std::printf("%s: %d steps through dmrt.h on %s, %d tensors in, %zu compared, dropout seed "
-              "%llu; graph replays equal plain launches%s\n",
+              "%llu; graph replays (memory-ordered and serial) equal plain launches%s\n",
               bundleDir.c_str(), run.steps, layer.deviceName().c_str(), run.uploaded,
               run.names.size(), static_cast<unsigned long long>(run.seed),
               dropout ? ", a new seed offset changes the results" : "");

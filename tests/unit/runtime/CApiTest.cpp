@@ -258,6 +258,18 @@ TEST(CApi, StepsAndProfiling) {
   EXPECT_EQ(dmrt_profile(layer.get(), nullptr, 0, nullptr, 2), DMRT_ERROR_INVALID_ARGUMENT);
 }
 
+TEST(CApi, GraphModes) {
+  dmrt::Layer layer;
+  ASSERT_TRUE(layer.open(layerfixture::write(layerfixture::manifest()),
+                         DMRT_OPEN_VALIDATE_ONLY | DMRT_OPEN_SERIAL_GRAPHS));
+  for (int mode : {DMRT_GRAPHS_OFF, DMRT_GRAPHS_ON, DMRT_GRAPHS_SERIAL})
+    EXPECT_EQ(dmrt_set_graphs(layer.get(), mode), DMRT_OK) << mode;
+  EXPECT_EQ(dmrt_set_graphs(layer.get(), 3), DMRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_HAS(dmrt_last_error(), "mode 3 (allowed: DMRT_GRAPHS_OFF 0, DMRT_GRAPHS_ON 1, "
+                                "DMRT_GRAPHS_SERIAL 2)");
+  EXPECT_EQ(dmrt_set_graphs(nullptr, DMRT_GRAPHS_ON), DMRT_ERROR_INVALID_ARGUMENT);
+}
+
 TEST(CApi, DropoutKey) {
   EXPECT_EQ(dmrt_dropout_key(7, 0), 7u); // dmc eval --seed 7
   EXPECT_NE(dmrt_dropout_key(7, 1), dmrt_dropout_key(7, 2));
