@@ -5,6 +5,11 @@ check it on written traces. Only device activities are summed: CUDA kernels (cat
 "kernel"), and apart from them memcpy and memset; CPU ops, runtime calls and GPU user
 annotations (record_function ranges drawn on the GPU timeline, which would count every
 kernel twice) are left out. Kernels launched from CUDA graphs appear one by one.
+
+Two totals: the sum of the activities' durations, and the time the device was busy with
+any of them (the union of their intervals). They agree when activities run one after
+another; kernels running side by side (dmc's graphs overlap independent steps) count once
+in the busy time, which is what a step costs.
 """
 
 import re
@@ -28,11 +33,33 @@ def _duration_us(event):
     return float(dur)
 
 
+def _union_us(intervals):
+    """Total length of the union of [start, end) intervals."""
+    total, reach = 0.0, None
+    for start, end in sorted(intervals):
+        if reach is None or start > reach:
+            total += end - start
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
+
+
+def _start_us(event):
+    ts = event.get("ts")
+    if not isinstance(ts, (int, float)):
+        raise TraceError(f"trace event {event.get('name')!r} has no valid start: {ts!r}")
+    return float(ts)
+
+
 def summarize(trace, steps, top=8):
     """Per-step device time of the `steps` profiled steps of `trace` (parsed JSON).
 
-    Returns {"kernel_ms", "memcpy_ms", "memset_ms", "kernels", "top"} per step, `top`
-    the kernels taking the most time ([name, ms per step, launches per step]).
+    Returns {"kernel_ms", "memcpy_ms", "memset_ms", "busy_ms", "kernels", "top"} per
+    step: the sums of kernel, memcpy and memset durations, the union of all their
+    intervals, and `top` the kernels taking the most time ([name, ms per step, launches
+    per step]).
     Raises TraceError when the trace recorded another number of steps than `steps`
     (counted from its ProfilerStep#N ranges on the CPU side) or no kernel at all.
     """
@@ -44,6 +71,7 @@ def summarize(trace, steps, top=8):
     recorded = set()
     kernel_us = memcpy_us = memset_us = 0.0
     kernels = 0
+    intervals = []
     by_name = defaultdict(lambda: [0.0, 0])
     for event in events:
         if not isinstance(event, dict) or event.get("ph") != "X":
@@ -54,14 +82,18 @@ def summarize(trace, steps, top=8):
             recorded.add(name)
         elif category in _KERNEL:
             us = _duration_us(event)
+            intervals.append((_start_us(event), _start_us(event) + us))
             kernel_us += us
             kernels += 1
             by_name[name][0] += us
             by_name[name][1] += 1
-        elif category in _MEMCPY:
-            memcpy_us += _duration_us(event)
-        elif category in _MEMSET:
-            memset_us += _duration_us(event)
+        elif category in _MEMCPY or category in _MEMSET:
+            us = _duration_us(event)
+            intervals.append((_start_us(event), _start_us(event) + us))
+            if category in _MEMCPY:
+                memcpy_us += us
+            else:
+                memset_us += us
     if len(recorded) != steps:
         raise TraceError(f"the profiler recorded {len(recorded)} steps "
                          f"({', '.join(sorted(recorded)) or 'none'}), expected {steps}")
@@ -73,6 +105,7 @@ def summarize(trace, steps, top=8):
         "kernel_ms": kernel_us / 1000.0 / steps,
         "memcpy_ms": memcpy_us / 1000.0 / steps,
         "memset_ms": memset_us / 1000.0 / steps,
+        "busy_ms": _union_us(intervals) / 1000.0 / steps,
         "kernels": kernels / steps,
         "top": [[name, us / 1000.0 / steps, count / steps] for name, (us, count) in ranked],
     }

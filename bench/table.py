@@ -55,8 +55,9 @@ def notes(results):
     s = results["settings"]
     out = [f"One training step (forward + backward) of one layer; median host wall time "
            f"of {s['steps']} steps after {s['warmup']} warm-up steps (each step between "
-           f"two synchronizations); GPU ms: the CUDA kernels of a step summed "
-           f"(torch.profiler, {s['profile_steps']} steps); peak: "
+           f"two synchronizations); GPU ms: the time the GPU ran a step's kernels, "
+           f"memcpys and memsets (the union of their intervals: kernels side by side count "
+           f"once; torch.profiler, {s['profile_steps']} steps); peak: "
            f"torch.cuda.max_memory_allocated over the timed steps; TFLOP/s from the "
            f"step's GEMM flop ({results['flop convention']}); x / dmc: the system's figure "
            f"over dmc's (> 1: dmc is faster or smaller)."]

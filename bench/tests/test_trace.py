@@ -13,20 +13,24 @@ import dmcrun
 import kernel_trace
 
 
-def event(name, cat, dur, ph="X"):
-    return {"ph": ph, "cat": cat, "name": name, "ts": 0, "dur": dur, "pid": 0, "tid": 0}
+def event(name, cat, dur, ph="X", ts=0):
+    return {"ph": ph, "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": 0, "tid": 0}
 
 
 def trace(steps, kernels_per_step, extra=()):
-    events = [event(f"ProfilerStep#{n}", "user_annotation", 5000) for n in range(steps)]
+    """Steps 10 ms apart, each with its kernels one after another."""
+    events = [event(f"ProfilerStep#{n}", "user_annotation", 5000, ts=10000 * n)
+              for n in range(steps)]
     # The same ranges drawn on the GPU timeline: never counted as kernels.
-    events += [event(f"ProfilerStep#{n}", "gpu_user_annotation", 4000) for n in range(steps)]
-    for _ in range(steps):
-        events += [event("sm90_xmma_gemm_bf16", "kernel", 300),
-                   event("softmax_dropout", "kernel", 100)][:kernels_per_step]
+    events += [event(f"ProfilerStep#{n}", "gpu_user_annotation", 4000, ts=10000 * n)
+               for n in range(steps)]
+    for n in range(steps):
+        events += [event("sm90_xmma_gemm_bf16", "kernel", 300, ts=10000 * n),
+                   event("softmax_dropout", "kernel", 100, ts=10000 * n + 300)][:kernels_per_step]
     events += [event("aten::mm", "cpu_op", 50), event("cudaLaunchKernel", "cuda_runtime", 5),
-               event("CompiledFunction", "gpu_user_annotation", 900),
-               event("Memset (Device)", "gpu_memset", 2), event("Memcpy DtoD", "gpu_memcpy", 8),
+               event("CompiledFunction", "gpu_user_annotation", 900, ts=100000),
+               event("Memset (Device)", "gpu_memset", 2, ts=100000),
+               event("Memcpy DtoD", "gpu_memcpy", 8, ts=100010),
                event("flow", "ac2g", 0, ph="s")]
     return {"traceEvents": events + list(extra)}
 
@@ -39,6 +43,18 @@ class Summarize(unittest.TestCase):
         self.assertAlmostEqual(s["memset_ms"], 0.002 / 4)
         self.assertAlmostEqual(s["memcpy_ms"], 0.008 / 4)
         self.assertEqual(s["top"][0], ["sm90_xmma_gemm_bf16", 0.3, 1.0])
+        # One after another: busy as long as the sum of everything.
+        self.assertAlmostEqual(s["busy_ms"], 0.4 + 0.010 / 4)
+
+    def test_overlapping_kernels_count_once_in_busy_time(self):
+        # A GEMM of 300 us with a 100 us kernel inside it and one of 100 us starting
+        # 250 us in: busy 400 us of 500 summed; a gap between steps is not busy.
+        extra = [event("k_inside", "kernel", 100, ts=100), event("k_tail", "kernel", 100, ts=250)]
+        s = kernel_trace.summarize(trace(1, 1, extra), 1)
+        self.assertAlmostEqual(s["kernel_ms"], 0.5)
+        self.assertAlmostEqual(s["busy_ms"], 0.350 + 0.010)
+        with self.assertRaisesRegex(kernel_trace.TraceError, "no valid start"):
+            kernel_trace.summarize(trace(1, 1, [event("k", "kernel", 5, ts=None)]), 1)
 
     def test_old_category_names(self):
         s = kernel_trace.summarize(trace(1, 0, [event("k", "Kernel", 250)]), 1)
