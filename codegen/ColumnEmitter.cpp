@@ -11,14 +11,37 @@
 // counter per tile) adds the SPLIT partials in a fixed order, so results do
 // not depend on timing, stores the outputs and resets the counter to zero.
 //
+// Rows fetched ahead (codegen version 6): when a thread's rows are a fixed
+// number of iterations (at most kMaxFetchIterations), the row loop is
+// unrolled and the vector inputs that change from row to row are fetched
+// kFetchDepth rows ahead as raw vectors (DmcRawVec), each slot refilled right
+// after its row is converted. Inputs dense over the rows are addressed as
+// r * stride (one base plus constants once unrolled). A guarded load (a
+// stack's slice) is fetched under its guard when the guard does not change
+// with the row, and the slices of one stack share their slots (a point reads
+// one) and one conversion (each slice's vin refers to it: 32 registers
+// under NVRTC, 48 with a conversion per slice). Without it a row's loads
+// waited for the previous row's stores (one H200, bert-large B8 L512 at its
+// tuned knobs: the stack of the q, k, v gradients with their bias sums
+// 22.6 -> 18.35 us, the dropout-gelu gradient with its bias sum 37.7 ->
+// 37.55 us; docs/column-sums.md).
+//
 //===----------------------------------------------------------------------===//
 #include "codegen/CudaPrelude.h"
 #include "codegen/EmitSupport.h"
 #include "codegen/KernelEmitter.h"
 
+#include <algorithm>
+#include <map>
+
 using namespace mlir;
 
 namespace dmc::codegen {
+
+namespace {
+constexpr int kFetchDepth = 2;
+constexpr int64_t kMaxFetchIterations = 32;
+} // namespace
 
 llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const KernelSpace &s,
                                                const NodeGraph &g, const KernelConfig &config,
@@ -73,23 +96,156 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
   for (size_t id = 0; id < g.nodes.size(); ++id)
     if (!g.nodes[id].outer)
       g.addDraws(id, sweep);
-  os << "  const Idx rowBegin = (Idx)blockIdx.y * ROWS;\n"
-     << "#pragma unroll 4\n"
-     << "  for (Idx r = rowBegin + threadIdx.y; r < rowBegin + ROWS; r += TY) {\n";
-  decode(os, "    ", "r", s.row, s);
   auto uses = [&](unsigned n) {
     return readsInput(g, n, [&](size_t id) { return !g.nodes[id].outer; });
   };
+  auto address = [&](unsigned n) {
+    return "in" + std::to_string(n) + " + base_in" + std::to_string(n) + " + " +
+           offsetExpr(kernel.getInputs()[n].getType(), s.row);
+  };
+  // The inputs fetched rows ahead (see the file comment) and their guards.
+  const int64_t iters = rows % config.ty ? 0 : rows / config.ty;
+  const int depth = int(std::min<int64_t>(kFetchDepth, iters));
+  std::vector<unsigned> fetched;
+  std::vector<std::string> guards(kernel.getInputs().size());
+  if (iters >= 2 && iters <= kMaxFetchIterations)
+    for (auto [n, v] : llvm::enumerate(kernel.getInputs())) {
+      llvm::StringRef names = cast<dm::TensorType>(v.getType()).getNames();
+      guards[n] = loadGuard(g, unsigned(n), d);
+      bool rowToRow = llvm::any_of(s.row, [&](char c) { return names.contains(c); });
+      bool rowInvariant = llvm::none_of(s.row, [&](char c) {
+        return guards[n].find(std::string("i_") + c) != std::string::npos;
+      });
+      if (uses(unsigned(n)) && vectorized(v.getType()) && rowToRow && rowInvariant)
+        fetched.push_back(unsigned(n));
+    }
+  // The slices of one stack a point reads (at most one of them: their
+  // guards are "i_<dim> == <index>") share one set of slots.
+  std::map<char, std::vector<unsigned>> slices;
+  for (unsigned n : fetched)
+    if (char sd = g.sliceOf(n).first)
+      slices[sd].push_back(n);
+  for (auto it = slices.begin(); it != slices.end();) {
+    std::string type = elementType(kernel.getInputs()[it->second[0]].getType());
+    bool same = llvm::all_of(it->second, [&](unsigned n) {
+      return elementType(kernel.getInputs()[n].getType()) == type;
+    });
+    it = it->second.size() < 2 || !same ? slices.erase(it) : std::next(it);
+  }
+  // Slices laid out alike along the rows: the point's slice is chosen once.
+  auto sameRows = [&](char sd) {
+    std::string first = offsetExpr(kernel.getInputs()[slices[sd][0]].getType(), s.row);
+    return llvm::all_of(slices[sd], [&](unsigned m) {
+      return offsetExpr(kernel.getInputs()[m].getType(), s.row) == first;
+    });
+  };
+  auto slots = [&](unsigned n) {
+    char sd = g.sliceOf(n).first;
+    return slices.count(sd) ? std::string("pfs_") + sd : "pf" + std::to_string(n);
+  };
+  // A fetch of row `row` (an expression) addresses an input linear in the
+  // row as row * stride; the others need the row's indices decoded first.
+  auto linear = [&](unsigned n) { return linearStride(kernel.getInputs()[n].getType(), s.row, s); };
+  bool allLinear = llvm::all_of(fetched, [&](unsigned n) { return linear(n) >= 0; });
+  auto rowOffset = [&](unsigned n, const std::string &row) {
+    return allLinear ? "(" + row + ") * " + std::to_string(linear(n))
+                     : offsetExpr(kernel.getInputs()[n].getType(), s.row);
+  };
+  auto fetch = [&](const std::string &indent, unsigned n, const std::string &slot,
+                   const std::string &row) {
+    char sd = g.sliceOf(n).first;
+    if (!slices.count(sd)) {
+      os << indent << (guards[n].empty() ? "" : "if (" + guards[n] + ") ") << "dmcFetchVec<"
+         << vec << ">(pf" << n << "[" << slot << "], in" << n << " + base_in" << n << " + "
+         << rowOffset(n, row) << ");\n";
+      return;
+    }
+    if (n != slices[sd].front())
+      return; // the group's first slice fetches for all
+    if (sameRows(sd)) {
+      os << indent << "if (slice_" << sd << ") dmcFetchVec<" << vec << ">(pfs_" << sd << "["
+         << slot << "], slice_" << sd << " + " << rowOffset(n, row) << ");\n";
+      return;
+    }
+    os << indent << "{\n" << indent << "  const "
+       << elementType(kernel.getInputs()[n].getType()) << " *at = ";
+    for (unsigned m : slices[sd])
+      os << guards[m] << " ? in" << m << " + base_in" << m << " + " << rowOffset(m, row) << " : ";
+    os << "nullptr;\n"
+       << indent << "  if (at) dmcFetchVec<" << vec << ">(pfs_" << sd << "[" << slot
+       << "], at);\n"
+       << indent << "}\n";
+  };
+  os << "  const Idx rowBegin = (Idx)blockIdx.y * ROWS;\n";
+  if (fetched.empty()) {
+    os << "#pragma unroll 4\n"
+       << "  for (Idx r = rowBegin + threadIdx.y; r < rowBegin + ROWS; r += TY) {\n";
+  } else {
+    for (auto &[sd, group] : slices) {
+      if (!sameRows(sd))
+        continue;
+      os << "  const " << elementType(kernel.getInputs()[group[0]].getType()) << " *slice_" << sd
+         << " = ";
+      for (unsigned m : group)
+        os << guards[m] << " ? in" << m << " + base_in" << m << " : ";
+      os << "nullptr;  // the slice this point reads\n";
+    }
+    for (unsigned n : fetched)
+      if (!slices.count(g.sliceOf(n).first) || n == slices[g.sliceOf(n).first].front())
+        os << "  DmcRawVec<" << vec << ", " << elementType(kernel.getInputs()[n].getType())
+           << "> " << slots(n) << "[" << depth << "]"
+           << (slices.count(g.sliceOf(n).first) ? " = {}" : "") << ";  // rows fetched ahead\n";
+    os << "#pragma unroll\n"
+       << "  for (int q = 0; q < " << depth << "; ++q) {\n"
+       << "    const Idx r = rowBegin + threadIdx.y + (Idx)q * TY;\n";
+    if (!allLinear)
+      decode(os, "    ", "r", s.row, s);
+    for (unsigned n : fetched)
+      fetch("    ", n, "q", "r");
+    os << "  }\n"
+       << "#pragma unroll\n"
+       << "  for (int it = 0; it < " << iters << "; ++it) {\n"
+       << "    const Idx r = rowBegin + threadIdx.y + (Idx)it * TY;\n";
+  }
+  decode(os, "    ", "r", s.row, s);
   for (auto [n, v] : llvm::enumerate(kernel.getInputs())) {
     if (!uses(n))
       continue;
     Type t = v.getType();
-    if (vectorized(t))
-      os << "    " << vectorLoad(t, n, vec, "in" + std::to_string(n) + " + base_in" +
-                                             std::to_string(n) + " + " + offsetExpr(t, s.row), g, d);
+    char sd = g.sliceOf(unsigned(n)).first;
+    if (llvm::is_contained(fetched, unsigned(n)) && slices.count(sd)) {
+      // One conversion for the group; each slice's vin names it (the
+      // stack's select then reads the same registers whichever slice).
+      if (unsigned(n) == slices[sd].front()) {
+        std::string conv = vectorConvert(t, n, vec, slots(n) + "[it % " + std::to_string(depth) + "]");
+        conv.replace(conv.find("vin" + std::to_string(n)), 3 + std::to_string(n).size(),
+                     std::string("vins_") + sd);
+        conv.replace(conv.rfind("vin" + std::to_string(n)), 3 + std::to_string(n).size(),
+                     std::string("vins_") + sd);
+        os << "    " << conv;
+      }
+      os << "    float (&vin" << n << ")[" << vec << "] = vins_" << sd << ";\n";
+    } else if (llvm::is_contained(fetched, unsigned(n)))
+      os << "    "
+         << vectorConvert(t, n, vec, slots(n) + "[it % " + std::to_string(depth) + "]",
+                          guards[n]);
+    else if (vectorized(t))
+      os << "    " << vectorLoad(t, n, vec, address(n), g, d);
     else
       os << "    const Idx off_in" << n << " = base_in" << n << " + " << offsetExpr(t, s.row)
          << ";\n";
+  }
+  if (!fetched.empty()) {
+    // Refill the slots just converted with the row `depth` iterations on.
+    os << "    if (it + " << depth << " < " << iters << ") {\n";
+    std::string next = "r + (Idx)" + std::to_string(depth) + " * TY";
+    if (!allLinear) {
+      os << "      const Idx rn = " << next << ";\n";
+      decode(os, "      ", "rn", s.row, s);
+    }
+    for (unsigned n : fetched)
+      fetch("      ", n, "it % " + std::to_string(depth), next);
+    os << "    }\n";
   }
   auto isRowOutput = [&](int id) { return !g.nodes[id].outer; };
   for (auto [n, id] : llvm::enumerate(g.outputs))

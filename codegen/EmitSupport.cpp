@@ -49,6 +49,25 @@ std::string offsetExpr(Type t, llvm::StringRef dims, char chunkDim) {
   return e;
 }
 
+int64_t linearStride(Type t, llvm::StringRef order, const KernelSpace &s) {
+  auto tt = cast<dm::TensorType>(t);
+  auto strideOf = [&](char c) {
+    int64_t stride = 1;
+    for (unsigned n = tt.indexOf(c) + 1; n < tt.getRank(); ++n)
+      stride *= tt.getShape()[n];
+    return stride;
+  };
+  if (order.empty() || llvm::any_of(order, [&](char c) { return !tt.hasDim(c); }))
+    return -1;
+  int64_t span = strideOf(order.back()) * s.sizes.at(order.back());
+  for (size_t n = order.size() - 1; n-- > 0;) {
+    if (strideOf(order[n]) != span)
+      return -1;
+    span *= s.sizes.at(order[n]);
+  }
+  return strideOf(order.back());
+}
+
 void decode(llvm::raw_ostream &os, const std::string &indent, const std::string &var,
             llvm::StringRef order, const KernelSpace &s) {
   os << indent << "Idx t_" << var << " = " << var << ";\n";
@@ -118,20 +137,27 @@ std::string vectorSuffix(Type t) {
 }
 } // namespace
 
-std::string vectorLoad(Type t, unsigned n, int vec, const std::string &address,
-                       const NodeGraph &g, char vd) {
-  std::string v = "vin" + std::to_string(n), guard = g.guardOf(n);
+std::string loadGuard(const NodeGraph &g, unsigned n, char vd) {
+  std::string guard = g.guardOf(n);
   if (guard.find(std::string("i_") + vd) != std::string::npos)
     guard.clear();
+  return guard;
+}
+
+std::string vectorLoad(Type t, unsigned n, int vec, const std::string &address,
+                       const NodeGraph &g, char vd) {
+  std::string v = "vin" + std::to_string(n), guard = loadGuard(g, n, vd);
   std::string load = "dmcLoadVec" + vectorSuffix(t) + "(" + v + ", " + address + ");";
   if (!guard.empty()) // the select reads vin only where the guard holds
     load = "if (" + guard + ") " + load;
   return "float " + v + "[" + std::to_string(vec) + "];  " + load + "\n";
 }
 
-std::string vectorConvert(Type t, unsigned n, int vec, const std::string &raw) {
+std::string vectorConvert(Type t, unsigned n, int vec, const std::string &raw,
+                          const std::string &guard) {
   std::string v = "vin" + std::to_string(n);
-  return "float " + v + "[" + std::to_string(vec) + "];  dmcConvertVec" + vectorSuffix(t) + "(" +
+  return "float " + v + "[" + std::to_string(vec) + "];  " +
+         (guard.empty() ? "" : "if (" + guard + ") ") + "dmcConvertVec" + vectorSuffix(t) + "(" +
          v + ", " + raw + ");\n";
 }
 

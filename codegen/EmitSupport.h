@@ -27,6 +27,10 @@ std::string shapeOf(mlir::Type t);
 /// dim `chunkDim` (vectorized: a thread's chunk of points along it) is at
 /// its chunk's first point, first_<chunkDim>.
 std::string offsetExpr(mlir::Type t, llvm::StringRef dims, char chunkDim = 0);
+/// The elements `t` advances per step of the linear index over `order`
+/// (innermost last, sizes in `s`) when its offset over those dims is that
+/// index times one stride (the dims dense in that order); -1 otherwise.
+int64_t linearStride(mlir::Type t, llvm::StringRef order, const KernelSpace &s);
 /// Index variables i_<dim> from the linear index `var` over `order`
 /// (innermost last), with the sizes in `s`.
 void decode(llvm::raw_ostream &os, const std::string &indent, const std::string &var,
@@ -38,9 +42,12 @@ void decode(llvm::raw_ostream &os, const std::string &indent, const std::string 
 /// dim `vd`.
 std::string vectorLoad(mlir::Type t, unsigned n, int vec, const std::string &address,
                        const NodeGraph &g, char vd);
-/// The same vin<n> from raw elements fetched earlier (dmcFetchVec into `raw`);
-/// for unguarded loads only.
-std::string vectorConvert(mlir::Type t, unsigned n, int vec, const std::string &raw);
+/// The condition under which vectorLoad reads input n ("" : always).
+std::string loadGuard(const NodeGraph &g, unsigned n, char vd);
+/// The same vin<n> from raw elements fetched earlier (dmcFetchVec into `raw`),
+/// converted only where `guard` holds (the fetch was made under it too).
+std::string vectorConvert(mlir::Type t, unsigned n, int vec, const std::string &raw,
+                          const std::string &guard = "");
 /// Writes float vout<n>[] to `address`, converted to the storage of `t`.
 std::string vectorStore(mlir::Type t, unsigned n, const std::string &address);
 /// A node's `code` with each "@<n>" (kernel input n's element at the point,

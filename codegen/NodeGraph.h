@@ -61,7 +61,17 @@ public:
   /// elsewhere. Inputs also read unconditionally are not listed.
   std::map<unsigned, std::string> loadGuards;
   std::set<unsigned> unguardedLoads;
+  /// For inputs in loadGuards that are slices of a stack: the stacked dim
+  /// and the slice's index (its guard is "i_<dim> == <index>"), so inputs
+  /// of one dim and distinct indices are never read at the same point.
+  std::map<unsigned, std::pair<char, int64_t>> loadSlices;
 
+  /// The stack slice input `n` is read as (dim 0: none; see loadSlices).
+  std::pair<char, int64_t> sliceOf(unsigned n) const {
+    auto it = loadSlices.find(n);
+    return guardOf(n).empty() || it == loadSlices.end() ? std::pair<char, int64_t>{0, -1}
+                                                         : it->second;
+  }
   /// The condition input `n` is read under ("" when always).
   std::string guardOf(unsigned n) const {
     auto it = loadGuards.find(n);

@@ -125,6 +125,8 @@ LogicalResult stack(dm::StackOp o, L &l) {
       auto [it, fresh] = g.loadGuards.insert({arg.getArgNumber(), guard});
       if (!fresh && it->second != guard)
         g.unguardedLoads.insert(arg.getArgNumber());
+      if (fresh)
+        g.loadSlices[arg.getArgNumber()] = {dim, int64_t(n)};
       part = E::load(arg.getArgNumber());
     } else {
       parts.push_back(l.operand(o, unsigned(n)));

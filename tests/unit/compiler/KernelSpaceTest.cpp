@@ -5,6 +5,7 @@
 // and the reason given for each kind of infeasible configuration.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/EmitSupport.h"
 #include "codegen/KernelEmitter.h"
 #include "compiler/Driver.h"
 
@@ -124,6 +125,29 @@ TEST_F(KernelSpace, SplitColumnReductionNeedsAWorkspace) {
   ASSERT_TRUE(static_cast<bool>(unsplit));
   EXPECT_EQ(unsplit->workspaceBytes, 0);
   EXPECT_EQ(unsplit->source.find("workspace"), std::string::npos);
+}
+
+/// Codegen 6: a column kernel whose threads take a fixed number of rows (at
+/// most 32) fetches them 2 ahead; more rows, or a ragged last one, keep the
+/// plain loop. A row's address is r * stride when the input is dense over
+/// the rows, and the decoded indices' sum otherwise.
+TEST_F(KernelSpace, ColumnKernelsFetchTheirRowsAhead) {
+  auto k = kernel("reduce_sum");
+  auto s = dmc::codegen::spaceOf(k);
+  auto fetching = dmc::codegen::emitKernel(k, {'i', 8, 32, 1, 8, 32}, "k"); // 4 rows each
+  ASSERT_TRUE(static_cast<bool>(fetching)) << llvm::toString(fetching.takeError());
+  EXPECT_NE(fetching->source.find("dmcFetchVec<8>(pf0[q], in0 + base_in0 + (r) * 1024);"),
+            std::string::npos);
+  EXPECT_NE(fetching->source.find("for (int it = 0; it < 4; ++it) {"), std::string::npos);
+  auto many = dmc::codegen::emitKernel(k, {'i', 8, 32, 1, 8, 1}, "k"); // 128 rows each
+  ASSERT_TRUE(static_cast<bool>(many));
+  EXPECT_EQ(many->source.find("rows fetched ahead"), std::string::npos);
+  EXPECT_NE(many->source.find("r < rowBegin + ROWS; r += TY"), std::string::npos);
+  auto t = k.getInputs()[0].getType(); // [b, j, i]
+  EXPECT_EQ(dmc::codegen::linearStride(t, "bj", s), 1024);
+  EXPECT_EQ(dmc::codegen::linearStride(t, "jb", s), -1) << "j outside b is not dense";
+  EXPECT_EQ(dmc::codegen::linearStride(t, "j", s), 1024);
+  EXPECT_EQ(dmc::codegen::linearStride(t, "bi", s), -1);
 }
 
 /// dm-fuse-column-reductions on: the layer-norm input gradient's rows and
