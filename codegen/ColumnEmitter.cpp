@@ -216,14 +216,10 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
     if (llvm::is_contained(fetched, unsigned(n)) && slices.count(sd)) {
       // One conversion for the group; each slice's vin names it (the
       // stack's select then reads the same registers whichever slice).
-      if (unsigned(n) == slices[sd].front()) {
-        std::string conv = vectorConvert(t, n, vec, slots(n) + "[it % " + std::to_string(depth) + "]");
-        conv.replace(conv.find("vin" + std::to_string(n)), 3 + std::to_string(n).size(),
-                     std::string("vins_") + sd);
-        conv.replace(conv.rfind("vin" + std::to_string(n)), 3 + std::to_string(n).size(),
-                     std::string("vins_") + sd);
-        os << "    " << conv;
-      }
+      if (unsigned(n) == slices[sd].front())
+        os << "    "
+           << vectorConvert(t, n, vec, slots(n) + "[it % " + std::to_string(depth) + "]", "",
+                            std::string("vins_") + sd);
       os << "    float (&vin" << n << ")[" << vec << "] = vins_" << sd << ";\n";
     } else if (llvm::is_contained(fetched, unsigned(n)))
       os << "    "

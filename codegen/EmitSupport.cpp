@@ -154,8 +154,8 @@ std::string vectorLoad(Type t, unsigned n, int vec, const std::string &address,
 }
 
 std::string vectorConvert(Type t, unsigned n, int vec, const std::string &raw,
-                          const std::string &guard) {
-  std::string v = "vin" + std::to_string(n);
+                          const std::string &guard, const std::string &into) {
+  std::string v = into.empty() ? "vin" + std::to_string(n) : into;
   return "float " + v + "[" + std::to_string(vec) + "];  " +
          (guard.empty() ? "" : "if (" + guard + ") ") + "dmcConvertVec" + vectorSuffix(t) + "(" +
          v + ", " + raw + ");\n";

@@ -44,10 +44,11 @@ std::string vectorLoad(mlir::Type t, unsigned n, int vec, const std::string &add
                        const NodeGraph &g, char vd);
 /// The condition under which vectorLoad reads input n ("" : always).
 std::string loadGuard(const NodeGraph &g, unsigned n, char vd);
-/// The same vin<n> from raw elements fetched earlier (dmcFetchVec into `raw`),
-/// converted only where `guard` holds (the fetch was made under it too).
+/// The same vin<n> (or the array `into`) from raw elements fetched earlier
+/// (dmcFetchVec into `raw`), converted only where `guard` holds (the fetch
+/// was made under it too).
 std::string vectorConvert(mlir::Type t, unsigned n, int vec, const std::string &raw,
-                          const std::string &guard = "");
+                          const std::string &guard = "", const std::string &into = "");
 /// Writes float vout<n>[] to `address`, converted to the storage of `t`.
 std::string vectorStore(mlir::Type t, unsigned n, const std::string &address);
 /// A node's `code` with each "@<n>" (kernel input n's element at the point,
