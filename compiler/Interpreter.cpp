@@ -12,6 +12,7 @@
 #include <cmath>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 
 using namespace mlir;
 
@@ -105,6 +106,12 @@ public:
   /// Evaluates one op (e.g. a dm.kernel) on `operands`.
   llvm::Expected<std::vector<HostTensor>> runOp(Operation *op,
                                                 const std::vector<HostTensor> &operands) {
+    if (options.roundingSpreads)
+      if (auto kernel = dyn_cast<dm::KernelOp>(op))
+        for (Value v : kernel.getBody().front().getTerminator()->getOperands())
+          if (auto c = v.getDefiningOp<dm::ContractOp>())
+            for (Value operand : c->getOperands())
+              keep.insert(key(operand));
     if (operands.size() != op->getNumOperands())
       return failure(llvm::formatv("'{0}' takes {1} operands, got {2}",
                                    op->getName().getStringRef(), op->getNumOperands(),
@@ -163,10 +170,45 @@ private:
       roundToStorage(values[key(r)], r.getType());
   }
 
+  /// For each op of `block`, the values of the block (its arguments and
+  /// results) that no later op reads, uses in nested regions included: freed
+  /// once the op has run, so a full-size layer holds only its live tensors
+  /// (gpt2-medium's [query x key] values inside fused attention regions are
+  /// about 1 GB each). What the terminator returns stays, and so do the
+  /// operands InterpreterOptions::roundingSpreads reads after the run.
+  std::vector<std::vector<Value>> deadAfter(Block &block) {
+    std::vector<std::vector<Value>> dead(block.getOperations().size());
+    llvm::DenseMap<Operation *, size_t> index;
+    for (Operation &op : block)
+      index[&op] = index.size();
+    auto retire = [&](Value v) {
+      if (keep.count(key(v)))
+        return;
+      // Unused results go right after their op; unused arguments stay.
+      Operation *last = v.getDefiningOp();
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = block.findAncestorOpInBlock(*use.getOwner());
+        if (!user || user->hasTrait<OpTrait::IsTerminator>())
+          return; // used outside the block or returned: keep it
+        if (!last || index[user] > index[last])
+          last = user;
+      }
+      if (last)
+        dead[index[last]].push_back(v);
+    };
+    for (BlockArgument arg : block.getArguments())
+      retire(arg);
+    for (Operation &op : block)
+      for (Value r : op.getResults())
+        retire(r);
+    return dead;
+  }
+
   /// Evaluates the ops of `block` (arguments already bound) up to its
   /// terminator, whose operands are returned.
   llvm::Expected<std::vector<HostTensor>> runBlock(Block &block) {
     bool body = kernelDepth == 0; // the function body, not a kernel's
+    std::vector<std::vector<Value>> dead = deadAfter(block);
     int index = 0;
     for (Operation &op : block) {
       if (op.hasTrait<OpTrait::IsTerminator>()) {
@@ -182,6 +224,8 @@ private:
       else if (op.hasAttr(dm::kRoundedAttr) && (storage() || options.roundKernelOperands))
         for (Value r : op.getResults()) // a kernel value stored in its element type
           roundToStorage(values[key(r)], r.getType());
+      for (Value v : dead[size_t(index)])
+        values.erase(key(v));
       ++index;
     }
     return failure("block has no terminator");
@@ -196,6 +240,10 @@ private:
     --kernelDepth;
     if (!outs)
       return outs.takeError();
+    // The region's results now live on as the kernel's (copies).
+    for (Value v : body.getTerminator()->getOperands())
+      if (!keep.count(key(v)))
+        values.erase(key(v));
     for (auto [n, t] : llvm::enumerate(*outs))
       values[key(kernel.getResult(n))] = std::move(t);
     return llvm::Error::success();
@@ -229,8 +277,11 @@ private:
   const InterpreterOptions &options;
   /// > 0 while evaluating the body of a dm.kernel.
   int kernelDepth = 0;
-  /// Node-based: references to tensors stay valid while results are added.
+  /// Node-based: references to tensors stay valid while results are added
+  /// and dead ones are erased.
   std::unordered_map<const void *, HostTensor> values;
+  /// Values never freed early (deadAfter).
+  std::unordered_set<const void *> keep;
 };
 
 } // namespace
