@@ -120,25 +120,22 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
         fetched.push_back(unsigned(n));
     }
   // The slices of one stack a point reads (at most one of them: their
-  // guards are "i_<dim> == <index>") share one set of slots.
+  // guards are "i_<dim> == <index>") share one set of slots when they have
+  // one element type and one layout along the rows: the point's slice is
+  // then chosen once, as a pointer. Other slices keep slots of their own.
   std::map<char, std::vector<unsigned>> slices;
   for (unsigned n : fetched)
     if (char sd = g.sliceOf(n).first)
       slices[sd].push_back(n);
   for (auto it = slices.begin(); it != slices.end();) {
-    std::string type = elementType(kernel.getInputs()[it->second[0]].getType());
-    bool same = llvm::all_of(it->second, [&](unsigned n) {
-      return elementType(kernel.getInputs()[n].getType()) == type;
+    Type first = kernel.getInputs()[it->second[0]].getType();
+    bool alike = llvm::all_of(it->second, [&](unsigned n) {
+      Type t = kernel.getInputs()[n].getType();
+      return elementType(t) == elementType(first) &&
+             offsetExpr(t, s.row) == offsetExpr(first, s.row);
     });
-    it = it->second.size() < 2 || !same ? slices.erase(it) : std::next(it);
+    it = it->second.size() < 2 || !alike ? slices.erase(it) : std::next(it);
   }
-  // Slices laid out alike along the rows: the point's slice is chosen once.
-  auto sameRows = [&](char sd) {
-    std::string first = offsetExpr(kernel.getInputs()[slices[sd][0]].getType(), s.row);
-    return llvm::all_of(slices[sd], [&](unsigned m) {
-      return offsetExpr(kernel.getInputs()[m].getType(), s.row) == first;
-    });
-  };
   auto slots = [&](unsigned n) {
     char sd = g.sliceOf(n).first;
     return slices.count(sd) ? std::string("pfs_") + sd : "pf" + std::to_string(n);
@@ -160,21 +157,9 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
          << rowOffset(n, row) << ");\n";
       return;
     }
-    if (n != slices[sd].front())
-      return; // the group's first slice fetches for all
-    if (sameRows(sd)) {
+    if (n == slices[sd].front()) // the group's first slice fetches for all
       os << indent << "if (slice_" << sd << ") dmcFetchVec<" << vec << ">(pfs_" << sd << "["
          << slot << "], slice_" << sd << " + " << rowOffset(n, row) << ");\n";
-      return;
-    }
-    os << indent << "{\n" << indent << "  const "
-       << elementType(kernel.getInputs()[n].getType()) << " *at = ";
-    for (unsigned m : slices[sd])
-      os << guards[m] << " ? in" << m << " + base_in" << m << " + " << rowOffset(m, row) << " : ";
-    os << "nullptr;\n"
-       << indent << "  if (at) dmcFetchVec<" << vec << ">(pfs_" << sd << "[" << slot
-       << "], at);\n"
-       << indent << "}\n";
   };
   os << "  const Idx rowBegin = (Idx)blockIdx.y * ROWS;\n";
   if (fetched.empty()) {
@@ -182,8 +167,6 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
        << "  for (Idx r = rowBegin + threadIdx.y; r < rowBegin + ROWS; r += TY) {\n";
   } else {
     for (auto &[sd, group] : slices) {
-      if (!sameRows(sd))
-        continue;
       os << "  const " << elementType(kernel.getInputs()[group[0]].getType()) << " *slice_" << sd
          << " = ";
       for (unsigned m : group)
