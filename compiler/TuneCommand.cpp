@@ -82,12 +82,14 @@ Error fail(const Twine &message) {
 Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(MLIRContext &ctx, bool fused = true,
                                                             bool columns = true,
                                                             Stage stage = Stage::Config,
-                                                            const char *biasGrads = "saving") {
+                                                            const char *biasGrads = "saving",
+                                                            bool addends = true) {
   PipelineOptions options;
   options.target = target;
   options.fusedAttention = fused;
   options.columnFusion = columns;
   options.biasGrads = biasGrads;
+  options.gemmAddends = addends;
   return buildGraph(ctx, model, /*train=*/true, stage, options);
 }
 
@@ -285,13 +287,16 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
   struct Alternative {
     bool fused, columns;
     const char *biasGrads, *file, *what;
+    bool addends = true;
   };
   for (const Alternative &alt :
        {Alternative{false, true, "saving", "unfused.dmlib", "attention unfused"},
         Alternative{true, false, "saving", "apart.dmlib", "column sums apart"},
         Alternative{true, true, "all", "bgrad.dmlib", "every bias gradient in its GEMM"},
-        Alternative{true, true, "none", "nobgrad.dmlib", "every bias gradient in a kernel"}}) {
-    auto module = configuredGraph(ctx, alt.fused, alt.columns, Stage::Config, alt.biasGrads);
+        Alternative{true, true, "none", "nobgrad.dmlib", "every bias gradient in a kernel"},
+        Alternative{true, true, "saving", "noaddend.dmlib", "every addend in a kernel", false}}) {
+    auto module = configuredGraph(ctx, alt.fused, alt.columns, Stage::Config, alt.biasGrads,
+                                  alt.addends);
     if (!module)
       return module.takeError();
     if (stepShape(layerFunction(**module)) == *fusedSteps)

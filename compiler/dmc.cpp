@@ -106,6 +106,13 @@ cl::opt<bool> noColumnFusion(
              "off)"),
     cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd), cl::sub(evalCmd),
     cl::cat(dmcCategory));
+cl::opt<bool> noGemmAddends(
+    "no-gemm-addends",
+    cl::desc("Keep a sum of a contraction's result and another tensor in a kernel instead "
+             "of cuBLASLt's C with beta 1 (dm-gemm-epilogues' accumulate off); dmc compile "
+             "--db prices both and keeps the faster"),
+    cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd), cl::sub(evalCmd),
+    cl::cat(dmcCategory));
 cl::opt<std::string> biasGrads(
     "bias-grads",
     cl::desc("Which bias gradients go into their GEMM's cuBLASLt epilogue: saving (default: "
@@ -340,6 +347,7 @@ dmc::PipelineOptions pipelineOptions() {
   o.epilogues = !noEpilogues;
   o.fusedAttention = !noFusedAttention;
   o.columnFusion = !noColumnFusion;
+  o.gemmAddends = !noGemmAddends;
   o.biasGrads = biasGrads;
   if (!target.empty())
     o.target = target;
@@ -469,6 +477,8 @@ int runCompile(mlir::MLIRContext &ctx) {
          {Alternative{&dmc::PipelineOptions::fusedAttention, "attention", "fused", "unfused"},
           Alternative{&dmc::PipelineOptions::columnFusion, "column sums", "in the row kernels",
                       "apart"},
+          Alternative{&dmc::PipelineOptions::gemmAddends, "addends", "in the GEMMs (C)",
+                      "in kernels"},
           Alternative{nullptr, "bias gradients", nullptr, nullptr, "all"},
           Alternative{nullptr, "bias gradients", nullptr, nullptr, "none"}}) {
       dmc::PipelineOptions off = pipeline;

@@ -103,17 +103,29 @@ LogicalResult ContractOp::verifyEpilogue() {
   dmrt::Epilogue e;
   if (!dmrt::parseEpilogue(getEpilogue().str(), e) ||
       !llvm::is_contained({dmrt::Epilogue::None, dmrt::Epilogue::Bias, dmrt::Epilogue::BGradA,
-                           dmrt::Epilogue::BGradB},
+                           dmrt::Epilogue::BGradB, dmrt::Epilogue::Accumulate},
                           e))
     return emitOpError() << "epilogue \"" << getEpilogue()
-                         << "\" is not one of none, bias, bgrada, bgradb";
-  bool reads = e == dmrt::Epilogue::Bias, writes = e != dmrt::Epilogue::None && !reads;
+                         << "\" is not one of none, bias, bgrada, bgradb, accumulate";
+  bool accumulates = e == dmrt::Epilogue::Accumulate;
+  bool reads = e == dmrt::Epilogue::Bias || accumulates;
+  bool writes = e != dmrt::Epilogue::None && !reads;
   if (bool(getBias()) != reads)
     return emitOpError() << "epilogue \"" << getEpilogue() << "\" "
                          << (reads ? "needs a" : "takes no") << " bias operand";
   if (bool(getBiasGrad()) != writes)
     return emitOpError() << "epilogue \"" << getEpilogue() << "\" "
                          << (writes ? "needs a" : "has no") << " bias_grad result";
+  if (accumulates) {
+    // The addend has every dim of the result (in any order: a layout change
+    // may reorder one; the cuBLASLt mapping needs the same order).
+    auto addend = cast<TensorType>(getBias().getType());
+    if (!samePermutation(namesOf(getResult()), namesOf(getBias())))
+      return emitOpError() << "the addend of epilogue \"accumulate\" must have the result's "
+                              "dimensions '"
+                           << getType().getNames() << "', got '" << addend.getNames() << "'";
+    // (Sizes: the space verifier checks every operand's against the others.)
+  }
   if (reads) {
     if (char c = firstMissing(namesOf(getBias()), namesOf(getResult())))
       return emitOpError() << "bias dimension '" << c << "' is not a dimension of the result";

@@ -44,7 +44,10 @@ def Dm_ContractOp : Dm_ForwardOp<"contract",
     - "none" (the default): no `bias` operand, no `bias_grad` result;
     - "bias": `result[R] += bias[C]`, C a subset of R;
     - "bgrada" / "bgradb": `bias_grad[C] = sum of lhs (rhs) over the names
-      of it that C lacks`: the bias gradient a separate reduction computed.
+      of it that C lacks`: the bias gradient a separate reduction computed;
+    - "accumulate": `result[R] += bias[R]`, the `bias` operand an addend with
+      every dim of the result (a residual or a second gradient contribution),
+      summed before the result is rounded; cuBLASLt reads it as C (beta 1).
     Epilogue operands add no dims to the iteration space.
   }];
   let arguments = (ins Dm_FloatTensor:$lhs, Dm_FloatTensor:$rhs,

@@ -101,9 +101,10 @@ void moveViewsAfter(Value v, dm::ContractOp c) {
 
 /// The traffic `k` stops moving when `op` leaves it: the outputs that yield
 /// `op`'s result go (`gone`), inputs only `op` read go, and the kernel goes
-/// when no output is left. With `resultStaysInside` (a bias_add whose result
-/// other members read) its first input stays read: they read it instead.
-int64_t trafficDropped(dm::KernelOp k, Operation *op, bool resultStaysInside) {
+/// when no output is left. `stays` (a bias_add's x or an add's operand from
+/// the contraction, when other members read the op's result) stays read:
+/// they read it instead.
+int64_t trafficDropped(dm::KernelOp k, Operation *op, Value stays) {
   dm::YieldOp yield = yieldOf(k);
   int64_t dropped = 0;
   unsigned left = 0;
@@ -119,9 +120,7 @@ int64_t trafficDropped(dm::KernelOp k, Operation *op, bool resultStaysInside) {
     BlockArgument arg = kernelInput(k, in);
     if (!arg)
       continue;
-    // The bias_add's x stays read when its result feeds other members.
-    bool replacedByIt = resultStaysInside && in == op->getOperand(0);
-    if (feedsOnly(arg, op) && !replacedByIt)
+    if (feedsOnly(arg, op) && in != stays)
       dropped += bytesOf(k.getInputs()[arg.getArgNumber()]);
   }
   return dropped;
@@ -155,15 +154,29 @@ bool mapsWith(dm::ContractOp c, dmrt::Epilogue kind, Value vector, std::string &
   return false;
 }
 
-bool findBias(dm::ContractOp c, Rules rules, Candidate &out, std::string &why) {
+/// Whether members of its kernel (not only the yield) read `op`'s result.
+bool readInside(Operation *op) {
+  return llvm::any_of(op->getUsers(), [](Operation *u) { return !isa<dm::YieldOp>(u); });
+}
+
+/// The block argument through which the one kernel reading `c`'s result
+/// reads it (that kernel into `k`); null with `why` otherwise.
+BlockArgument resultInKernel(dm::ContractOp c, dm::KernelOp &k, std::string &why) {
   Value r = c.getResult();
   if (!r.hasOneUse())
-    return why = "the result has several readers", false;
+    return why = "the result has several readers", BlockArgument();
   OpOperand &use = *r.getUses().begin();
-  auto k = dyn_cast<dm::KernelOp>(use.getOwner());
+  k = dyn_cast<dm::KernelOp>(use.getOwner());
   if (!k)
-    return why = "the result's reader is not a fused kernel", false;
-  BlockArgument a = bodyOf(k).getArgument(use.getOperandNumber());
+    return why = "the result's reader is not a fused kernel", BlockArgument();
+  return bodyOf(k).getArgument(use.getOperandNumber());
+}
+
+bool findBias(dm::ContractOp c, Rules rules, Candidate &out, std::string &why) {
+  dm::KernelOp k;
+  BlockArgument a = resultInKernel(c, k, why);
+  if (!a)
+    return false;
   auto add = dyn_cast_or_null<dm::BiasAddOp>(soleReader(a));
   if (!add || throughTransposes(add.getX()) != a)
     return why = "the kernel reading the result does not only add a bias to it", false;
@@ -175,10 +188,37 @@ bool findBias(dm::ContractOp c, Rules rules, Candidate &out, std::string &why) {
     return why = "the bias is written after the contraction", false;
   if (rules.mustMap && !mapsWith(c, dmrt::Epilogue::Bias, bias, why))
     return false;
-  bool staysInside = llvm::any_of(add->getUsers(), [](Operation *u) { return !isa<dm::YieldOp>(u); });
-  out = {dmrt::Epilogue::Bias, c, k, add.getOperation(),
-         trafficDropped(k, add, staysInside) - bytesOf(bias), false};
-  out.removesKernel = trafficDropped(k, add, staysInside) == trafficOf(k);
+  Value stays = readInside(add) ? add.getX() : Value();
+  int64_t dropped = trafficDropped(k, add, stays);
+  out = {dmrt::Epilogue::Bias, c, k, add.getOperation(), dropped - bytesOf(bias),
+         dropped == trafficOf(k)};
+  return true;
+}
+
+/// "accumulate": the kernel reading the result adds another of its inputs,
+/// of the result's type, to it (a residual, a second gradient contribution).
+bool findAccumulate(dm::ContractOp c, Rules rules, Candidate &out, std::string &why) {
+  dm::KernelOp k;
+  BlockArgument a = resultInKernel(c, k, why);
+  if (!a)
+    return false;
+  auto add = a.hasOneUse() ? dyn_cast<dm::AddOp>(*a.getUsers().begin()) : dm::AddOp();
+  if (!add || add.getLhs() == add.getRhs())
+    return why = "the kernel reading the result does not only add another tensor to it", false;
+  Value other = add.getLhs() == a ? add.getRhs() : add.getLhs();
+  auto otherArg = dyn_cast<BlockArgument>(other);
+  if (!otherArg || otherArg.getOwner() != &bodyOf(k))
+    return why = "the addend is computed inside the kernel", false;
+  Value addend = k.getInputs()[otherArg.getArgNumber()];
+  if (addend.getType() != c.getResult().getType())
+    return why = "the addend is not laid out as the result", false;
+  if (!availableAt(addend, c))
+    return why = "the addend is written after the contraction", false;
+  if (rules.mustMap && !mapsWith(c, dmrt::Epilogue::Accumulate, addend, why))
+    return false;
+  int64_t dropped = trafficDropped(k, add, readInside(add) ? Value(a) : Value());
+  out = {dmrt::Epilogue::Accumulate, c, k, add.getOperation(), dropped - bytesOf(addend),
+         dropped == trafficOf(k)};
   return true;
 }
 
@@ -217,7 +257,7 @@ bool findBiasGrad(dm::ContractOp c, dmrt::Epilogue kind, Rules rules, Candidate 
       }
       if (rules.mustMap && !mapsWith(c, kind, sum.getResult(), why))
         continue;
-      int64_t dropped = trafficDropped(k, sum, /*resultStaysInside=*/false);
+      int64_t dropped = trafficDropped(k, sum, Value());
       out = {kind, c, k, sum.getOperation(), dropped - bytesOf(sum.getResult()),
              dropped == trafficOf(k)};
       return true;
@@ -305,10 +345,12 @@ bool findCandidate(dm::ContractOp c, dmrt::Epilogue kind, Candidate &out, std::s
   bool found = false;
   if (kind == dmrt::Epilogue::Bias)
     found = findBias(c, rules, out, why);
+  else if (kind == dmrt::Epilogue::Accumulate)
+    found = findAccumulate(c, rules, out, why);
   else if (kind == dmrt::Epilogue::BGradA || kind == dmrt::Epilogue::BGradB)
     found = findBiasGrad(c, kind, rules, out, why);
   else
-    why = "dmc folds only bias, bgrada and bgradb into a contraction";
+    why = "dmc folds only bias, bgrada, bgradb and accumulate into a contraction";
   if (found && rules.mustSave && out.bytesSaved <= 0) {
     why = "it would move the kernel's bytes into the GEMM without saving any";
     return false;
@@ -316,15 +358,16 @@ bool findCandidate(dm::ContractOp c, dmrt::Epilogue kind, Candidate &out, std::s
   return found;
 }
 
-bool bestCandidate(dm::ContractOp c, Candidate &out, BiasGrads biasGrads) {
+bool bestCandidate(dm::ContractOp c, Candidate &out, BiasGrads biasGrads, bool addends) {
   bool any = false;
-  for (dmrt::Epilogue kind : {dmrt::Epilogue::Bias, dmrt::Epilogue::BGradA, dmrt::Epilogue::BGradB}) {
-    if (kind != dmrt::Epilogue::Bias && biasGrads == BiasGrads::None)
+  for (dmrt::Epilogue kind : kEpilogueKinds) {
+    bool grad = kind == dmrt::Epilogue::BGradA || kind == dmrt::Epilogue::BGradB;
+    if ((grad && biasGrads == BiasGrads::None) || (kind == dmrt::Epilogue::Accumulate && !addends))
       continue;
     Candidate cand;
     std::string why;
     Rules rules;
-    rules.mustSave = biasGrads != BiasGrads::All || kind == dmrt::Epilogue::Bias;
+    rules.mustSave = biasGrads != BiasGrads::All || !grad;
     if (findCandidate(c, kind, cand, why, rules) && (!any || cand.bytesSaved > out.bytesSaved)) {
       out = cand;
       any = true;
@@ -341,14 +384,18 @@ dm::ContractOp apply(const Candidate &cand) {
   StringAttr name = b.getStringAttr(dmrt::epilogueManifestName(cand.kind));
   dm::ContractOp folded;
   llvm::DenseMap<unsigned, Value> replaced;
-  if (auto add = dyn_cast<dm::BiasAddOp>(cand.op)) {
-    Value bias = k.getInputs()[kernelInput(k, add.getBias()).getArgNumber()];
+  if (isa<dm::BiasAddOp, dm::AddOp>(cand.op)) {
+    // The operand from the contraction takes the sum's place in the kernel.
+    unsigned xArg = unsigned(llvm::find(k.getInputs(), c.getResult()) - k.getInputs().begin());
+    unsigned inside = throughTransposes(cand.op->getOperand(0)) == bodyOf(k).getArgument(xArg)
+                          ? 0 : 1;
+    Value bias = k.getInputs()[kernelInput(k, cand.op->getOperand(1 - inside)).getArgNumber()];
     if (Operation *def = bias.getDefiningOp(); def && !def->isBeforeInBlock(c))
       def->moveBefore(c); // a view of arguments (availableAt)
     folded = b.create<dm::ContractOp>(c.getLoc(), c.getType(), Type(), c.getLhs(), c.getRhs(),
                                       bias, c.getScaleAttr(), name);
-    add.getResult().replaceAllUsesWith(add.getX());
-    add.erase();
+    cand.op->getResult(0).replaceAllUsesWith(cand.op->getOperand(inside));
+    cand.op->erase();
   } else {
     auto sum = cast<dm::ReduceSumOp>(cand.op);
     folded = b.create<dm::ContractOp>(c.getLoc(), c.getType(), sum.getType(), c.getLhs(),

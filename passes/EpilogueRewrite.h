@@ -7,6 +7,10 @@
 //   - "bgrada" / "bgradb": a dm.kernel reads operand a (b) and sums it, in one
 //     dm.reduce_sum that its block argument feeds, down to the operand's dims
 //     that the result keeps (the bias gradient of a linear layer's dW).
+//   - "accumulate": the one reader of the result is a dm.kernel whose block
+//     argument for it feeds exactly one dm.add of another kernel input of the
+//     result's type (a residual, a second gradient contribution): cuBLASLt
+//     reads that addend as C with beta 1.
 // A candidate is taken only when cuBLASLt's mapping accepts the epilogue in
 // the current layouts (GemmMapping.h rule 5) and the kernel's traffic drops
 // by more than the epilogue adds: the bias_add's kernel disappears or stops
@@ -51,7 +55,12 @@ struct Rules {
   bool mustSave = true;
 };
 
-/// The candidate of `kind` (Bias, BGradA or BGradB) for `c`; false with
+/// The kinds dm-gemm-epilogues looks for, in the order it tries them.
+inline constexpr dmrt::Epilogue kEpilogueKinds[] = {dmrt::Epilogue::Bias, dmrt::Epilogue::BGradA,
+                                                    dmrt::Epilogue::BGradB,
+                                                    dmrt::Epilogue::Accumulate};
+
+/// The candidate of `kind` (Bias, BGradA, BGradB or Accumulate) for `c`; false with
 /// `why` when there is none or it breaks `rules`.
 bool findCandidate(dm::ContractOp c, dmrt::Epilogue kind, Candidate &out, std::string &why,
                    Rules rules = {});
@@ -60,7 +69,9 @@ bool findCandidate(dm::ContractOp c, dmrt::Epilogue kind, Candidate &out, std::s
 /// Which bias gradients qualify (dm-gemm-epilogues{bias-grads}): those that
 /// save bytes, all that map (a bias still must save bytes), or none.
 enum class BiasGrads { Saving, All, None };
-bool bestCandidate(dm::ContractOp c, Candidate &out, BiasGrads biasGrads = BiasGrads::Saving);
+/// `addends` false: no Accumulate candidate.
+bool bestCandidate(dm::ContractOp c, Candidate &out, BiasGrads biasGrads = BiasGrads::Saving,
+                   bool addends = true);
 
 /// Folds `cand` in: replaces the contraction by one with the epilogue (same
 /// attributes), removes the op from its kernel and drops what the kernel no

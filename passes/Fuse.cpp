@@ -263,6 +263,8 @@ void markEpilogues(dm::ContractOp c) {
       bias && privateToOneOperand(c, cast<dm::TensorType>(bias.getBias().getType()).getNames())) {
     found.push_back("bias");
     activation(single(bias.getResult()));
+  } else if (auto add = dyn_cast_or_null<dm::AddOp>(next); add && add.getLhs() != add.getRhs()) {
+    found.push_back("accumulate"); // the other addend read as C
   } else {
     activation(next);
   }

@@ -42,14 +42,14 @@ struct DmGemmEpiloguesPass : impl::DmGemmEpiloguesBase<DmGemmEpiloguesPass> {
     for (dm::ContractOp c : contractions) {
       epilogue::Candidate cand;
       LLVM_DEBUG({
-        for (auto kind : {dmrt::Epilogue::Bias, dmrt::Epilogue::BGradA, dmrt::Epilogue::BGradB}) {
+        for (dmrt::Epilogue kind : epilogue::kEpilogueKinds) {
           std::string why;
           if (!epilogue::findCandidate(c, kind, cand, why))
             llvm::dbgs() << "dm-gemm-epilogues: " << c.getLoc() << ": no "
                          << dmrt::epilogueManifestName(kind) << ": " << why << "\n";
         }
       });
-      if (!epilogue::bestCandidate(c, cand, mode))
+      if (!epilogue::bestCandidate(c, cand, mode, addends))
         continue;
       LLVM_DEBUG(llvm::dbgs() << "dm-gemm-epilogues: " << dmrt::epilogueManifestName(cand.kind)
                               << " from kernel " << cand.kernel.getName() << " saves "

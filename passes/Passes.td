@@ -87,7 +87,8 @@ def DmFuse : Pass<"dm-fuse", "mlir::func::FuncOp"> {
     cycle through an op outside the group. Each group becomes a `dm.kernel`
     named after its contents. Contractions stay separate; where cuBLASLt could
     run a neighbour as an epilogue (bias, GELU/ReLU with aux, dGELU/dReLU,
-    bias gradient) the contraction gets `dm.epilogue` listing the candidates.
+    bias gradient, an addend read as C) the contraction gets `dm.epilogue`
+    listing the candidates.
     Views (renames, unstack slices, saves) move no data and join no kernel.
   }];
   let dependentDialects = ["::dmc::dm::DmDialect"];
@@ -143,12 +144,14 @@ def DmDefaultLayouts : Pass<"dm-default-layouts", "mlir::func::FuncOp"> {
 }
 
 def DmGemmEpilogues : Pass<"dm-gemm-epilogues", "mlir::func::FuncOp"> {
-  let summary = "Folds bias adds and bias gradients into cuBLASLt epilogues";
+  let summary = "Folds bias adds, bias gradients and addends into cuBLASLt epilogues";
   let description = [{
     For each `dm.contract` (in order), the neighbour cuBLASLt can run in the
     same call (passes/EpilogueRewrite.h): a `dm.bias_add` of its result
-    ("bias") or a `dm.reduce_sum` of an operand down to the dims the result
-    keeps, the bias gradient ("bgrada" / "bgradb"). It is folded in only
+    ("bias"), a `dm.reduce_sum` of an operand down to the dims the result
+    keeps, the bias gradient ("bgrada" / "bgradb"), or a `dm.add` of another
+    tensor laid out as the result, read as cuBLASLt's C with beta 1
+    ("accumulate": a residual or a second gradient contribution). It is folded in only
     where the cuBLASLt mapping accepts the epilogue in the layouts chosen
     (run after dm-default-layouts or a configuration's layouts) and the
     kernel holding the op then moves fewer bytes than the epilogue adds; of
@@ -163,10 +166,14 @@ def DmGemmEpilogues : Pass<"dm-gemm-epilogues", "mlir::func::FuncOp"> {
     saved); `none` no bias gradient (bias adds still fold: cuBLASLt's bias
     gradient epilogue can cost more than a column sum in a kernel).
     `dmc compile --db` prices the three graphs and keeps the fastest.
+    `addends=false` leaves every sum in its kernel (no "accumulate");
+    `dmc compile --db` prices both.
   }];
   let options = [
     Option<"biasGrads", "bias-grads", "std::string", /*default=*/"\"saving\"",
-           "Which bias gradients to fold: saving, all or none">
+           "Which bias gradients to fold: saving, all or none">,
+    Option<"addends", "addends", "bool", /*default=*/"true",
+           "Fold sums of the result and another tensor (accumulate)">
   ];
   let dependentDialects = ["::dmc::dm::DmDialect"];
 }

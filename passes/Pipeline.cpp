@@ -58,6 +58,7 @@ void addConfigPasses(mlir::OpPassManager &f, const PipelineOptions &options) {
   if (options.epilogues) {
     DmGemmEpiloguesOptions epilogues;
     epilogues.biasGrads = options.biasGrads;
+    epilogues.addends = options.gemmAddends;
     f.addPass(createDmGemmEpilogues(epilogues));
   }
 }

@@ -33,6 +33,9 @@ struct PipelineOptions {
   /// (every one cuBLASLt can compute: the column sum leaves its kernel) or
   /// "none" (each stays a column sum in a kernel).
   std::string biasGrads = "saving";
+  /// Whether dm-gemm-epilogues folds a kernel's sum of a contraction's
+  /// result and another tensor into the GEMM (accumulate: C, beta 1).
+  bool gemmAddends = true;
   /// The GPU the graph is compiled for (codegen/target/GpuTarget.h): set on
   /// the module as `dm.target`, read by codegen's configurations.
   std::string target = "h100";

@@ -23,6 +23,7 @@ cublasLtEpilogue_t toCublasLt(Epilogue e) {
   case Epilogue::DGeluBGrad: return CUBLASLT_EPILOGUE_DGELU_BGRAD;
   case Epilogue::BGradA: return CUBLASLT_EPILOGUE_BGRADA;
   case Epilogue::BGradB: return CUBLASLT_EPILOGUE_BGRADB;
+  case Epilogue::Accumulate: return CUBLASLT_EPILOGUE_DEFAULT; // beta = 1, C = addend
   }
   return CUBLASLT_EPILOGUE_DEFAULT;
 }
@@ -78,7 +79,7 @@ void GemmRunner::release() {
   la_ = lb_ = lc_ = ld_ = nullptr;
   op_ = nullptr;
   epilogue_ = dmrt::Epilogue::None;
-  bias_ = aux_ = bound_ = false;
+  bias_ = aux_ = bound_ = addend_ = false;
   boundBias_ = boundAux_ = nullptr;
   status_ = CUBLAS_STATUS_SUCCESS;
   algos_.clear();
@@ -130,6 +131,14 @@ bool GemmRunner::init(cublasLtHandle_t handle, const dmrt::GemmDescriptor &g,
   cublasLtEpilogue_t epi = toCublasLt(g.epilogue);
   alpha_ = static_cast<float>(g.alpha);
   beta_ = static_cast<float>(g.beta);
+  addend_ = dmrt::epilogueReadsAddend(g.epilogue);
+  if (addend_ && g.beta != 0) {
+    error = "epilogue ACCUMULATE reads its addend as C: beta must be 0 in the descriptor, got " +
+            std::to_string(g.beta) + " for " + what_;
+    return false;
+  }
+  if (addend_)
+    beta_ = 1;
   cublasOperation_t opA = toCublasLt(g.transA), opB = toCublasLt(g.transB);
   // "cublasLtMatmulDescSetAttribute(X)" for epilogue attributes.
   auto setAttr = [&](cublasLtMatmulDescAttributes_t attr, const void *buf,
@@ -263,6 +272,10 @@ bool GemmRunner::run(const void *a, const void *b, void *d, const void *bias,
             " pointer for " + what_;
     return false;
   }
+  if (addend_ && !bias) {
+    error = "epilogue ACCUMULATE needs its addend (the bias pointer, C) for " + what_;
+    return false;
+  }
   if (aux_ && !aux) {
     error = std::string("epilogue ") + epiName + " needs an aux " +
             (dmrt::epilogueWritesAux(epilogue_) ? "(output)" : "(input)") +
@@ -280,7 +293,9 @@ bool GemmRunner::run(const void *a, const void *b, void *d, const void *bias,
       return false;
     algo = &algos_[0].algo;
   }
-  return check(cublasLtMatmul(handle_, op_, &alpha_, a, la_, b, lb_, &beta_, d,
+  // C is D itself (beta 0, or an in-place beta) or the addend.
+  const void *c = addend_ ? bias : d;
+  return check(cublasLtMatmul(handle_, op_, &alpha_, a, la_, b, lb_, &beta_, c,
                               lc_, d, ld_, algo, workspace_, kWorkspaceBytes,
                               stream),
                "cublasLtMatmul", error);

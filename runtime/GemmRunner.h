@@ -165,6 +165,7 @@ private:
   float alpha_ = 1, beta_ = 0;
   dmrt::Epilogue epilogue_ = dmrt::Epilogue::None;
   bool bias_ = false, aux_ = false, bound_ = false;
+  bool addend_ = false; ///< Epilogue::Accumulate: C is the bias pointer, beta 1
   const void *boundBias_ = nullptr, *boundAux_ = nullptr;
   cublasStatus_t status_ = CUBLAS_STATUS_SUCCESS;
   std::vector<cublasLtMatmulHeuristicResult_t> algos_;

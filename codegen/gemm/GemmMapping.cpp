@@ -427,6 +427,26 @@ static bool mapImpl(const Contraction &c, const std::string &bcast,
 
 bool mapContraction(const Contraction &c, GemmDescriptor &out,
                     std::string &reason) {
+  if (c.epilogue == Epilogue::Accumulate) {
+    // Rule 5, ACCUMULATE: C is the addend, laid out as D.
+    if (c.biasDims != c.d.dims) {
+      reason = "epilogue ACCUMULATE reads its addend as C, which shares D's layout: the "
+               "addend's dims are '" + c.biasDims + "' but D's are '" + c.d.dims + "'";
+      return false;
+    }
+    if (c.beta != 0) {
+      reason = "epilogue ACCUMULATE reads its addend as C: beta must be 0, not " +
+               std::to_string(c.beta);
+      return false;
+    }
+    Contraction plain = c;
+    plain.epilogue = Epilogue::None;
+    plain.biasDims.clear();
+    if (!mapContraction(plain, out, reason))
+      return false;
+    out.epilogue = Epilogue::Accumulate;
+    return true;
+  }
   if (mapImpl(c, "", out, reason))
     return true;
   // Fallback: with no batch dims of its own, a block of M (or N) dims that is

@@ -50,6 +50,10 @@
 //       over K) becomes BGRADB after a swap, and vice versa.
 //     - A bias gradient cannot also reduce over the batch: with batchCount > 1
 //       its letters must include the batch group.
+//     - ACCUMULATE (not a cuBLASLt epilogue): D = ... + addend, read as C
+//       with beta 1, so the addend's letters (biasDims) must be D's in D's
+//       storage order (C shares D's matrix layout); the contraction itself
+//       keeps beta 0.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_CODEGEN_GEMM_GEMMMAPPING_H

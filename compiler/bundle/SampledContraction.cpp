@@ -44,7 +44,7 @@ std::vector<double> sampledContract(const HostTensor &a, const HostTensor &b, do
     for (size_t r = 0; r < offA.size(); ++r)
       acc += a.data[size_t(baseA + offA[r])] * b.data[size_t(baseB + offB[r])];
     acc *= scale;
-    if (epilogue == dmrt::Epilogue::Bias && bias)
+    if ((epilogue == dmrt::Epilogue::Bias || epilogue == dmrt::Epilogue::Accumulate) && bias)
       acc += bias->data[size_t(baseBias)];
     values[sample] = acc;
   });

@@ -23,7 +23,8 @@ namespace dmc::bundle {
 
 /// Elements 0, stride, 2 stride, ... (row-major in `out.dims`) of
 /// epilogue(scale * sum a*b); `out` gives dims and shape (its data unused).
-/// `bias`: the bias for Epilogue::Bias, else unused.
+/// `bias`: the bias for Epilogue::Bias or the addend for Epilogue::Accumulate,
+/// else unused.
 std::vector<double> sampledContract(const HostTensor &a, const HostTensor &b, double scale,
                                     dmrt::Epilogue epilogue, const HostTensor *bias,
                                     const HostTensor &out, int64_t stride);

@@ -18,7 +18,8 @@ void contract(dm::ContractOp o, dm::Evaluation &e) {
   const HostTensor &lhs = e.operand(o.getLhs()), &rhs = e.operand(o.getRhs());
   withKernels(e, [&](auto K) {
     switch (o.getEpilogueKind()) {
-    case dmrt::Epilogue::Bias: {
+    case dmrt::Epilogue::Bias:
+    case dmrt::Epilogue::Accumulate: { // an addend is a bias with every dim
       HostTensor product = allocateFor(o.getResult().getType());
       K.contract(lhs, rhs, scale, product);
       K.biasAdd(product, e.operand(o.getBias()), e.result(o));

@@ -25,6 +25,8 @@ std::string whyNot(dm::ContractOp c, llvm::StringRef mark) {
     kinds = {dmrt::Epilogue::Bias};
   else if (mark == "bgrad")
     kinds = {dmrt::Epilogue::BGradA, dmrt::Epilogue::BGradB};
+  else if (mark == "accumulate")
+    kinds = {dmrt::Epilogue::Accumulate};
   else
     return mark.str() + ": activation epilogues are not folded (the activation kernels stay)";
   std::vector<std::string> reasons;

@@ -36,6 +36,7 @@ const char *epilogueName(Epilogue e) {
   case Epilogue::DGeluBGrad: return "DGELU_BGRAD";
   case Epilogue::BGradA: return "BGRADA";
   case Epilogue::BGradB: return "BGRADB";
+  case Epilogue::Accumulate: return "ACCUMULATE";
   }
   return "?";
 }
@@ -50,7 +51,7 @@ std::string epilogueManifestName(Epilogue e) {
 }
 
 bool parseEpilogue(const std::string &s, Epilogue &out) {
-  for (int i = 0; i <= static_cast<int>(Epilogue::BGradB); ++i) {
+  for (int i = 0; i <= static_cast<int>(Epilogue::Accumulate); ++i) {
     auto e = static_cast<Epilogue>(i);
     if (s == epilogueManifestName(e) || (e == Epilogue::None && s == "default")) {
       out = e;
@@ -69,6 +70,7 @@ bool epilogueWritesBias(Epilogue e) {
   return e == Epilogue::DReluBGrad || e == Epilogue::DGeluBGrad ||
          e == Epilogue::BGradA || e == Epilogue::BGradB;
 }
+bool epilogueReadsAddend(Epilogue e) { return e == Epilogue::Accumulate; }
 bool epilogueWritesAux(Epilogue e) {
   return e == Epilogue::ReluAux || e == Epilogue::ReluAuxBias ||
          e == Epilogue::GeluAux || e == Epilogue::GeluAuxBias;

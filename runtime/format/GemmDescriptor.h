@@ -38,6 +38,10 @@ enum class Epilogue {
   DGeluBGrad,  // DGelu, and bias = row sums of the result
   BGradA,      // bias = sum over k of op(A)   (length m)
   BGradB,      // bias = sum over k of op(B)   (length n)
+  /// Not a cuBLASLt epilogue: DEFAULT with beta = 1 and C the addend, a
+  /// tensor of D's shape and layout (the manifest's `bias` field names it):
+  /// D = alpha op(A) op(B) + addend, summed in f32 before D is rounded.
+  Accumulate,
 };
 
 /// cuBLASLt's name without the prefix: "DEFAULT", "BIAS", "GELU_AUX_BIAS", ...
@@ -48,6 +52,7 @@ std::string epilogueManifestName(Epilogue e);
 bool parseEpilogue(const std::string &s, Epilogue &out);
 bool epilogueReadsBias(Epilogue e);   // bias is an input vector
 bool epilogueWritesBias(Epilogue e);  // bias pointer receives a gradient
+bool epilogueReadsAddend(Epilogue e); // Accumulate: C is the bias pointer's tensor
 bool epilogueWritesAux(Epilogue e);   // *_AUX
 bool epilogueReadsAux(Epilogue e);    // DRELU*, DGELU*
 bool epilogueIsRelu(Epilogue e);      // aux (if any) is a ReLU bit-mask

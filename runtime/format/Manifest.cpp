@@ -24,7 +24,7 @@ int64_t BundleTensor::numElements() const {
 
 std::vector<int64_t> BundleContraction::inputs() const {
   std::vector<int64_t> v{a, b};
-  if (bias >= 0 && epilogueReadsBias(epilogue))
+  if (bias >= 0 && (epilogueReadsBias(epilogue) || epilogueReadsAddend(epilogue)))
     v.push_back(bias);
   if (beta != 0)
     v.push_back(d);

@@ -27,7 +27,7 @@
 namespace dmrt {
 
 /// The manifest versions this code reads; it writes the newest.
-inline constexpr int64_t kManifestVersion = 7;
+inline constexpr int64_t kManifestVersion = 8;
 
 /// A shape as error messages spell it: "[8, 512, 1024]".
 std::string shapeString(const std::vector<int64_t> &shape);

@@ -278,6 +278,9 @@ bool parseManifest(const std::string &text, const std::string &fileName,
       return false;
     if (!parseEpilogue(epi, c.epilogue))
       return r.fail(p + ".epilogue", "unknown epilogue \"" + epi + "\"");
+    if (dmrt::epilogueReadsAddend(c.epilogue) && b.version < 8)
+      return r.fail(p + ".epilogue", "\"accumulate\" is not in bundle versions 1 to 7 (an "
+                                     "addend read as C needs version 8)");
     // algorithm: optional (default "heuristic"); version 6 introduced it.
     if (o.contains("algorithm")) {
       if (b.version < 6)
@@ -298,10 +301,22 @@ bool parseManifest(const std::string &text, const std::string &fileName,
     }
     bool needsBias = dmrt::epilogueReadsBias(c.epilogue) ||
                      dmrt::epilogueWritesBias(c.epilogue);
-    if (needsBias && c.bias < 0)
+    bool addend = dmrt::epilogueReadsAddend(c.epilogue);
+    if ((needsBias || addend) && c.bias < 0)
       return r.fail(p + ".bias", std::string("epilogue ") + epi +
-                                     " needs a bias tensor id");
-    if (!needsBias && c.bias >= 0)
+                                     (addend ? " needs the addend's tensor id"
+                                             : " needs a bias tensor id"));
+    if (addend) {
+      // The addend is C: D's element type, shape and storage order.
+      const BundleTensor *at = b.tensor(c.bias), *dt = b.tensor(c.d);
+      if (at->dtype != dt->dtype || at->shape != dt->shape || at->dims != dt->dims)
+        return r.fail(p + ".bias", "epilogue accumulate: the addend " + at->name +
+                                       " must have the type, shape and layout of d (" +
+                                       dt->name + ")");
+      if (c.beta != 0)
+        return r.fail(p + ".beta", "epilogue accumulate reads its addend, not d: beta must be 0");
+    }
+    if (!needsBias && !addend && c.bias >= 0)
       return r.fail(p + ".bias", std::string("epilogue ") + epi +
                                      " has no bias; expected null");
     const json *g, *un;

@@ -223,6 +223,26 @@ def column_paths(args, tmp):
                   lambda ks: "layernorm_dparams" not in ks)
 
 
+def addend_paths(args, tmp):
+    """A kernel's sum of a contraction's result and another tensor read by cuBLASLt as
+    C with beta 1 (dm-gemm-epilogues' accumulate, the default) against the sum left in
+    its kernel (--no-gemm-addends: add_layernorm_dx_layernorm_dparams); dmc tune
+    writes noaddend.dmlib for that path."""
+    gemm, kern = os.path.join(tmp, "add-g.dmlib"), os.path.join(tmp, "add-k.dmlib")
+    run([args.dmc, "compile", TINY, "-o", gemm])
+    run([args.dmc, "compile", TINY, "-o", kern, "--no-gemm-addends"])
+    epilogues = lambda b: [c["epilogue"] for c in
+                           json.load(open(os.path.join(b, "manifest.json")))["contractions"]]
+    assert epilogues(gemm).count("accumulate") == 1 and "accumulate" not in epilogues(kern), \
+        (epilogues(gemm), epilogues(kern))
+    assert "add_layernorm_dx_layernorm_dparams" in kernels(kern) \
+        and "add_layernorm_dx_layernorm_dparams" not in kernels(gemm), (kernels(gemm), kernels(kern))
+    compare_paths(args, tmp, TINY, (gemm, kern), ("addends", "in the GEMMs (C)", "in kernels"),
+                  (("kernels faster", 1.0, 1.0, "in kernels"),
+                   ("GEMMs faster", 50.0, 50.0, "in the GEMMs (C)")),
+                  lambda ks: "add_layernorm_dx_layernorm_dparams" not in ks)
+
+
 def bias_grad_paths(args, tmp):
     """Bias gradients folded into the GEMMs only where they save bytes (the default)
     against every one cuBLASLt can compute (dm-gemm-epilogues{bias-grads=all}): the
@@ -255,17 +275,19 @@ def bias_grad_paths(args, tmp):
                   ("bias gradients", "in the GEMMs where they save bytes", "in kernels"),
                   (("kernels faster", 1.0, 1.0, "in kernels"),
                    ("GEMMs faster", 50.0, 50.0, "in the GEMMs where they save bytes")),
-                  lambda ks: "layernorm_dx_layernorm_dparams" in ks)
+                  lambda ks: "layernorm_dx_layernorm_dparams_reduce_sum" not in ks)
     expect_error([args.dmc, "compile", TINY, "-o", none, "--bias-grads", "some"],
                  "--bias-grads is 'some': expected saving, all or none", "a bad --bias-grads")
     cands = os.path.join(tmp, "bg-cands")
     run([args.dmc, "tune", TINY, "--emit-candidates", cands, "--candidates", "1",
          "--layout-candidates", "0"])
-    for b in ("bgrad.dmlib", "nobgrad.dmlib"):
+    for b in ("bgrad.dmlib", "nobgrad.dmlib", "noaddend.dmlib"):
         assert os.path.isdir(os.path.join(cands, b, "reference")), os.listdir(cands)
+    assert "add_layernorm_dx_layernorm_dparams" in kernels(os.path.join(cands, "noaddend.dmlib"))
     assert "dgelu" in kernels(os.path.join(cands, "bgrad.dmlib"))
     assert "layernorm_dx_layernorm_dparams_reduce_sum" in kernels(os.path.join(cands, "nobgrad.dmlib"))
-    print("ok: dmc tune wrote bgrad.dmlib and nobgrad.dmlib (with references) beside default.dmlib")
+    print("ok: dmc tune wrote bgrad.dmlib, nobgrad.dmlib and noaddend.dmlib (with references) "
+          "beside default.dmlib")
 
 
 def attention_paths(args, tmp):
@@ -305,10 +327,10 @@ def expect_error(cmd, text, what):
 def layouts_by_shortest_path(args, tmp, db):
     """The global selection keeps layouts consistent: a fast record of a kernel writing
     the one free tensor of the tiny encoder with its column sums apart (t69, k8 -> k9,
-    --no-column-fusion) in another layout is not taken while its reader has no record
+    --no-column-fusion; --no-gemm-addends keeps the add in k8) in another layout is not taken while its reader has no record
     in that layout, and is once it has."""
     bundle = os.path.join(tmp, "apart.dmlib")
-    run([args.dmc, "compile", TINY, "-o", bundle, "--no-column-fusion"])
+    run([args.dmc, "compile", TINY, "-o", bundle, "--no-column-fusion", "--no-gemm-addends"])
     run([args.dmc_db, "import", db, bench_json(bundle, os.path.join(tmp, "apart.json"), 10.0),
          "--bundle", bundle])
     manifest = json.load(open(os.path.join(bundle, "manifest.json")))
@@ -334,14 +356,14 @@ def layouts_by_shortest_path(args, tmp, db):
     with open(db, "a") as f:
         f.write(variant("k8_add_layernorm_dx") + "\n")
     r = run([args.dmc, "compile", TINY, "-o", t, "--db", db, "--db-device", DEVICE["name"],
-             "--no-column-fusion"])
+             "--no-column-fusion", "--no-gemm-addends"])
     dims = {x["name"]: x["dims"] for x in json.load(open(os.path.join(t, "config.json")))["tensors"]}
     assert dims["t69"] == "bji" and "0 layout(s) changed" in r.stderr, r.stderr
     print("ok: a faster writer of t69 in jbi is not taken while its reader cannot read jbi")
     with open(db, "a") as f:
         f.write(variant("k9_layernorm_dparams") + "\n")
     r = run([args.dmc, "compile", TINY, "-o", t, "--db", db, "--db-device", DEVICE["name"],
-             "--no-column-fusion"])
+             "--no-column-fusion", "--no-gemm-addends"])
     dims = {x["name"]: x["dims"] for x in json.load(open(os.path.join(t, "config.json")))["tensors"]}
     assert dims["t69"] == "jbi" and "1 layout(s) changed" in r.stderr, r.stderr
     assert "global selection (shortest path, exact)" in r.stderr, r.stderr
@@ -388,15 +410,15 @@ def resume(args, tmp, cands):
     measuring again (its dmrt-bench here is /bin/false: any measurement fails); a
     truncated run file is measured again; without --resume everything is."""
     tune = os.path.join(os.path.dirname(args.dmc_db), "dmrt-tune")
-    names = ["default", "apart", "bgrad", "nobgrad", "c0", "c1"]
-    # c0 faster, c1 slower than the default; apart's, bgrad's and nobgrad's kernels
-    # are other problems or slower.
-    for n, us in zip(names, [10.0, 11.0, 11.0, 11.0, 9.0, 12.0]):
+    names = ["default", "apart", "bgrad", "noaddend", "nobgrad", "c0", "c1"]
+    # c0 faster, c1 slower than the default; apart's, bgrad's, noaddend's and
+    # nobgrad's kernels are other problems or slower.
+    for n, us in zip(names, [10.0, 11.0, 11.0, 11.0, 11.0, 9.0, 12.0]):
         bundle = os.path.join(cands, n + ".dmlib")
         bench_json(bundle, bundle + ".run.json", us)
     db = os.path.join(tmp, "resume.jsonl")
     r = run([tune, cands, db, "--resume", "--bench", "/bin/false"])
-    assert r.stdout.count("not measured again") == 6 and "dmrt-bench exit" not in r.stdout, r.stdout
+    assert r.stdout.count("not measured again") == 7 and "dmrt-bench exit" not in r.stdout, r.stdout
     # Best so far: only c0 improves (every kernel whose knobs differ from the default's).
     faster = [l for l in r.stdout.splitlines() if l.strip().startswith("faster: ")]
     assert len(faster) == 1 and faster[0].endswith("(c0.dmlib)"), r.stdout
@@ -404,20 +426,20 @@ def resume(args, tmp, cands):
     shown = run([args.dmc_db, "show", db]).stdout
     assert "records" in shown, shown
     again = run([tune, cands, db, "--resume", "--bench", "/bin/false"]).stdout
-    assert again.count("0 appended") == 6, again
-    print("ok: dmrt-tune --resume: 6 run files imported, nothing measured, nothing added twice")
+    assert again.count("0 appended") == 7, again
+    print("ok: dmrt-tune --resume: 7 run files imported, nothing measured, nothing added twice")
     c1 = os.path.join(cands, "c1.dmlib.run.json")
     text = open(c1).read()
     open(c1, "w").write(text[: len(text) // 2])  # planted: a run file cut mid-write
     r = run([tune, cands, db, "--resume", "--bench", "/bin/false"], ok=False)
     assert r.returncode == 1 and "measuring it again" in r.stdout, r.stdout
-    assert r.stdout.count("not measured again") == 5 and "6/6 c1.dmlib" in r.stdout, r.stdout
+    assert r.stdout.count("not measured again") == 6 and "7/7 c1.dmlib" in r.stdout, r.stdout
     assert not os.path.exists(c1), "the cut run file must not outlive its measurement"
     r = run([tune, cands, db, "--bench", "/bin/false"], ok=False)
     assert r.returncode == 1 and "not measured again" not in r.stdout, r.stdout
-    assert "1/6 default.dmlib" in r.stdout and "2/6 apart.dmlib" in r.stdout \
-        and "3/6 bgrad.dmlib" in r.stdout and "4/6 nobgrad.dmlib" in r.stdout \
-        and "6/6 c1.dmlib" in r.stdout, r.stdout
+    assert "1/7 default.dmlib" in r.stdout and "2/7 apart.dmlib" in r.stdout \
+        and "3/7 bgrad.dmlib" in r.stdout and "4/7 noaddend.dmlib" in r.stdout \
+        and "5/7 nobgrad.dmlib" in r.stdout and "7/7 c1.dmlib" in r.stdout, r.stdout
     print("ok: dmrt-tune: a truncated run file, and every bundle without --resume, measured again")
     expect_error([tune, cands, db, "--prune-algorithms", "0"],
                  "--prune-algorithms needs an integer in [1, 100000]", "dmrt-tune pruning to none")
@@ -493,6 +515,7 @@ def main():
     attention_paths(args, tmp)
     column_paths(args, tmp)
     bias_grad_paths(args, tmp)
+    addend_paths(args, tmp)
     tune_command(args, tmp)
     print("db_compile_test: PASS")
 

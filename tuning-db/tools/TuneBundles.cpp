@@ -43,7 +43,8 @@ std::vector<std::string> bundlesOf(const std::string &dir) {
       return std::make_pair(-3L, n);
     if (n == "unfused.dmlib")
       return std::make_pair(-2L, n);
-    if (n == "apart.dmlib" || n == "bgrad.dmlib" || n == "nobgrad.dmlib") // by name
+    if (n == "apart.dmlib" || n == "bgrad.dmlib" || n == "nobgrad.dmlib" ||
+        n == "noaddend.dmlib") // by name
       return std::make_pair(-1L, n);
     if (n[0] == 'c' && std::isdigit(static_cast<unsigned char>(n[1])))
       return std::make_pair(std::strtol(n.c_str() + 1, nullptr, 10), n);

@@ -53,8 +53,9 @@ const char *kUsage =
     "                 [--bench PATH] [--resume] [--devices LIST]\n"
     "Measures every bundle of CANDIDATES (dmc tune --emit-candidates) with dmrt-bench\n"
     "(checked against its references) and appends the checked measurements to DB.\n"
-    "The contractions are measured in default.dmlib, unfused.dmlib, bgrad.dmlib and\n"
-    "nobgrad.dmlib (the knob candidates share them) and in the layout candidates\n"
+    "The contractions are measured in default.dmlib, unfused.dmlib, bgrad.dmlib,\n"
+    "nobgrad.dmlib and noaddend.dmlib (the knob candidates share them) and in the\n"
+    "layout candidates\n"
     "l<n>_<i>.dmlib and t<n>_<i>.dmlib, which are measured only in the steps their\n"
     "tune-steps file lists; each contraction\n"
     "with up to N cuBLASLt algorithms (--algorithms,\n"
@@ -153,12 +154,12 @@ private:
     }
     std::remove(run.c_str()); // never import an earlier run's file for this one
     // The contractions, with their algorithms, where they differ: default,
-    // unfused and bgrad (its contractions compute bias gradients; the knob
+    // unfused, bgrad, nobgrad and noaddend (their contractions differ; the knob
     // candidates share the default's), and a layout candidate's (its
     // tune-steps: only the steps it changed).
     std::string kernels = "all", contractions, stepsError;
     if (name == "default.dmlib" || name == "unfused.dmlib" || name == "bgrad.dmlib" ||
-        name == "nobgrad.dmlib")
+        name == "nobgrad.dmlib" || name == "noaddend.dmlib")
       contractions = "all";
     if (!readTuneSteps(bundle + "/tune-steps", kernels, contractions, stepsError) &&
         !stepsError.empty()) {

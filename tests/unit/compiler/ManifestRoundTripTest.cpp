@@ -72,8 +72,8 @@ TEST_P(ManifestRoundTrip, CompilerWritesWhatTheRuntimeReadsBack) {
   changed = bundle;
   changed.contractions.front().alpha *= 2;
   EXPECT_NE(dmrt::writeManifest(changed), (*text)->getBuffer().str());
-  // Version 7 (6: every contraction runs the heuristic's algorithm by default).
-  EXPECT_EQ(bundle.version, 7);
+  // Version 8 (6: every contraction runs the heuristic's algorithm by default).
+  EXPECT_EQ(bundle.version, 8);
   for (const dmrt::BundleContraction &c : bundle.contractions)
     EXPECT_EQ(c.algorithm, "heuristic") << c.equation;
   changed = bundle;

@@ -263,9 +263,9 @@ TEST(Bundle, AliasErrors) {
 
 TEST(Bundle, FormatAndVersion) {
   json j = validManifest();
-  j["version"] = 8;
-  EXPECT_EQ(parseError(j), "m.json: version: unsupported version 8 (this "
-                           "runtime reads versions 1 to 7)");
+  j["version"] = 9;
+  EXPECT_EQ(parseError(j), "m.json: version: unsupported version 9 (this "
+                           "runtime reads versions 1 to 8)");
   j["version"] = 0;
   EXPECT_HAS(parseError(j), "unsupported version 0");
   j["version"] = 2; // version 2 adds only the optional workspace_bytes
@@ -597,4 +597,36 @@ TEST(Bundle, KernelFinishingLaunch) {
   j["kernels"][0]["finish"] = finish;
   j["kernels"][0]["finish"]["threads"] = 3;
   EXPECT_HAS(parseError(j), "kernels[0].finish");
+}
+
+TEST(Bundle, AccumulateEpilogue) {
+  // D = A B + z: the addend (tensor 4, y's type, shape and layout) is C.
+  json j = newest();
+  j["version"] = 8;
+  j["contractions"][0]["epilogue"] = "accumulate";
+  EXPECT_HAS(parseError(j), "contractions[0].bias: epilogue accumulate needs the addend's tensor id");
+  j["contractions"][0]["bias"] = 4;
+  Bundle b;
+  std::string err;
+  ASSERT_TRUE(parseManifest(j.dump(), "m.json", b, err)) << err;
+  EXPECT_EQ(b.contraction(0)->gemm.epilogue, Epilogue::Accumulate);
+  EXPECT_EQ(b.contraction(0)->gemm.beta, 0);
+  EXPECT_EQ(b.contraction(0)->inputs(), (std::vector<int64_t>{0, 1, 4}));
+  EXPECT_EQ(b.contraction(0)->outputs(), (std::vector<int64_t>{2}));
+  // Errors: another shape, beta (d read too), a version before 8.
+  json bad = j;
+  bad["contractions"][0]["bias"] = 3;
+  EXPECT_HAS(parseError(bad), "contractions[0].bias: epilogue accumulate: the addend bias must "
+                              "have the type, shape and layout of d (y)");
+  bad = j;
+  bad["tensors"][4]["dims"] = "nm";
+  bad["tensors"][4]["shape"] = {6, 4};
+  EXPECT_HAS(parseError(bad), "the addend z must have the type, shape and layout of d (y)");
+  bad = j;
+  bad["contractions"][0]["beta"] = 1.0;
+  EXPECT_HAS(parseError(bad), "contractions[0].beta: epilogue accumulate reads its addend, not d");
+  bad = j;
+  bad["version"] = 7;
+  EXPECT_HAS(parseError(bad), "contractions[0].epilogue: \"accumulate\" is not in bundle versions "
+                              "1 to 7");
 }

@@ -855,3 +855,49 @@ TEST(GemmMappingReject, ValidateDescriptor) {
   EXPECT_FALSE(validateDescriptor(bad, why));
   EXPECT_NE(why.find("divisible by 128"), std::string::npos) << why;
 }
+
+//===----------------------------------------------------------------------===//
+// ACCUMULATE: the addend as C, beta 1
+//===----------------------------------------------------------------------===//
+
+TEST(GemmMapping, AccumulateReadsTheAddendAsC) {
+  // Both orientations (D M-contiguous and N-contiguous, operands swapped): the
+  // addend shares D's layout, so C is D's matrix; the contraction keeps beta 0.
+  for (const char *d : {"bju", "ubj"}) {
+    GemmDescriptor g;
+    std::string why;
+    ASSERT_TRUE(maps("bji", "ui", d, &g, &why, Epilogue::Accumulate, d)) << d << ": " << why;
+    EXPECT_EQ(g.epilogue, Epilogue::Accumulate) << d;
+    EXPECT_EQ(g.beta, 0) << d;
+    EXPECT_EQ(g.biasLength, 0) << d;
+    EXPECT_EQ(g.c.rows, g.d.rows) << d;
+    EXPECT_EQ(g.c.ld, g.d.ld) << d;
+    EXPECT_EQ(g.c.batchStride, g.d.batchStride) << d;
+    EXPECT_TRUE(dmrt::validateDescriptor(g, why)) << why;
+  }
+  // The emulator's beta = 1 with C the addend: D = A B + addend (planted: an
+  // addend dropped, beta 0, is caught).
+  GemmDescriptor g;
+  std::string why;
+  ASSERT_TRUE(maps("bji", "ui", "bju", &g, &why, Epilogue::Accumulate, "bju")) << why;
+  std::vector<float> A = randomData(30, 1), B = randomData(20, 2), C = randomData(24, 3), D(24),
+                     plain(24);
+  GemmDescriptor run = g;
+  run.epilogue = Epilogue::None;
+  run.beta = 1;
+  emulateMatmul(run, B.data(), A.data(), C.data(), D.data(), nullptr, nullptr);
+  run.beta = 0;
+  emulateMatmul(run, B.data(), A.data(), C.data(), plain.data(), nullptr, nullptr);
+  for (int i = 0; i < 24; ++i)
+    EXPECT_NEAR(D[i], plain[i] + C[i], 1e-5f) << i;
+  EXPECT_GT(std::abs(D[0] - plain[0]), 1e-6f) << "the addend must change D";
+}
+
+TEST(GemmMappingReject, AccumulateInAnotherLayout) {
+  std::string why;
+  EXPECT_FALSE(maps("bji", "ui", "bju", nullptr, &why, Epilogue::Accumulate, "ubj"));
+  EXPECT_NE(why.find("epilogue ACCUMULATE reads its addend as C, which shares D's layout: the "
+                     "addend's dims are 'ubj' but D's are 'bju'"),
+            std::string::npos)
+      << why;
+}
