@@ -4,10 +4,12 @@
 // the same tuning database: each path's tuned step, the kernels' shortest
 // path plus the contractions' chosen algorithms (DatabaseKnobs.h). The
 // faster path wins when both are priced in full; otherwise the default path
-// stays and the line says why. Two choices are made this way, one after the
-// other: fused against unfused attention (dm-fuse-attention; `dmc tune`
-// measures unfused.dmlib), then column sums inside the row kernels against
-// apart (dm-fuse-column-reductions; `dmc tune` measures apart.dmlib).
+// stays and the line says why. The choices are made this way, one after the
+// other (compiler/dmc.cpp): fused against unfused attention
+// (dm-fuse-attention; `dmc tune` measures unfused.dmlib), column sums inside
+// the row kernels against apart (dm-fuse-column-reductions; apart.dmlib),
+// addends in the GEMMs against in kernels (dm-gemm-epilogues' accumulate;
+// noaddend.dmlib), then the bias gradients' modes (bgrad.dmlib, nobgrad.dmlib).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_COMPILER_BUNDLE_PATHCHOICE_H
