@@ -25,6 +25,7 @@
 #include "ir/Signature.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -511,7 +512,18 @@ int runCompile(mlir::MLIRContext &ctx) {
       module = graphWithConfig(ctx, tuned, dbFile, pipeline, /*checkForms=*/false);
     if (!module)
       return report(module.takeError());
-    if (changed || options.reference)
+    // The chosen path's prediction goes into config.json (dmc-run --bench
+    // compares it with the measured step) when every step had a record.
+    options.hasPrediction = view.predictedStepUs >= 0;
+    if (options.hasPrediction) {
+      options.prediction = {view.device, dbFile, view.predictedStepUs, view.predictedForwardUs,
+                            view.predictedBackwardUs};
+      // The path choices above may have moved it from the first "predicted step".
+      errs() << formatv("dmc compile: the configuration written predicts {0:F1} us (forward "
+                        "{1:F1} + backward {2:F1}; config.json `prediction`)\n",
+                        view.predictedStepUs, view.predictedForwardUs, view.predictedBackwardUs);
+    }
+    if (changed || options.reference || options.hasPrediction)
       if (Error e = dmc::bundle::writeBundle(dmc::layerFunction(**module), bundleOut, options,
                                              errs()))
         return report(std::move(e));

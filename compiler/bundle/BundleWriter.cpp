@@ -49,6 +49,8 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
   auto configuration = extractConfiguration(f, *table, options.modelName);
   if (!configuration)
     return configuration.takeError();
+  configuration->hasPrediction = options.hasPrediction;
+  configuration->prediction = options.prediction;
   for (const char *sub : {"kernels", "reference"})
     if (std::error_code ec = llvm::sys::fs::create_directories(llvm::Twine(dir) + "/" + sub))
       return fail(dir + ": cannot create the bundle directory: " + ec.message());

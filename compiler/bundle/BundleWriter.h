@@ -29,6 +29,9 @@ struct BundleOptions {
   /// -1: each kernel's default configuration; N >= 0: its N-th feasible one
   /// (modulo their number), for sweeping configurations on a GPU.
   int configIndex = -1;
+  /// Written into config.json as its `prediction` (dmc compile --db), when set.
+  bool hasPrediction = false;
+  dmrt::ConfigPrediction prediction;
 };
 
 /// What writeBundle wrote, for a caller that goes on with it (dmc compile --db).

@@ -69,8 +69,9 @@ llvm::Error knobsFromDatabase(const WrittenBundle &defaultBundle, const std::str
       view->complete &= k.chosenUs >= 0;
     for (const tuningdb::ContractionChoice &c : sel.contractions)
       view->complete &= c.chosenUs >= 0;
-    view->predictedStepUs =
-        view->complete ? global.predictedUs : -1;
+    view->predictedStepUs = view->complete ? global.predictedUs : -1;
+    view->predictedForwardUs = view->complete ? global.forwardUs : -1;
+    view->predictedBackwardUs = view->complete ? global.backwardUs : -1;
     view->kernels = manifest.kernels.size();
     view->contractions = manifest.contractions.size();
     view->bytes = 0;

@@ -32,6 +32,8 @@ struct DatabaseView {
   /// is the selection's kernels plus its contractions.
   bool complete = false;
   double predictedStepUs = -1;
+  /// predictedStepUs by phase (valid with it).
+  double predictedForwardUs = -1, predictedBackwardUs = -1;
   int64_t bytes = 0; ///< read and written by its kernels and contractions
   size_t kernels = 0, contractions = 0;
 };

@@ -257,6 +257,9 @@ void insertTransposes(const dmrt::Manifest &m,
         fresh.push_back({kernels + inserted, r});
         ++inserted;
         g.transposeUs += r ? r->medianUs : 0;
+        // Before the contraction it serves, in that contraction's phase.
+        (m.contraction(s.id)->phase == "forward" ? g.forwardUs : g.backwardUs) +=
+            r ? r->medianUs : 0;
       }
   }
   for (dmrt::ConfigKernel &k : config.kernels)
@@ -373,6 +376,13 @@ GlobalSelection selectGlobally(const dmrt::Manifest &m, dmrt::Configuration &con
     return us;
   };
   g.predictedUs = timeOf(solution->assignment, g.contractionUs);
+  // By phase, as the bundle's steps say theirs (config.json's prediction).
+  for (size_t i = 0; i < solution->assignment.configs.size(); ++i)
+    if (const Record *r = b.chosenFrom[i][size_t(solution->assignment.configs[i])]) {
+      const Step &s = b.steps[i];
+      const std::string &phase = s.kernel ? s.kernel->phase : m.contractions[size_t(s.contraction)].phase;
+      (phase == "forward" ? g.forwardUs : g.backwardUs) += r->medianUs;
+    }
   // The lower bound and the chain in the records' medians too: the path's
   // penalty is a tie-breaker against noise, not a time.
   for (const std::vector<const Record *> &from : b.chosenFrom) {

@@ -37,6 +37,8 @@ struct GlobalSelection {
   size_t states = 0, edges = 0, configs = 0, freeTensors = 0;
   double predictedUs = 0;    ///< the shortest path: the chosen kernels' and contractions' time
   double contractionUs = 0;  ///< the contractions' part of predictedUs
+  /// predictedUs by the steps' phases (forward + backward = predictedUs).
+  double forwardUs = 0, backwardUs = 0;
   double defaultContractionUs = 0; ///< the contractions' part of defaultUs
   double lowerBoundUs = 0;   ///< each step at its fastest, consistency ignored
   /// The forward-chain-only selection (Substation's: each step consistent

@@ -19,7 +19,8 @@
 
 namespace dmrt {
 
-inline constexpr int64_t kConfigVersion = 1;
+/// 2: the optional `prediction`. Version 1 still reads.
+inline constexpr int64_t kConfigVersion = 2;
 
 /// A tensor's layout: its dimension letters, outermost first.
 struct ConfigTensor {
@@ -63,6 +64,15 @@ struct ConfigTranspose {
   int64_t bytes = 0; ///< read + written
 };
 
+/// What `dmc compile --db` predicted for the configuration it chose: the sum
+/// of the measured medians of its steps (kernels, contractions, transposes),
+/// by phase; the time between dependent kernels is not in it.
+struct ConfigPrediction {
+  std::string device;   ///< the GPU whose records priced it ("NVIDIA H200")
+  std::string database; ///< the database file, as given to dmc compile
+  double stepUs = 0, forwardUs = 0, backwardUs = 0;
+};
+
 struct Configuration {
   std::string format = "dmc-config";
   int64_t version = kConfigVersion;
@@ -71,6 +81,9 @@ struct Configuration {
   std::vector<ConfigTranspose> transposes;
   std::vector<ConfigKernel> kernels;
   std::vector<ConfigContraction> contractions;
+  /// `prediction` (version 2, optional): only when every step had a record.
+  bool hasPrediction = false;
+  ConfigPrediction prediction;
 };
 
 /// Parses config.json; on failure `error` names the file, the JSON path, the

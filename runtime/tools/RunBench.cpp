@@ -2,6 +2,7 @@
 #include "RunBench.h"
 
 #include "runtime/LayerBuffers.h"
+#include "runtime/format/Prediction.h"
 #include "runtime/dmrtInternal.h"
 
 
@@ -65,7 +66,8 @@ bool timeSteps(Layer &layer, cudaStream_t stream, int mode, int reps, int warmup
 
 } // namespace
 
-bool benchLayer(Layer &layer, int reps, int warmup, std::string &error) {
+bool benchLayer(Layer &layer, int reps, int warmup, std::string &error,
+                const std::string &bundleDir) {
   cudaStream_t stream = nullptr;
   if (!cudaOk(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate",
               error))
@@ -130,6 +132,11 @@ bool benchLayer(Layer &layer, int reps, int warmup, std::string &error) {
   std::printf("dmc-run: launch overhead: plain - graphs = %.3f ms per step; graphs - sum of "
               "steps = %.3f ms (gaps between steps)\n",
               plain.stepMs - graphs.stepMs, graphs.stepMs - (sums[0] + sums[1]));
+  if (!bundleDir.empty())
+    std::printf("dmc-run: CUDA graphs %s\n", // "against the prediction ..." or "no prediction ..."
+                predictionLine(bundleDir, layer.deviceName(), graphs.forwardMs,
+                               graphs.backwardMs)
+                    .c_str());
   return true;
 }
 

@@ -18,7 +18,10 @@ namespace dmrt {
 
 /// Prints progress and a summary; false with `error` on a failure. The
 /// layer's tensors must be bound (with any values).
-bool benchLayer(Layer &layer, int reps, int warmup, std::string &error);
+/// With `bundleDir`, the step with CUDA graphs is also compared with the
+/// prediction in its config.json (runtime/format/Prediction.h).
+bool benchLayer(Layer &layer, int reps, int warmup, std::string &error,
+                const std::string &bundleDir = "");
 
 } // namespace dmrt
 

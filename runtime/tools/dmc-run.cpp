@@ -197,7 +197,7 @@ int main(int argc, char **argv) {
                 "upload " + t.name, error))
       return fail(1, error);
   if (o.bench)
-    return benchLayer(layer, int(o.reps), int(o.warmup), error) ? 0 : fail(1, error);
+    return benchLayer(layer, int(o.reps), int(o.warmup), error, o.bundle) ? 0 : fail(1, error);
   if (!statusOk(layer.setSeed(o.seed), "seed", error) ||
       !statusOk(layer.forward(nullptr, train ? DMRT_MODE_TRAIN : DMRT_MODE_INFERENCE),
                 "forward", error) ||

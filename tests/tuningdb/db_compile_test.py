@@ -223,6 +223,44 @@ def column_paths(args, tmp):
                   lambda ks: "layernorm_dparams" not in ks)
 
 
+def prediction_written(args, tmp):
+    """dmc compile --db writes the chosen path's prediction into config.json (for
+    dmc-run --bench to compare with the measured step): the printed prediction, split by
+    the steps' phases; with a step unmeasured there is none."""
+    default = os.path.join(tmp, "pred-default.dmlib")
+    run([args.dmc, "compile", TINY, "-o", default, "--no-gemm-addends"])
+    manifest = json.load(open(os.path.join(default, "manifest.json")))
+    db = os.path.join(tmp, "pred.jsonl")
+    run([args.dmc_db, "import", db, priced_json(default, db + ".json", 10.0, 20.0),
+         "--bundle", default])
+    out = os.path.join(tmp, "pred.dmlib")
+    r = run([args.dmc, "compile", TINY, "-o", out, "--db", db, "--no-gemm-addends"])
+    line = next(l for l in r.stderr.splitlines() if l.startswith("predicted step: "))
+    printed = float(line.split()[2])
+    p = json.load(open(os.path.join(out, "config.json")))["prediction"]
+    assert p["device"] == DEVICE["name"] and p["database"] == db, p
+    assert abs(p["step_us"] - printed) < 0.05 and p["step_us"] > 0, (p, line)
+    # Every step priced: kernels 10 us, contractions 20 us, each in its phase.
+    want = {"forward": 0.0, "backward": 0.0}
+    for k in manifest["kernels"]:
+        want[k["phase"]] += 10.0
+    for c in manifest["contractions"]:
+        want[c["phase"]] += 20.0
+    assert abs(p["forward_us"] - want["forward"]) < 1e-6 and \
+        abs(p["backward_us"] - want["backward"]) < 1e-6, (p, want)
+    print(f"ok: config.json's prediction: {p['forward_us']} + {p['backward_us']} = "
+          f"{p['step_us']} us, as printed")
+    # A step without a record: no prediction (and the bundle says nothing false).
+    partial = os.path.join(tmp, "pred-partial.jsonl")
+    only = {f"k{k['id']}" for k in manifest["kernels"][1:]} | \
+        {f"c{c['id']}" for c in manifest["contractions"]}
+    run([args.dmc_db, "import", partial, priced_json(default, partial + ".json", 10.0, 20.0, only),
+         "--bundle", default])
+    run([args.dmc, "compile", TINY, "-o", out, "--db", partial, "--no-gemm-addends"])
+    assert "prediction" not in json.load(open(os.path.join(out, "config.json")))
+    print("ok: a step without a record: no prediction in config.json")
+
+
 def addend_paths(args, tmp):
     """A kernel's sum of a contraction's result and another tensor read by cuBLASLt as
     C with beta 1 (dm-gemm-epilogues' accumulate, the default) against the sum left in
@@ -516,6 +554,7 @@ def main():
     column_paths(args, tmp)
     bias_grad_paths(args, tmp)
     addend_paths(args, tmp)
+    prediction_written(args, tmp)
     tune_command(args, tmp)
     print("db_compile_test: PASS")
 

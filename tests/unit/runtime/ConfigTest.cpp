@@ -107,7 +107,8 @@ TEST(Config, EveryRejectionNamesPathValueAndWhatIsAllowed) {
   const Rejection cases[] = {
       {"format", [](json &j) { j["format"] = "dmc-bundle"; },
        "format: expected \"dmc-config\", got \"dmc-bundle\""},
-      {"version", [](json &j) { j["version"] = 2; }, "version: unsupported version 2"},
+      {"version", [](json &j) { j["version"] = 3; },
+       "version: unsupported version 3 (this reader reads versions 1 to 2)"},
       {"unknown top field", [](json &j) { j["layouts"] = json::array(); },
        "layouts: unknown field"},
       {"missing field", [](json &j) { j.erase("kernels"); }, "kernels: missing field"},

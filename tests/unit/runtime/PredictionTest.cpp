@@ -1,0 +1,117 @@
+//===- PredictionTest.cpp - config.json's prediction: codec and comparison ===//
+#include "runtime/format/Prediction.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+using namespace dmrt;
+using json = nlohmann::json;
+
+namespace {
+
+json withPrediction() {
+  return json::parse(R"({
+  "format": "dmc-config", "version": 2, "model": "tiny",
+  "tensors": [], "transposes": [], "kernels": [], "contractions": [],
+  "prediction": {"device": "NVIDIA H200", "database": "tuning-db/h200.jsonl",
+                 "step_us": 805.2, "forward_us": 262.0, "backward_us": 543.2}
+})");
+}
+
+std::string parseError(const json &j) {
+  Configuration c;
+  std::string error;
+  EXPECT_FALSE(parseConfig(j.dump(), "cfg.json", c, error)) << j.dump();
+  return error;
+}
+
+TEST(Prediction, RoundTripsThroughConfigJson) {
+  Configuration c;
+  std::string error;
+  ASSERT_TRUE(parseConfig(withPrediction().dump(), "cfg.json", c, error)) << error;
+  ASSERT_TRUE(c.hasPrediction);
+  EXPECT_EQ(c.prediction.device, "NVIDIA H200");
+  EXPECT_DOUBLE_EQ(c.prediction.backwardUs, 543.2);
+  EXPECT_EQ(json::parse(writeConfig(c)), withPrediction());
+  // Absent: not written, not read.
+  c.hasPrediction = false;
+  EXPECT_FALSE(json::parse(writeConfig(c)).contains("prediction"));
+  // Version 1 (no prediction) still reads.
+  json v1 = withPrediction();
+  v1["version"] = 1;
+  v1.erase("prediction");
+  ASSERT_TRUE(parseConfig(v1.dump(), "cfg.json", c, error)) << error;
+  EXPECT_FALSE(c.hasPrediction);
+}
+
+TEST(Prediction, EveryRejectionSaysWhy) {
+  json j = withPrediction();
+  j["version"] = 1;
+  EXPECT_EQ(parseError(j), "cfg.json: prediction: not in config version 1 (a prediction needs "
+                           "version 2)");
+  j = withPrediction();
+  j["prediction"]["forward_us"] = -1.0;
+  EXPECT_EQ(parseError(j), "cfg.json: prediction.forward_us: expected a time >= 0 in "
+                           "microseconds, got -1.000000");
+  j = withPrediction();
+  j["prediction"]["step_us"] = 900.0; // planted: not forward + backward
+  EXPECT_NE(parseError(j).find("prediction.step_us: is not forward_us + backward_us"),
+            std::string::npos);
+  j = withPrediction();
+  j["prediction"]["gpu"] = "x";
+  EXPECT_NE(parseError(j).find("gpu"), std::string::npos);
+  j = withPrediction();
+  j["version"] = 3;
+  EXPECT_NE(parseError(j).find("unsupported version 3 (this reader reads versions 1 to 2)"),
+            std::string::npos);
+}
+
+TEST(Prediction, ComparesEachPhaseWithTheMeasurement) {
+  ConfigPrediction p{"NVIDIA H200", "db.jsonl", 800.0, 250.0, 550.0};
+  std::string line = comparePrediction(p, "NVIDIA H200", 0.2625, 0.5775);
+  EXPECT_NE(line.find("forward 0.250, backward 0.550, step 0.800 ms"), std::string::npos) << line;
+  EXPECT_NE(line.find("measured 0.263, 0.578, 0.840 ms: +5.0%, +5.0%, +5.0%"), std::string::npos)
+      << line;
+  EXPECT_EQ(line.rfind("against the prediction of dmc compile --db (db.jsonl, NVIDIA H200)", 0), 0u)
+      << line;
+  EXPECT_EQ(line.find("compare with care"), std::string::npos) << line;
+  // The runtime's name carries the arch: the same GPU.
+  line = comparePrediction(p, "NVIDIA H200 (sm_90)", 0.2625, 0.5775);
+  EXPECT_EQ(line.find("compare with care"), std::string::npos) << line;
+  // A measurement below the prediction, on another GPU.
+  line = comparePrediction(p, "NVIDIA H100 80GB HBM3 (sm_90)", 0.225, 0.55);
+  EXPECT_NE(line.find("-10.0%, +0.0%, -3.1%"), std::string::npos) << line;
+  EXPECT_NE(line.find("the prediction priced NVIDIA H200, not this GPU (NVIDIA H100 80GB HBM3 "
+                      "(sm_90))"),
+            std::string::npos)
+      << line;
+}
+
+TEST(Prediction, LineForABundleSaysWhyThereIsNone) {
+  std::string dir = ::testing::TempDir() + "/prediction-test.dmlib";
+  std::remove((dir + "/config.json").c_str());
+  std::string line = predictionLine(dir, "NVIDIA H200", 0.3, 0.5);
+  EXPECT_NE(line.find("no prediction: " + dir + "/config.json cannot be read"), std::string::npos)
+      << line;
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "'").c_str()), 0);
+  json j = withPrediction();
+  std::ofstream(dir + "/config.json") << j.dump();
+  line = predictionLine(dir, "NVIDIA H200", 0.262, 0.5432);
+  EXPECT_NE(line.find("+0.0%, +0.0%, +0.0%"), std::string::npos) << line;
+  j.erase("prediction");
+  std::ofstream(dir + "/config.json") << j.dump();
+  line = predictionLine(dir, "NVIDIA H200", 0.3, 0.5);
+  EXPECT_NE(line.find("(compiled without --db, or a step of the chosen path had no record)"),
+            std::string::npos)
+      << line;
+  std::ofstream(dir + "/config.json") << "{";
+  line = predictionLine(dir, "NVIDIA H200", 0.3, 0.5);
+  EXPECT_NE(line.find("no prediction: " + dir + "/config.json: not valid JSON"), std::string::npos)
+      << line;
+}
+
+} // namespace
