@@ -22,54 +22,6 @@ json withPrediction() {
 })");
 }
 
-std::string parseError(const json &j) {
-  Configuration c;
-  std::string error;
-  EXPECT_FALSE(parseConfig(j.dump(), "cfg.json", c, error)) << j.dump();
-  return error;
-}
-
-TEST(Prediction, RoundTripsThroughConfigJson) {
-  Configuration c;
-  std::string error;
-  ASSERT_TRUE(parseConfig(withPrediction().dump(), "cfg.json", c, error)) << error;
-  ASSERT_TRUE(c.hasPrediction);
-  EXPECT_EQ(c.prediction.device, "NVIDIA H200");
-  EXPECT_DOUBLE_EQ(c.prediction.backwardUs, 543.2);
-  EXPECT_EQ(json::parse(writeConfig(c)), withPrediction());
-  // Absent: not written, not read.
-  c.hasPrediction = false;
-  EXPECT_FALSE(json::parse(writeConfig(c)).contains("prediction"));
-  // Version 1 (no prediction) still reads.
-  json v1 = withPrediction();
-  v1["version"] = 1;
-  v1.erase("prediction");
-  ASSERT_TRUE(parseConfig(v1.dump(), "cfg.json", c, error)) << error;
-  EXPECT_FALSE(c.hasPrediction);
-}
-
-TEST(Prediction, EveryRejectionSaysWhy) {
-  json j = withPrediction();
-  j["version"] = 1;
-  EXPECT_EQ(parseError(j), "cfg.json: prediction: not in config version 1 (a prediction needs "
-                           "version 2)");
-  j = withPrediction();
-  j["prediction"]["forward_us"] = -1.0;
-  EXPECT_EQ(parseError(j), "cfg.json: prediction.forward_us: expected a time >= 0 in "
-                           "microseconds, got -1.000000");
-  j = withPrediction();
-  j["prediction"]["step_us"] = 900.0; // planted: not forward + backward
-  EXPECT_NE(parseError(j).find("prediction.step_us: is not forward_us + backward_us"),
-            std::string::npos);
-  j = withPrediction();
-  j["prediction"]["gpu"] = "x";
-  EXPECT_NE(parseError(j).find("gpu"), std::string::npos);
-  j = withPrediction();
-  j["version"] = 3;
-  EXPECT_NE(parseError(j).find("unsupported version 3 (this reader reads versions 1 to 2)"),
-            std::string::npos);
-}
-
 TEST(Prediction, ComparesEachPhaseWithTheMeasurement) {
   ConfigPrediction p{"NVIDIA H200", "db.jsonl", 800.0, 250.0, 550.0};
   std::string line = comparePrediction(p, "NVIDIA H200", 0.2625, 0.5775);
