@@ -1,25 +1,23 @@
-//===- PredictionTest.cpp - config.json's prediction: codec and comparison ===//
+//===- PredictionTest.cpp - config.json's prediction against a measured step -===//
 #include "runtime/format/Prediction.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <fstream>
 #include <string>
 
 using namespace dmrt;
-using json = nlohmann::json;
 
 namespace {
 
-json withPrediction() {
-  return json::parse(R"({
-  "format": "dmc-config", "version": 2, "model": "tiny",
-  "tensors": [], "transposes": [], "kernels": [], "contractions": [],
-  "prediction": {"device": "NVIDIA H200", "database": "tuning-db/h200.jsonl",
-                 "step_us": 805.2, "forward_us": 262.0, "backward_us": 543.2}
-})");
+/// A configuration with a prediction, as dmc compile --db writes it.
+Configuration withPrediction() {
+  Configuration c;
+  c.model = "tiny";
+  c.hasPrediction = true;
+  c.prediction = {"NVIDIA H200", "tuning-db/h200.jsonl", 805.2, 262.0, 543.2};
+  return c;
 }
 
 TEST(Prediction, ComparesEachPhaseWithTheMeasurement) {
@@ -50,12 +48,12 @@ TEST(Prediction, LineForABundleSaysWhyThereIsNone) {
   EXPECT_NE(line.find("no prediction: " + dir + "/config.json cannot be read"), std::string::npos)
       << line;
   ASSERT_EQ(std::system(("mkdir -p '" + dir + "'").c_str()), 0);
-  json j = withPrediction();
-  std::ofstream(dir + "/config.json") << j.dump();
+  Configuration c = withPrediction();
+  std::ofstream(dir + "/config.json") << writeConfig(c);
   line = predictionLine(dir, "NVIDIA H200", 0.262, 0.5432);
   EXPECT_NE(line.find("+0.0%, +0.0%, +0.0%"), std::string::npos) << line;
-  j.erase("prediction");
-  std::ofstream(dir + "/config.json") << j.dump();
+  c.hasPrediction = false;
+  std::ofstream(dir + "/config.json") << writeConfig(c);
   line = predictionLine(dir, "NVIDIA H200", 0.3, 0.5);
   EXPECT_NE(line.find("(compiled without --db, or a step of the chosen path had no record)"),
             std::string::npos)
