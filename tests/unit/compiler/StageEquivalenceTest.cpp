@@ -173,6 +173,30 @@ TEST_P(StageEquivalence, EveryPassKeepsOutputsAndGradients) {
       EXPECT_GT(mismatches(f, "planted", /*report=*/false), 0)
           << "a 1% error in a contraction with a bias gradient went unnoticed";
     }
+    if (std::string(stage) == "epilogues") {
+      // Post-LN layers add a residual gradient to a contraction's result
+      // (dm-gemm-epilogues' accumulate); pre-LN ones add after a norm's gradient.
+      dmc::dm::ContractOp acc;
+      int accumulates = 0;
+      for (auto c : f.getOps<dmc::dm::ContractOp>())
+        if (c.getEpilogueKind() == dmrt::Epilogue::Accumulate) {
+          acc = acc ? acc : c;
+          ++accumulates;
+        }
+      if (!config.preNorm)
+        EXPECT_GE(accumulates, 1) << "no addend folded: the stage would compare nothing new";
+      if (acc) {
+        // Planted: the first such contraction without its addend.
+        OpBuilder b(acc);
+        auto plain = b.create<dmc::dm::ContractOp>(acc.getLoc(), acc.getType(), Type(),
+                                                   acc.getLhs(), acc.getRhs(), Value(),
+                                                   acc.getScaleAttr(), b.getStringAttr("none"));
+        acc.getResult().replaceAllUsesWith(plain.getResult());
+        acc.erase();
+        EXPECT_GT(mismatches(f, "planted", /*report=*/false), 0)
+            << "a contraction that dropped its addend went unnoticed";
+      }
+    }
     if (std::string(stage) != "fuse-attention")
       continue;
     // Every example's attention (self, causal, cross) is bf16 with head dim
