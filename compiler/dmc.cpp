@@ -516,17 +516,23 @@ int runCompile(mlir::MLIRContext &ctx) {
     // compares it with the measured step) when every step had a record.
     options.hasPrediction = view.predictedStepUs >= 0;
     if (options.hasPrediction) {
-      options.prediction = {view.device, dbFile, view.predictedStepUs, view.predictedForwardUs,
+      options.prediction = {view.device, dbFile, view.predictedForwardUs,
                             view.predictedBackwardUs};
       // The path choices above may have moved it from the first "predicted step".
       errs() << formatv("dmc compile: the configuration written predicts {0:F1} us (forward "
                         "{1:F1} + backward {2:F1}; config.json `prediction`)\n",
                         view.predictedStepUs, view.predictedForwardUs, view.predictedBackwardUs);
     }
-    if (changed || options.reference || options.hasPrediction)
+    if (changed || options.reference) {
       if (Error e = dmc::bundle::writeBundle(dmc::layerFunction(**module), bundleOut, options,
                                              errs()))
         return report(std::move(e));
+    } else if (options.hasPrediction) { // the default bundle stays: only config.json changes
+      written.configuration.hasPrediction = true;
+      written.configuration.prediction = options.prediction;
+      if (Error e = dmc::bundle::writeConfigFile(bundleOut, written.configuration))
+        return report(std::move(e));
+    }
   }
   if (printConfig) { // what the bundle got (with --config-index: the swept knobs)
     auto written = MemoryBuffer::getFile(bundleOut + "/config.json");

@@ -40,6 +40,10 @@ llvm::Error writeFile(llvm::StringRef path, llvm::StringRef data) {
 
 } // namespace
 
+llvm::Error writeConfigFile(llvm::StringRef dir, const dmrt::Configuration &c) {
+  return writeFile((dir + "/config.json").str(), dmrt::writeConfig(c));
+}
+
 llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions &options,
                         llvm::raw_ostream &log, WrittenBundle *written) {
   auto table = TensorTable::build(f);
@@ -72,7 +76,7 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
                                                                   k.compiled.cubin.size())))
       return e;
   }
-  if (llvm::Error e = writeFile((dir + "/config.json").str(), dmrt::writeConfig(*configuration)))
+  if (llvm::Error e = writeConfigFile(dir, *configuration))
     return e;
   if (llvm::Error e = writeFile((dir + "/manifest.json").str(), dmrt::writeManifest(*manifest)))
     return e;

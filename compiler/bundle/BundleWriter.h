@@ -40,6 +40,9 @@ struct WrittenBundle {
   dmrt::Configuration configuration;
 };
 
+/// Writes `c` as `dir`/config.json (what writeBundle writes there too).
+llvm::Error writeConfigFile(llvm::StringRef dir, const dmrt::Configuration &c);
+
 /// Writes the bundle directory `dir` (docs/bundle-format.md) for the fused
 /// training graph `f`, compiling every kernel in one configuration.
 /// Progress goes to `log`; `written`, when given, gets the manifest and the

@@ -258,8 +258,7 @@ void insertTransposes(const dmrt::Manifest &m,
         ++inserted;
         g.transposeUs += r ? r->medianUs : 0;
         // Before the contraction it serves, in that contraction's phase.
-        (m.contraction(s.id)->phase == "forward" ? g.forwardUs : g.backwardUs) +=
-            r ? r->medianUs : 0;
+        g.addToPhase(m.contraction(s.id)->phase, r ? r->medianUs : 0);
       }
   }
   for (dmrt::ConfigKernel &k : config.kernels)
@@ -380,8 +379,8 @@ GlobalSelection selectGlobally(const dmrt::Manifest &m, dmrt::Configuration &con
   for (size_t i = 0; i < solution->assignment.configs.size(); ++i)
     if (const Record *r = b.chosenFrom[i][size_t(solution->assignment.configs[i])]) {
       const Step &s = b.steps[i];
-      const std::string &phase = s.kernel ? s.kernel->phase : m.contractions[size_t(s.contraction)].phase;
-      (phase == "forward" ? g.forwardUs : g.backwardUs) += r->medianUs;
+      g.addToPhase(s.kernel ? s.kernel->phase : m.contractions[size_t(s.contraction)].phase,
+                   r->medianUs);
     }
   // The lower bound and the chain in the records' medians too: the path's
   // penalty is a tie-breaker against noise, not a time.

@@ -39,6 +39,10 @@ struct GlobalSelection {
   double contractionUs = 0;  ///< the contractions' part of predictedUs
   /// predictedUs by the steps' phases (forward + backward = predictedUs).
   double forwardUs = 0, backwardUs = 0;
+  /// Adds `us` to the sum of `phase` (a manifest step's "forward" or "backward").
+  void addToPhase(const std::string &phase, double us) {
+    (phase == "forward" ? forwardUs : backwardUs) += us;
+  }
   double defaultContractionUs = 0; ///< the contractions' part of defaultUs
   double lowerBoundUs = 0;   ///< each step at its fastest, consistency ignored
   /// The forward-chain-only selection (Substation's: each step consistent

@@ -5,8 +5,6 @@
 #include "runtime/format/GemmDescriptor.h"
 #include "runtime/format/JsonReader.h"
 
-#include <algorithm>
-#include <cmath>
 #include <set>
 
 namespace dmrt {
@@ -146,23 +144,17 @@ bool parseConfig(const std::string &text, const std::string &fileName, Configura
       return r.fail("prediction", "not in config version 1 (a prediction needs version 2)");
     ConfigPrediction &p = c.prediction;
     if (!r.object(*it, "prediction",
-                  {"device", "database", "step_us", "forward_us", "backward_us"}) ||
+                  {"device", "database", "forward_us", "backward_us"}) ||
         !r.str(*it, "prediction", "device", p.device) ||
         !r.str(*it, "prediction", "database", p.database) ||
-        !r.number(*it, "prediction", "step_us", p.stepUs) ||
         !r.number(*it, "prediction", "forward_us", p.forwardUs) ||
         !r.number(*it, "prediction", "backward_us", p.backwardUs))
       return false;
-    for (auto [key, v] : {std::make_pair("step_us", p.stepUs),
-                          std::make_pair("forward_us", p.forwardUs),
+    for (auto [key, v] : {std::make_pair("forward_us", p.forwardUs),
                           std::make_pair("backward_us", p.backwardUs)})
       if (!(v >= 0))
         return r.fail(std::string("prediction.") + key,
                       "expected a time >= 0 in microseconds, got " + std::to_string(v));
-    if (std::abs(p.forwardUs + p.backwardUs - p.stepUs) > 1e-3 * std::max(1.0, p.stepUs))
-      return r.fail("prediction.step_us", "is not forward_us + backward_us (" +
-                                              std::to_string(p.forwardUs) + " + " +
-                                              std::to_string(p.backwardUs) + ")");
     c.hasPrediction = true;
   }
   if (!r.str(root, "", "model", c.model))
@@ -265,7 +257,6 @@ std::string writeConfig(const Configuration &c) {
   if (c.hasPrediction)
     root["prediction"] = {{"device", c.prediction.device},
                           {"database", c.prediction.database},
-                          {"step_us", c.prediction.stepUs},
                           {"forward_us", c.prediction.forwardUs},
                           {"backward_us", c.prediction.backwardUs}};
   return root.dump(2, ' ', false, decltype(root)::error_handler_t::replace) + "\n";

@@ -70,7 +70,8 @@ struct ConfigTranspose {
 struct ConfigPrediction {
   std::string device;   ///< the GPU whose records priced it ("NVIDIA H200")
   std::string database; ///< the database file, as given to dmc compile
-  double stepUs = 0, forwardUs = 0, backwardUs = 0;
+  double forwardUs = 0, backwardUs = 0;
+  double stepUs() const { return forwardUs + backwardUs; }
 };
 
 struct Configuration {

@@ -26,10 +26,10 @@ std::string comparePrediction(const ConfigPrediction &p, const std::string &devi
                 "%.3f ms; measured %.3f, %.3f, %.3f ms: %s, %s, %s (the prediction sums the "
                 "steps' measured medians: the time between dependent steps is not in it)",
                 p.database.c_str(), p.device.c_str(), p.forwardUs / 1000.0,
-                p.backwardUs / 1000.0, p.stepUs / 1000.0, forwardMs, backwardMs,
+                p.backwardUs / 1000.0, p.stepUs() / 1000.0, forwardMs, backwardMs,
                 forwardMs + backwardMs, percent(forwardMs, p.forwardUs).c_str(),
                 percent(backwardMs, p.backwardUs).c_str(),
-                percent(forwardMs + backwardMs, p.stepUs).c_str());
+                percent(forwardMs + backwardMs, p.stepUs()).c_str());
   std::string line = buf;
   // The runtime names a GPU "NVIDIA H200 (sm_90)": the records' name and its arch.
   bool same = device == p.device || device.rfind(p.device + " (", 0) == 0;

@@ -235,11 +235,13 @@ def prediction_written(args, tmp):
          "--bundle", default])
     out = os.path.join(tmp, "pred.dmlib")
     r = run([args.dmc, "compile", TINY, "-o", out, "--db", db, "--no-gemm-addends"])
-    line = next(l for l in r.stderr.splitlines() if l.startswith("predicted step: "))
-    printed = float(line.split()[2])
+    line = next(l for l in r.stderr.splitlines()
+                if l.startswith("dmc compile: the configuration written predicts "))
+    printed = float(line.split()[6])
     p = json.load(open(os.path.join(out, "config.json")))["prediction"]
     assert p["device"] == DEVICE["name"] and p["database"] == db, p
-    assert abs(p["step_us"] - printed) < 0.05 and p["step_us"] > 0, (p, line)
+    step = p["forward_us"] + p["backward_us"]
+    assert abs(step - printed) < 0.05 and step > 0, (p, line)
     # Every step priced: kernels 10 us, contractions 20 us, each in its phase.
     want = {"forward": 0.0, "backward": 0.0}
     for k in manifest["kernels"]:
@@ -249,7 +251,7 @@ def prediction_written(args, tmp):
     assert abs(p["forward_us"] - want["forward"]) < 1e-6 and \
         abs(p["backward_us"] - want["backward"]) < 1e-6, (p, want)
     print(f"ok: config.json's prediction: {p['forward_us']} + {p['backward_us']} = "
-          f"{p['step_us']} us, as printed")
+          f"{step} us, as printed")
     # A step without a record: no prediction (and the bundle says nothing false).
     partial = os.path.join(tmp, "pred-partial.jsonl")
     only = {f"k{k['id']}" for k in manifest["kernels"][1:]} | \

@@ -16,12 +16,12 @@ Configuration withPrediction() {
   Configuration c;
   c.model = "tiny";
   c.hasPrediction = true;
-  c.prediction = {"NVIDIA H200", "tuning-db/h200.jsonl", 805.2, 262.0, 543.2};
+  c.prediction = {"NVIDIA H200", "tuning-db/h200.jsonl", 262.0, 543.2};
   return c;
 }
 
 TEST(Prediction, ComparesEachPhaseWithTheMeasurement) {
-  ConfigPrediction p{"NVIDIA H200", "db.jsonl", 800.0, 250.0, 550.0};
+  ConfigPrediction p{"NVIDIA H200", "db.jsonl", 250.0, 550.0};
   std::string line = comparePrediction(p, "NVIDIA H200", 0.2625, 0.5775);
   EXPECT_NE(line.find("forward 0.250, backward 0.550, step 0.800 ms"), std::string::npos) << line;
   EXPECT_NE(line.find("measured 0.263, 0.578, 0.840 ms: +5.0%, +5.0%, +5.0%"), std::string::npos)
