@@ -241,6 +241,31 @@ __device__ __forceinline__ float dmcBlockReduce(float v, float *smem) {
   return r;
 }
 
+/// VEC consecutive fp32 partial sums other blocks wrote, read through the L2
+/// (ld.global.cg: this SM's L1 may hold the lines from an earlier launch) in
+/// 16-byte accesses where VEC allows; `src` is aligned to VEC floats.
+template <int VEC>
+__device__ __forceinline__ void dmcLoadPartials(float (&dst)[VEC], const float *src) {
+  if constexpr (VEC % 4 == 0) {
+#pragma unroll
+    for (int k = 0; k < VEC; k += 4) {
+      const float4 q = __ldcg(reinterpret_cast<const float4 *>(src + k));
+      dst[k] = q.x;
+      dst[k + 1] = q.y;
+      dst[k + 2] = q.z;
+      dst[k + 3] = q.w;
+    }
+  } else if constexpr (VEC == 2) {
+    const float2 q = __ldcg(reinterpret_cast<const float2 *>(src));
+    dst[0] = q.x;
+    dst[1] = q.y;
+  } else {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k)
+      dst[k] = __ldcg(src + k);
+  }
+}
+
 /// Combines VEC values per thread over the TY threads of each column
 /// threadIdx.x of a TX x TY block (TX a power of two up to 32): shuffles
 /// within each warp, then one exchange through `smem` (TX * TY * VEC / 32
