@@ -138,6 +138,12 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
                                                const NodeGraph &g, const KernelConfig &config,
                                                llvm::StringRef entry);
 
+/// Elementwise kernels tiled through shared memory (TileEmitter.cpp), for
+/// configs with isTiledConfig(space, config).
+llvm::Expected<EmittedKernel> emitTiledKernel(dm::KernelOp kernel, const KernelSpace &s,
+                                              const NodeGraph &g, const KernelConfig &config,
+                                              llvm::StringRef entry);
+
 } // namespace dmc::codegen
 
 #endif // DMC_CODEGEN_EMITSUPPORT_H

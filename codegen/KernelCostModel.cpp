@@ -78,12 +78,34 @@ double modelKernelUs(dm::KernelOp kernel, const KernelSpace &space, const Kernel
   }
   for (Type t : kernel.getResultTypes())
     bytes += bytesOf(t);
+  const bool tiled = isTiledConfig(space, config);
+  // Elementwise kernels walk the outer dims with the last innermost: a
+  // tensor contiguous along another dim takes a 32-byte sector per element
+  // (a transpose without tiles).
+  if (space.row.empty() && !tiled && !space.outer.empty()) {
+    auto strided = [&](Type t) {
+      llvm::StringRef dims = cast<dm::TensorType>(t).getNames();
+      return dims.contains(space.outer.back()) && dims.back() != space.outer.back();
+    };
+    auto inflate = [&](Type t) {
+      double element = double(dmrt::dtypeSize(dm::storageDType(t).value_or(dmrt::DType::F32)));
+      if (strided(t))
+        bytes += bytesOf(t) * (32.0 / element - 1);
+    };
+    for (Value v : kernel.getInputs())
+      inflate(v.getType());
+    for (Type t : kernel.getResultTypes())
+      inflate(t);
+  }
   // Points one thread loads before it waits: its vector, times independent
-  // points (elementwise kernels: per_thread of them; row kernels: the row
-  // chunks it holds, unrolled; rows taken in turn wait in between).
-  // The column emitter unrolls its sweep over rows by 4.
+  // points (elementwise kernels: per_thread of them, or a tile's rows of
+  // threads; row kernels: the row chunks it holds, unrolled; rows taken in
+  // turn wait in between). The column emitter keeps about 4 rows in flight
+  // (its row loop unrolled by 4, or 2 rows fetched ahead of the current).
   double points = std::max(1, config.vec);
-  if (space.row.empty())
+  if (tiled)
+    points *= 32.0 * config.vec / std::max(1, config.ty);
+  else if (space.row.empty())
     points *= std::max(1, config.perThread);
   else if (isColumnConfig(config))
     points *= 4;

@@ -32,6 +32,8 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   NodeGraph g;
   if (llvm::Error e = lowerKernel(kernel, s, g))
     return e;
+  if (isTiledConfig(s, config))
+    return emitTiledKernel(kernel, s, g, config, entry);
   if (isColumnConfig(config))
     return emitColumnKernel(kernel, s, g, config, entry);
 

@@ -79,6 +79,7 @@ KernelSpace spaceOf(dm::KernelOp kernel) {
   };
   for (Type t : kernel.getInputs().getTypes())
     record(t);
+  s.inputs = s.tensors.size();
   for (Type t : kernel.getResultTypes())
     record(t);
   // Dims of S the main tensor lacks go outermost.
@@ -113,6 +114,65 @@ std::string KernelConfig::describe() const {
 
 bool isColumnConfig(const KernelConfig &c) { return c.laneDim && (c.vec > 1 || c.split > 1); }
 
+char tiledWriteDim(const KernelSpace &s) {
+  if (!s.row.empty() || s.tensors.size() == s.inputs)
+    return 0;
+  char b = s.tensors[s.inputs].first.back();
+  for (size_t n = s.inputs; n < s.tensors.size(); ++n)
+    if (s.tensors[n].first.back() != b)
+      return 0;
+  return b;
+}
+
+std::vector<unsigned> tiledInputs(const KernelSpace &s, char a) {
+  std::vector<unsigned> staged;
+  char b = tiledWriteDim(s);
+  for (size_t n = 0; n < s.inputs; ++n) {
+    const std::string &dims = s.tensors[n].first;
+    if (b && a != b && dims.back() == a && dims.find(b) != std::string::npos)
+      staged.push_back(unsigned(n));
+  }
+  return staged;
+}
+
+bool isTiledConfig(const KernelSpace &s, const KernelConfig &c) {
+  return s.row.empty() && c.laneDim;
+}
+
+/// A tile of T x T points, T = 32 x vec, of lane dim a (the staged inputs'
+/// contiguous dim) and the outputs' contiguous dim b; 32 x ty threads.
+static std::string whyInfeasibleTiled(const KernelSpace &s, const KernelConfig &c) {
+  const char a = c.laneDim, b = tiledWriteDim(s);
+  if (!b)
+    return "a tile through shared memory needs outputs contiguous along one dim";
+  if (s.outer.find(a) == std::string::npos)
+    return llvm::formatv("lane dim '{0}' is not an outer dim ({1})", a, s.outer);
+  if (a == b)
+    return llvm::formatv("lane dim '{0}' is the outputs' contiguous dim: nothing to transpose", a);
+  std::vector<unsigned> staged = tiledInputs(s, a);
+  if (staged.empty())
+    return llvm::formatv("no input is contiguous along lane dim '{0}' and has the outputs' "
+                         "contiguous dim '{1}'",
+                         a, b);
+  if (c.tx != 32)
+    return llvm::formatv("a tile's rows take a warp's 32 lanes (tx 32, not {0})", c.tx);
+  if (c.vec != 1 && c.vec != 2)
+    return llvm::formatv("tiles are 32 or 64 points wide: vectors of 1 or 2, not {0}", c.vec);
+  const int t = 32 * c.vec;
+  if (c.ty < 1 || t % c.ty)
+    return llvm::formatv("{0} rows of threads do not divide a tile of {1}", c.ty, t);
+  if (c.perThread != 1 || c.split != 1)
+    return "a tile takes one point per thread and row (per_thread and split 1)";
+  for (char d : {a, b})
+    if (s.sizes.at(d) % t)
+      return llvm::formatv("dim '{0}' of size {1} is not a multiple of the tile's {2}", d,
+                           s.sizes.at(d), t);
+  if (int64_t bytes = int64_t(staged.size()) * t * (t + 1) * 4; bytes > 48 * 1024)
+    return llvm::formatv("{0} staged inputs need {1} bytes of shared memory (48 KiB at most)",
+                         staged.size(), bytes);
+  return "";
+}
+
 /// A kernel with column sums: tx rows per block side by side, perThread
 /// rows after each other, no lane dim; every block takes whole rows, and
 /// each thread keeps at most 4 chunks of a row (its column partial sums
@@ -139,6 +199,8 @@ std::string whyInfeasible(const KernelSpace &s, const KernelConfig &c) {
                          c.tx * c.ty);
   if (c.tx * c.ty % 32 != 0)
     return llvm::formatv("{0} threads are not a whole number of warps", c.tx * c.ty);
+  if (isTiledConfig(s, c))
+    return whyInfeasibleTiled(s, c);
   if (s.row.empty() && c.ty != 1)
     return "an elementwise kernel has no row to share between threads (ty must be 1)";
   if (s.columnSums) {
@@ -230,6 +292,11 @@ std::vector<KernelConfig> enumerateConfigs(const KernelSpace &s,
               candidates.push_back({0, tx, ty, per, vec});
           }
   } else if (s.row.empty()) {
+    // Inputs contiguous along another dim than the outputs: tiles first.
+    if (char a = defaultConfig(s).laneDim)
+      for (int vec : {2, 1})
+        for (int ty : {8, 16, 4})
+          candidates.push_back({a, 32, ty, 1, vec});
     for (int vec : {8, 4, 1})
       for (int tx : {128, 256, 512})
         for (int per : {1, 2, 4})
@@ -259,6 +326,14 @@ std::vector<KernelConfig> enumerateConfigs(const KernelSpace &s,
 
 KernelConfig defaultConfig(const KernelSpace &s) {
   if (s.row.empty()) {
+    // Inputs contiguous along another dim than the outputs (a transpose):
+    // tiles through shared memory, the first such input's dim the lanes.
+    const char b = tiledWriteDim(s);
+    for (size_t n = 0; b && n < s.inputs; ++n)
+      for (KernelConfig c : {KernelConfig{s.tensors[n].first.back(), 32, 8, 1, 2},
+                             KernelConfig{s.tensors[n].first.back(), 32, 8, 1, 1}})
+        if (c.laneDim != b && whyInfeasible(s, c).empty())
+          return c;
     // The widest vector that fits 16 bytes, then fewer points per thread.
     for (KernelConfig c : {KernelConfig{0, 256, 1, 2, 8}, KernelConfig{0, 256, 1, 2, 4},
                            KernelConfig{0, 256, 1, 4, 2}})

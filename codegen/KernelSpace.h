@@ -24,8 +24,9 @@ struct KernelSpace {
   std::map<char, int64_t> sizes;
   std::string mainLayout;   ///< dims of the largest tensor, outermost first
   int64_t outerPoints = 1, rowPoints = 1;
-  /// Dims (layout) and element bytes of every input and output.
+  /// Dims (layout) and element bytes of every input, then every output.
   std::vector<std::pair<std::string, int>> tensors;
+  size_t inputs = 0; ///< how many of `tensors` are inputs
   /// Every reducing op's results lack the row dims and only leave the
   /// kernel: one sweep computes everything, so blocks may split the rows.
   bool finalReductions = false;
@@ -77,6 +78,17 @@ std::vector<KernelConfig> enumerateConfigs(const KernelSpace &space,
 /// The heuristic used until the tuner has measured: reduce over the rows with
 /// a block when the innermost dim is reduced, lanes along it otherwise.
 KernelConfig defaultConfig(const KernelSpace &space);
+/// Elementwise kernels whose tensors disagree on the contiguous dim
+/// (TileEmitter.cpp): the dim every output is contiguous along (0 when
+/// they differ or the kernel reduces), and the inputs to stage through
+/// shared memory for lane dim `a`: those contiguous along `a` that also
+/// have the outputs' dim.
+char tiledWriteDim(const KernelSpace &space);
+std::vector<unsigned> tiledInputs(const KernelSpace &space, char a);
+/// True when `config` tiles an elementwise kernel through shared memory:
+/// a lane dim on a kernel without rows (TileEmitter.cpp).
+bool isTiledConfig(const KernelSpace &space, const KernelConfig &config);
+
 /// True when `config` is emitted by the column emitter: lanes along the
 /// contiguous dim with vectors, or rows split across blocks.
 bool isColumnConfig(const KernelConfig &config);

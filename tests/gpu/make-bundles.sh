@@ -19,6 +19,11 @@
 #                                    0..7 with sampled references (odd
 #                                    stride: every lane; every swept
 #                                    configuration is checked, not only timed)
+#   gpu-bundles/transposes/*.dmlib   a tiny bert-large with an inserted transpose
+#                                    kernel under each tile and the strided loop
+#                                    (tests/gpu/transpose_bundles.py), whole
+#                                    references; transposes/timed/: the same at
+#                                    full size, no references (timed)
 #   gpu-bundles/wholestep/NAME.dmlib small bf16 encoders (dropout; dropout and
 #                                    key padding) with NAME.storage.safetensors
 #                                    (dmc eval --precision storage, seeded) and
@@ -153,6 +158,15 @@ $sweeps && for n in 0 1 2 3 4 5 6 7; do
   done
 done
 $sweeps && compile examples/bert-large.json "$out/sweep/bert-large-default.dmlib"
+
+# Inserted transposes, tiled through shared memory and as the strided loop.
+echo "make-bundles: transposes"
+python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))
+m.update(name="tiny-bert-large", batch=2, seq=64, hidden=64, heads=2, ffn=128)
+json.dump(m, open(sys.argv[2], "w"))' examples/bert-large.json "$models/tiny-bert-large.json"
+python3 tests/gpu/transpose_bundles.py "$dmc" "$models/tiny-bert-large.json" "$out/transposes" --reference
+python3 tests/gpu/transpose_bundles.py "$dmc" examples/bert-large.json "$out/transposes/timed"
 
 # Whole training steps (tests/gpu/WholeStepTest.cpp): bundle, storage-precision
 # interpreter run of the fused graph (its seed is the dropout seed) and the

@@ -115,6 +115,37 @@ if [ -d gpu-bundles/sweep-small ]; then
     [ $rc -eq 0 ] || fail "memcheck $(basename "$b"): exit $rc"
   done
 fi 2>&1 | tee -a "$OUT/checks.txt"
+# Inserted transposes (tests/gpu/transpose_bundles.py, codegen/TileEmitter.cpp):
+# every tile and the strided loop against whole references, a planted
+# permutation caught, the default tile under memcheck; at full size the
+# transposes timed side by side.
+if [ -d gpu-bundles/transposes ]; then
+  pass=0; nfail=0
+  for b in gpu-bundles/transposes/*.dmlib; do
+    if $bench "$b" --kernel all --reference --reps 1 --warmup 0 \
+        > "build-gpu/check-$(basename "$b").log" 2>&1 &&
+       $bench "$b" --kernel 0 --reference --reps 1 --warmup 0 --plant-fault permute \
+        > "build-gpu/fault-$(basename "$b").log" 2>&1; then
+      pass=$((pass + 1))
+    else
+      nfail=$((nfail + 1)); fail "transposes $(basename "$b")"
+      grep -E "FAIL|error|passed despite" "build-gpu/check-$(basename "$b").log" \
+        "build-gpu/fault-$(basename "$b").log" | head -5
+    fi
+  done
+  echo "transposes: $pass bundles pass (each with its planted permutation caught), $nfail fail"
+  for b in gpu-bundles/transposes/*-tile-v2y8.dmlib; do
+    compute-sanitizer --tool memcheck --error-exitcode 9 $bench "$b" --kernel 0 --reference \
+      --reps 1 --warmup 0 > "build-gpu/memcheck-$(basename "$b").log" 2>&1
+    rc=$?
+    echo "memcheck $(basename "$b"): exit $rc ($(grep -h 'ERROR SUMMARY' "build-gpu/memcheck-$(basename "$b").log"))"
+    [ $rc -eq 0 ] || fail "memcheck $(basename "$b"): exit $rc"
+  done
+  for b in gpu-bundles/transposes/timed/*.dmlib; do
+    printf "transpose %-28s " "$(basename "$b" .dmlib)"
+    $bench "$b" --kernel 0 --reps 200 2>&1 | awk '/^k /{printf "%s us, %s GB/s", $5, $7} END{print ""}'
+  done
+fi 2>&1 | tee -a "$OUT/checks.txt"
 # A whole small training step (forward + backward, CUDA graphs on) through
 # dmc-run and the C API, under each compute-sanitizer tool: 0 errors.
 # initcheck runs on a poisoned arena (--poison-arena: 0xFF, i.e. NaN): the

@@ -1,0 +1,143 @@
+//===- TileEmitter.cpp - elementwise kernels that transpose in shared memory ===//
+//
+// For elementwise kernels whose inputs and outputs are contiguous along
+// different dims (a transpose between two layouts, or any map that reads a
+// tensor in another order): a block takes one T x T tile of two dims, a (the
+// lane dim: the staged inputs' contiguous dim) and b (the outputs'), T = 32 x
+// vec, at one point of the other outer dims. First the lanes run along a,
+// each with vec consecutive points (one access per staged input), the rows
+// of threads along b: the staged inputs go to shared memory, converted to
+// fp32, as [b][a] with one column of padding. Then the lanes run along b:
+// each thread computes vec consecutive points of a row of a, reading staged
+// inputs from shared memory and the others from global memory, and writes
+// each output with one access. Both global sides are coalesced; the generic
+// loop (one thread per point in the outputs' order) reads a staged input
+// with one 32-byte sector per element.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/CudaPrelude.h"
+#include "codegen/EmitSupport.h"
+#include "codegen/KernelEmitter.h"
+
+using namespace mlir;
+
+namespace dmc::codegen {
+
+llvm::Expected<EmittedKernel> emitTiledKernel(dm::KernelOp kernel, const KernelSpace &s,
+                                              const NodeGraph &g, const KernelConfig &config,
+                                              llvm::StringRef entry) {
+  const char a = config.laneDim, b = tiledWriteDim(s);
+  const int vec = config.vec, tile = 32 * vec;
+  const std::string A(1, a), B(1, b);
+  std::string others; // the outer dims besides a and b, outermost first
+  for (char c : s.outer)
+    if (c != a && c != b)
+      others.push_back(c);
+  const int64_t tilesA = s.sizes.at(a) / tile, tilesB = s.sizes.at(b) / tile;
+  const int64_t blocks = s.outerPoints / (int64_t(tile) * tile);
+  const std::vector<unsigned> staged = tiledInputs(s, a);
+  auto dimsOf = [](Type t) { return cast<dm::TensorType>(t).getNames().str(); };
+  auto isStaged = [&](Type t) {
+    std::string d = dimsOf(t);
+    return d.back() == a && d.find(b) != std::string::npos;
+  };
+  // Read as vin<n>[v] in the second phase: staged, or contiguous along b.
+  auto vectorized = [&](Type t) { return isStaged(t) || (vec > 1 && dimsOf(t).back() == b); };
+  auto reads = [&](unsigned n) { return readsInput(g, n, [](size_t) { return true; }); };
+
+  std::string src;
+  llvm::raw_string_ostream os(src);
+  os << "// dm.kernel \"" << kernel.getName() << "\": outer " << s.outer << " (" << s.outerPoints
+     << " points), tiles of " << tile << " " << A << " x " << tile << " " << B
+     << " through shared memory; " << config.describe() << "\n";
+  os << kCudaPrelude << "\n";
+  emitSignature(os, kernel, 32 * config.ty, entry, /*workspace=*/false);
+  emitIndexType(os, kernel, s.outerPoints);
+  os << "  constexpr int T = " << tile << ", TY = " << config.ty << ", VEC = " << vec << ";\n";
+  for (unsigned n : staged)
+    if (reads(n))
+      os << "  __shared__ float stage" << n << "[T][T + 1];  // in" << n << " as [" << B << "]["
+         << A << "]\n";
+  os << "  Idx t_tile = blockIdx.x;\n"
+     << "  const Idx tile_" << B << " = t_tile % " << tilesB << ";\n"
+     << "  t_tile /= " << tilesB << ";\n"
+     << "  const Idx tile_" << A << " = t_tile % " << tilesA << ";\n"
+     << "  t_tile /= " << tilesA << ";\n";
+  if (!others.empty()) {
+    os << "  const Idx rest = t_tile;\n";
+    decode(os, "  ", "rest", others, s);
+  }
+
+  // Phase 1: the staged inputs into shared memory, lanes along a.
+  os << "#pragma unroll\n"
+     << "  for (int k = 0; k < T / TY; ++k) {\n"
+     << "    const Idx i_" << B << " = tile_" << B << " * T + threadIdx.y + k * TY;\n"
+     << "    const Idx first_" << A << " = tile_" << A << " * T + threadIdx.x * VEC;\n";
+  for (unsigned n : staged) {
+    if (!reads(n))
+      continue;
+    Type t = kernel.getInputs()[n].getType();
+    os << "    " << vectorLoad(t, n, vec, "in" + std::to_string(n) + " + " +
+                                           offsetExpr(t, s.outer, a), g, a);
+    os << "#pragma unroll\n"
+       << "    for (int v = 0; v < VEC; ++v)\n"
+       << "      stage" << n << "[threadIdx.y + k * TY][threadIdx.x * VEC + v] = vin" << n
+       << "[v];\n";
+  }
+  os << "  }\n"
+     << "  __syncthreads();\n";
+
+  // Phase 2: every node at vec consecutive points along b, lanes along b.
+  os << "#pragma unroll\n"
+     << "  for (int k = 0; k < T / TY; ++k) {\n"
+     << "    const Idx i_" << A << " = tile_" << A << " * T + threadIdx.y + k * TY;\n"
+     << "    const Idx first_" << B << " = tile_" << B << " * T + threadIdx.x * VEC;\n";
+  const std::string ind = "    ", in2 = "      ";
+  for (auto [n, v] : llvm::enumerate(kernel.getInputs())) {
+    Type t = v.getType();
+    if (!reads(n) || !vectorized(t))
+      continue;
+    if (isStaged(t))
+      os << ind << "float vin" << n << "[VEC];\n"
+         << "#pragma unroll\n"
+         << ind << "for (int v = 0; v < VEC; ++v)\n"
+         << ind << "  vin" << n << "[v] = stage" << n << "[threadIdx.x * VEC + v][threadIdx.y + k * TY];\n";
+    else
+      os << ind << vectorLoad(t, n, vec, "in" + std::to_string(n) + " + " +
+                                             offsetExpr(t, s.outer, b), g, b);
+  }
+  for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
+    os << ind << "float vout" << n << "[VEC];\n";
+  os << "#pragma unroll\n"
+     << ind << "for (int v = 0; v < VEC; ++v) {\n"
+     << in2 << "const Idx i_" << B << " = first_" << B << " + v;\n";
+  for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
+    if (reads(n) && !vectorized(v.getType()))
+      os << in2 << "const Idx off_in" << n << " = " << offsetExpr(v.getType(), s.outer) << ";\n";
+  for (size_t id = 0; id < g.nodes.size(); ++id) {
+    std::set<int> used;
+    g.addDraws(id, used);
+    emitWords(os, in2, used, g, s, 0, 1); // one Philox call per point
+    os << in2 << "const float " << NodeGraph::name(id) << " = "
+       << renderLoads(g.nodes[id].code, kernel, vectorized) << ";\n";
+  }
+  for (auto [n, id] : llvm::enumerate(g.outputs))
+    os << in2 << "vout" << n << "[v] = " << NodeGraph::name(id) << ";\n";
+  os << ind << "}\n";
+  for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
+    os << ind << vectorStore(t, n, "out" + std::to_string(n) + " + " + offsetExpr(t, s.outer, b));
+  os << "  }\n"
+     << "}\n";
+
+  EmittedKernel k;
+  k.entry = entry.str();
+  k.source = std::move(src);
+  k.blockX = 32;
+  k.blockY = config.ty;
+  k.grid = blocks;
+  k.sharedBytes = 0; // static shared memory only
+  k.passes = 1;
+  return k;
+}
+
+} // namespace dmc::codegen
