@@ -283,11 +283,11 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
          << "  unsigned *arrived = reinterpret_cast<unsigned *>(part + "
          << reductions.size() << " * SPLIT * OUTER);  // one counter per tile\n"
          << "  if (threadIdx.y == 0) {\n";
+      // A lane's VEC partials in 16-byte stores (dmcStorePartials), as the
+      // last block loads them.
       for (auto [k, id] : llvm::enumerate(reductions))
-        os << "#pragma unroll\n"
-           << "    for (int v = 0; v < VEC; ++v)\n"
-           << "      part[(" << k << " * SPLIT + blockIdx.y) * OUTER + o * VEC + v] = acc" << id
-           << "[v];\n";
+        os << "    dmcStorePartials<VEC>(&part[(" << k << " * SPLIT + blockIdx.y) * OUTER + o * VEC], acc"
+           << id << ");\n";
       // The barrier orders every thread's partials before thread 0's fence,
       // which releases them all (fences are cumulative) before it counts in;
       // the last block's thread 0 fences again to acquire the others'.

@@ -5,7 +5,10 @@
 // thread adds its rows' values per row point in registers (sum<id>[],
 // KernelEmitter.cpp); at the end of the block the TX threads sharing a row
 // point combine by warp shuffles, and thread x == 0 writes the block's
-// partials, [sums][blocks][row points] fp32, to the workspace. A second
+// partials, [sums][blocks][row points] fp32, to the workspace: its chunk of
+// the row as one vector per sum (codegen 8: as single floats from a few
+// lanes of each warp, every store took a 32-byte sector, and ncu counted 29%
+// of the kernel's sectors excessive). A second
 // launch (`<entry>_finish`, same parameters) adds them: each block takes 32
 // consecutive (sum, row point) pairs, its 8 slices of threads each add every
 // 8th block's partials (loading 32 of them at once), and slice 0 adds the 8
@@ -20,13 +23,33 @@ namespace dmc::codegen {
 
 void emitColumnPartials(llvm::raw_ostream &os, llvm::ArrayRef<int> sums, int64_t perRow,
                         int width, int64_t rowChunks, int64_t blocks, int64_t rowPoints) {
+  // A thread's `width` consecutive partials of a sum go out together
+  // (dmcStorePartials) when they start at a multiple of 4 floats.
+  const bool vector = width > 1 && (width % 4 == 0 || width == 2) && rowPoints % width == 0;
   os << "  // Column sums: the block's rows combined over threadIdx.x, written as its partials.\n"
      << "  float *part = static_cast<float *>(workspace);  // [" << sums.size() << "]["
      << blocks << "][" << rowPoints << "]\n"
      << "#pragma unroll\n"
      << "  for (int it = 0; it < " << perRow << "; ++it) {\n"
-     << "    const Idx r = threadIdx.y + (Idx)it * TY;\n"
-     << "#pragma unroll\n"
+     << "    const Idx r = threadIdx.y + (Idx)it * TY;\n";
+  if (vector) {
+    for (int id : sums)
+      os << "    float t" << id << "[" << width << "];\n";
+    os << "#pragma unroll\n"
+       << "    for (int v = 0; v < " << width << "; ++v) {\n";
+    for (int id : sums)
+      os << "      t" << id << "[v] = sum" << id << "[it * " << width << " + v];\n"
+         << "      for (int m = TX / 2; m > 0; m >>= 1)\n"
+         << "        t" << id << "[v] += __shfl_xor_sync(0xffffffffu, t" << id << "[v], m);\n";
+    os << "    }\n"
+       << "    if (threadIdx.x == 0 && r < " << rowChunks << ") {\n";
+    for (auto [k, id] : llvm::enumerate(sums))
+      os << "      dmcStorePartials(part + ((Idx)" << k << " * " << blocks << " + blockIdx.x) * "
+         << rowPoints << " + r * " << width << ", t" << id << ");\n";
+    os << "    }\n  }\n";
+    return;
+  }
+  os << "#pragma unroll\n"
      << "    for (int v = 0; v < " << width << "; ++v) {\n";
   for (auto [k, id] : llvm::enumerate(sums)) {
     os << "      float t" << id << " = sum" << id << "[it * " << width << " + v];\n"

@@ -241,6 +241,24 @@ __device__ __forceinline__ float dmcBlockReduce(float v, float *smem) {
   return r;
 }
 
+/// A thread's VEC consecutive partial sums written with 16-byte accesses
+/// where VEC allows (`dst` aligned to VEC floats): written one float at a
+/// time by the few lanes of a warp that hold them, each store took a 32-byte
+/// sector of its own.
+template <int VEC>
+__device__ __forceinline__ void dmcStorePartials(float *dst, const float (&src)[VEC]) {
+  if constexpr (VEC % 4 == 0) {
+#pragma unroll
+    for (int k = 0; k < VEC; k += 4)
+      *reinterpret_cast<float4 *>(dst + k) = make_float4(src[k], src[k + 1], src[k + 2], src[k + 3]);
+  } else if constexpr (VEC == 2) {
+    *reinterpret_cast<float2 *>(dst) = make_float2(src[0], src[1]);
+  } else {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k)
+      dst[k] = src[k];
+  }
+}
 /// VEC consecutive fp32 partial sums other blocks wrote, read through the L2
 /// (ld.global.cg: this SM's L1 may hold the lines from an earlier launch) in
 /// 16-byte accesses where VEC allows; `src` is aligned to VEC floats.
