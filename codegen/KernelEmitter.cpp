@@ -361,6 +361,9 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     k.finishGrid = (int64_t(sums.size()) * s.rowPoints + kFinishPoints - 1) / kFinishPoints;
     k.finishBlockX = kFinishPoints;
     k.finishBlockY = kFinishSlices;
+    for (auto [n, id] : llvm::enumerate(g.outputs))
+      if (g.nodes[id].column)
+        k.finishOutputs.push_back(int64_t(n));
   }
   return k;
 }

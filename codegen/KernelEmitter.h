@@ -27,6 +27,8 @@ struct EmittedKernel {
   std::string finishEntry;
   int64_t finishGrid = 0;
   int finishBlockX = 0, finishBlockY = 0;
+  /// The positions of the outputs only the finishing launch writes.
+  std::vector<int64_t> finishOutputs;
   /// How a fused kernel (isFusedKernel) is configured, e.g. "attention tiles
   /// 128x64, 4 warps"; empty for loop-nest kernels (their knobs say it).
   std::string describe;

@@ -1,6 +1,8 @@
 //===- Executor.cpp - Open a bundle on the device and launch its steps ----===//
 #include "runtime/Executor.h"
 
+#include <algorithm>
+
 #include "runtime/DeviceArch.h"
 #include "runtime/DeviceGuard.h"
 #include "runtime/ExecutorGraph.h"
@@ -211,10 +213,13 @@ void Executor::prepareLaunches() {
 }
 
 bool Executor::launchKernel(const BundleKernel &k, cudaStream_t stream, uint64_t key,
-                            std::vector<CapturedKernel> *captured, std::string &error) {
+                            std::vector<CapturedKernel> *captured, std::string &error,
+                            int onlyPart) {
   size_t index = size_t(&k - b_.kernels.data());
   // cuLaunchKernel copies the parameter values before returning.
   for (int part = 0; part < kernels_->parts(index); ++part) {
+    if (onlyPart >= 0 && part != onlyPart)
+      continue;
     if (!kernels_->launchPart(index, part, launches_[index].withSeed(key), stream, error))
       return false;
     if (captured) {
@@ -229,7 +234,7 @@ bool Executor::launchKernel(const BundleKernel &k, cudaStream_t stream, uint64_t
   return true;
 }
 
-std::vector<MemoryAccess> Executor::stepAccesses(const BundleStep &s) const {
+std::vector<MemoryAccess> Executor::stepAccesses(const BundleStep &s, int part) const {
   std::vector<MemoryAccess> out;
   auto add = [&](const void *p, int64_t bytes, bool write) {
     if (p && bytes > 0)
@@ -243,13 +248,22 @@ std::vector<MemoryAccess> Executor::stepAccesses(const BundleStep &s) const {
   };
   if (s.kind == BundleStep::Kernel) {
     const BundleKernel &k = *b_.kernel(s.id);
-    for (int64_t id : k.inputs)
-      addTensor(id, false);
-    for (int64_t id : k.outputs)
-      addTensor(id, true);
+    // Part 0 (the kernel's own launch) reads the inputs and writes the
+    // workspace and the outputs the finishing launch (part 1) does not;
+    // part 1 reads the workspace and writes its outputs (finishOutputs).
+    auto finishes = [&](size_t n) {
+      return std::find(k.finishOutputs.begin(), k.finishOutputs.end(), int64_t(n)) !=
+             k.finishOutputs.end();
+    };
+    if (part != 1)
+      for (int64_t id : k.inputs)
+        addTensor(id, false);
+    for (size_t n = 0; n < k.outputs.size(); ++n)
+      if (part < 0 || (part == 1) == finishes(n))
+        addTensor(k.outputs[n], true);
     int64_t offset = workspaceArenaOffset(k, plan_);
     if (k.workspaceBytes > 0 && offset >= 0 && arena_)
-      add(static_cast<char *>(arena_) + offset, k.workspaceBytes, true);
+      add(static_cast<char *>(arena_) + offset, k.workspaceBytes, part != 1);
   } else {
     const BundleContraction &c = *b_.contraction(s.id);
     for (int64_t id : c.inputs())
@@ -282,9 +296,10 @@ bool Executor::runContraction(const BundleContraction &c, cudaStream_t stream,
 }
 
 bool Executor::launchStep(const BundleStep &s, cudaStream_t stream, uint64_t key,
-                          std::vector<CapturedKernel> *captured, std::string &error) {
+                          std::vector<CapturedKernel> *captured, std::string &error,
+                          int part) {
   return s.kind == BundleStep::Kernel
-             ? launchKernel(*b_.kernel(s.id), stream, key, captured, error)
+             ? launchKernel(*b_.kernel(s.id), stream, key, captured, error, part)
              : runContraction(*b_.contraction(s.id), stream, error);
 }
 

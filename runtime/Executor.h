@@ -159,15 +159,21 @@ private:
   int graphSlot(Phase phase) const;
   /// Rebuilds launches_ when the bindings or the arena changed since.
   void prepareLaunches();
+  /// Launches step `s`: all of it, or (`part` >= 0) only that launch of a
+  /// kernel with a finishing launch (BundleKernels::parts).
   bool launchStep(const BundleStep &s, cudaStream_t stream, uint64_t key,
-                  std::vector<CapturedKernel> *captured, std::string &error);
-  /// The bytes step `s` reads and writes under the current plan and bindings.
-  std::vector<MemoryAccess> stepAccesses(const BundleStep &s) const;
+                  std::vector<CapturedKernel> *captured, std::string &error, int part = -1);
+  /// The bytes step `s` reads and writes under the current plan and bindings:
+  /// all of it, or (`part` 0 or 1) one launch of a kernel whose manifest
+  /// says which outputs its finishing launch writes (finishOutputs).
+  std::vector<MemoryAccess> stepAccesses(const BundleStep &s, int part = -1) const;
   /// Launches the phase's steps into the capture on captureStream_, each
-  /// after the steps it depends on (StepDependencies.h).
+  /// after the steps it depends on (StepDependencies.h); a kernel's
+  /// finishing launch with outputs of its own is ordered apart.
   bool captureConcurrent(Phase phase, uint64_t key, Graph &g, std::string &error);
   bool launchKernel(const BundleKernel &k, cudaStream_t stream, uint64_t key,
-                    std::vector<CapturedKernel> *captured, std::string &error);
+                    std::vector<CapturedKernel> *captured, std::string &error,
+                    int onlyPart = -1);
   bool runContraction(const BundleContraction &c, cudaStream_t stream, std::string &error);
   bool capture(Phase phase, uint64_t key, std::string &error);
   bool replay(Phase phase, cudaStream_t stream, uint64_t key, std::string &error);

@@ -79,20 +79,33 @@ bool Executor::capture(Phase phase, uint64_t key, std::string &error) {
   return true;
 }
 
-/// One capture stream throughout: before each step its dependency set is
-/// replaced by the last nodes of the steps it waits for, so the graph gets
-/// exactly those edges (no forked streams to join).
+/// One capture stream throughout: before each launch group (a step, or one
+/// launch of a kernel whose finishing launch has outputs of its own) its
+/// dependency set is replaced by the last nodes of the groups it waits for,
+/// so the graph gets exactly those edges (no forked streams to join).
 bool Executor::captureConcurrent(Phase phase, uint64_t key, Graph &g, std::string &error) {
   const std::vector<BundleStep> &steps = p_.steps[int(phase)];
+  struct Unit {
+    size_t step;
+    int part; ///< -1: the whole step
+  };
+  std::vector<Unit> units;
   std::vector<std::vector<MemoryAccess>> accesses;
-  accesses.reserve(steps.size());
-  for (const BundleStep &s : steps)
-    accesses.push_back(stepAccesses(s));
+  for (size_t j = 0; j < steps.size(); ++j) {
+    const BundleStep &s = steps[j];
+    const BundleKernel *k = s.kind == BundleStep::Kernel ? b_.kernel(s.id) : nullptr;
+    bool apart = k && kernels_->parts(size_t(k - b_.kernels.data())) == 2 &&
+                 !k->finishOutputs.empty();
+    for (int part : apart ? std::vector<int>{0, 1} : std::vector<int>{-1}) {
+      units.push_back({j, part});
+      accesses.push_back(stepAccesses(s, part));
+    }
+  }
   std::vector<std::vector<int>> deps = stepDependencies(accesses);
   g.steps = int(steps.size());
   g.criticalPath = criticalPathLength(deps);
-  std::vector<std::vector<cudaGraphNode_t>> last(steps.size());
-  for (size_t j = 0; j < steps.size(); ++j) {
+  std::vector<std::vector<cudaGraphNode_t>> last(units.size());
+  for (size_t j = 0; j < units.size(); ++j) {
     std::vector<cudaGraphNode_t> waitFor;
     for (int i : deps[j])
       waitFor.insert(waitFor.end(), last[size_t(i)].begin(), last[size_t(i)].end());
@@ -101,7 +114,7 @@ bool Executor::captureConcurrent(Phase phase, uint64_t key, Graph &g, std::strin
                                                         waitFor.size(),
                                                         cudaStreamSetCaptureDependencies),
                    "cudaStreamUpdateCaptureDependencies", error) ||
-        !launchStep(steps[j], captureStream_, key, &g.kernels, error))
+        !launchStep(steps[units[j].step], captureStream_, key, &g.kernels, error, units[j].part))
       return false;
     cudaStreamCaptureStatus status;
     const cudaGraphNode_t *nodes = nullptr;

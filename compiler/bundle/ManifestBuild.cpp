@@ -61,6 +61,7 @@ void addKernels(const TensorTable &table, const std::vector<BuiltKernel> &built,
       bk.finishGrid[0] = k.finishGrid;
       bk.finishBlock[0] = k.finishBlockX;
       bk.finishBlock[1] = k.finishBlockY;
+      bk.finishOutputs = k.finishOutputs;
     }
     bk.config = k.describe.empty() ? b.config.describe() : k.describe;
     bk.phase = phaseOf(unitOf, op);

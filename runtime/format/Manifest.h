@@ -27,7 +27,7 @@
 namespace dmrt {
 
 /// The manifest versions this code reads; it writes the newest.
-inline constexpr int64_t kManifestVersion = 8;
+inline constexpr int64_t kManifestVersion = 9;
 
 /// A shape as error messages spell it: "[8, 512, 1024]".
 std::string shapeString(const std::vector<int64_t> &shape);
@@ -93,6 +93,13 @@ struct BundleKernel {
   /// entry: none.
   std::string finishEntry;
   int64_t finishGrid[3] = {1, 1, 1}, finishBlock[3] = {1, 1, 1};
+  /// `finish.outputs` (version 9, optional): the positions in `outputs` that
+  /// only the finishing launch writes (the column sums); the kernel's own
+  /// launch writes the others and the workspace, which the finishing launch
+  /// reads. A CUDA graph then orders the finishing launch apart: the steps
+  /// reading the other outputs need not wait for it. Empty: both launches
+  /// are taken to touch everything.
+  std::vector<int64_t> finishOutputs;
 };
 
 struct BundleContraction {

@@ -3,6 +3,7 @@
 #include "runtime/format/Manifest.h"
 #include "runtime/format/GemmAlgoConfig.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -231,7 +232,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
         return r.fail(fp, "not in bundle versions 1 to 6 (a kernel's finishing launch needs "
                           "version 7)");
       std::vector<int64_t> fgrid, fblock;
-      if (!r.object(*fit, fp, {"entry", "grid", "block"}) ||
+      if (!r.object(*fit, fp, {"entry", "grid", "block", "outputs"}) ||
           !r.str(*fit, fp, "entry", k.finishEntry) ||
           !r.intArray(*fit, fp, "grid", fgrid, 1) || !r.intArray(*fit, fp, "block", fblock, 1) ||
           !launchShape(r, fp, fgrid, fblock, k.finishGrid, k.finishBlock))
@@ -239,6 +240,25 @@ bool parseManifest(const std::string &text, const std::string &fileName,
       if (k.finishEntry.empty() || k.finishEntry == k.entry)
         return r.fail(fp + ".entry", "expected an entry other than the kernel's own, got \"" +
                                          k.finishEntry + "\"");
+      // outputs: optional; version 9 introduced it.
+      if (fit->contains("outputs")) {
+        if (b.version < 9)
+          return r.fail(fp + ".outputs", "not in bundle versions 1 to 8 (the outputs of a "
+                                         "finishing launch need version 9)");
+        if (!r.intArray(*fit, fp, "outputs", k.finishOutputs, 0))
+          return false;
+        for (size_t n = 0; n < k.finishOutputs.size(); ++n) {
+          int64_t v = k.finishOutputs[n];
+          std::string ep = fp + ".outputs[" + std::to_string(n) + "]";
+          if (v < 0 || v >= int64_t(k.outputs.size()))
+            return r.fail(ep, "expected a position in the kernel's " +
+                                  std::to_string(k.outputs.size()) + " outputs, got " +
+                                  std::to_string(v));
+          if (std::find(k.finishOutputs.begin(), k.finishOutputs.begin() + n, v) !=
+              k.finishOutputs.begin() + n)
+            return r.fail(ep, "output " + std::to_string(v) + " is listed twice");
+        }
+      }
     }
     if (!safeRelative(k.cubin))
       return r.fail(p + ".cubin", "expected a relative path inside the bundle, got \"" +

@@ -43,7 +43,7 @@ ojson tensorJson(const BundleTensor &t, int64_t version) {
 /// `workspace_offset` from version 3 on, for kernels with a workspace;
 /// `inference_workspace_offset` from version 5 on, where the plan gives one;
 /// `cubin_bytes` and `cubin_fnv1a64` from version 4 on; `finish` (version 7)
-/// for kernels with one.
+/// for kernels with one, with its `outputs` from version 9 on.
 ojson kernelJson(const BundleKernel &k, int64_t version) {
   ojson o = {{"id", k.id},
           {"name", k.name},
@@ -74,10 +74,13 @@ ojson kernelJson(const BundleKernel &k, int64_t version) {
     o.erase("inference_workspace_offset");
   if (version < 2)
     o.erase("workspace_bytes");
-  if (!k.finishEntry.empty())
+  if (!k.finishEntry.empty()) {
     o["finish"] = {{"entry", k.finishEntry},
                    {"grid", {k.finishGrid[0], k.finishGrid[1], k.finishGrid[2]}},
                    {"block", {k.finishBlock[0], k.finishBlock[1], k.finishBlock[2]}}};
+    if (version >= 9 && !k.finishOutputs.empty())
+      o["finish"]["outputs"] = k.finishOutputs;
+  }
   return o;
 }
 

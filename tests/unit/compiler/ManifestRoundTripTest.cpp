@@ -72,8 +72,22 @@ TEST_P(ManifestRoundTrip, CompilerWritesWhatTheRuntimeReadsBack) {
   changed = bundle;
   changed.contractions.front().alpha *= 2;
   EXPECT_NE(dmrt::writeManifest(changed), (*text)->getBuffer().str());
-  // Version 8 (6: every contraction runs the heuristic's algorithm by default).
-  EXPECT_EQ(bundle.version, 8);
+  // Version 9 (6: every contraction runs the heuristic's algorithm by default).
+  EXPECT_EQ(bundle.version, 9);
+  // Version 9: a finishing launch names its outputs, the column sums (one
+  // dim each here), and the planted loss of them reaches the text.
+  for (const dmrt::BundleKernel &k : bundle.kernels) {
+    EXPECT_EQ(k.finishEntry.empty(), k.finishOutputs.empty()) << k.name;
+    for (int64_t n : k.finishOutputs)
+      EXPECT_EQ(bundle.tensor(k.outputs[size_t(n)])->dims.size(), 1u) << k.name;
+  }
+  for (const dmrt::BundleKernel &k : bundle.kernels)
+    if (!k.finishOutputs.empty()) {
+      changed = bundle;
+      changed.kernels[size_t(&k - bundle.kernels.data())].finishOutputs.clear();
+      EXPECT_NE(dmrt::writeManifest(changed), (*text)->getBuffer().str());
+      break;
+    }
   for (const dmrt::BundleContraction &c : bundle.contractions)
     EXPECT_EQ(c.algorithm, "heuristic") << c.equation;
   changed = bundle;

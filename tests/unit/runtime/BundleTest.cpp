@@ -263,9 +263,9 @@ TEST(Bundle, AliasErrors) {
 
 TEST(Bundle, FormatAndVersion) {
   json j = validManifest();
-  j["version"] = 9;
-  EXPECT_EQ(parseError(j), "m.json: version: unsupported version 9 (this "
-                           "runtime reads versions 1 to 8)");
+  j["version"] = 10;
+  EXPECT_EQ(parseError(j), "m.json: version: unsupported version 10 (this "
+                           "runtime reads versions 1 to 9)");
   j["version"] = 0;
   EXPECT_HAS(parseError(j), "unsupported version 0");
   j["version"] = 2; // version 2 adds only the optional workspace_bytes
@@ -597,6 +597,37 @@ TEST(Bundle, KernelFinishingLaunch) {
   j["kernels"][0]["finish"] = finish;
   j["kernels"][0]["finish"]["threads"] = 3;
   EXPECT_HAS(parseError(j), "kernels[0].finish");
+}
+
+// Version 9: the outputs only the finishing launch writes, so a CUDA graph
+// orders it apart from the kernel's own launch (Executor::captureConcurrent).
+TEST(Bundle, FinishingLaunchOutputs) {
+  json finish = {{"entry", "k0_finish"}, {"grid", {64, 1, 1}}, {"block", {32, 8, 1}},
+                 {"outputs", {0}}};
+  json j = newest();
+  j["version"] = 8;
+  j["kernels"][0]["finish"] = finish;
+  EXPECT_EQ(parseError(j), "m.json: kernels[0].finish.outputs: not in bundle versions 1 to 8 "
+                           "(the outputs of a finishing launch need version 9)");
+  j["version"] = 9;
+  Bundle b;
+  std::string err;
+  ASSERT_TRUE(parseManifest(j.dump(), "m.json", b, err)) << err;
+  EXPECT_EQ(b.kernels[0].finishOutputs, std::vector<int64_t>{0});
+  EXPECT_EQ(json::parse(writeManifest(b))["kernels"][0]["finish"], finish);
+  // Absent: none listed, and none written back.
+  j["kernels"][0]["finish"].erase("outputs");
+  ASSERT_TRUE(parseManifest(j.dump(), "m.json", b, err)) << err;
+  EXPECT_TRUE(b.kernels[0].finishOutputs.empty());
+  EXPECT_FALSE(json::parse(writeManifest(b))["kernels"][0]["finish"].contains("outputs"));
+  // Errors name the entry.
+  j["kernels"][0]["finish"]["outputs"] = {1};
+  EXPECT_EQ(parseError(j), "m.json: kernels[0].finish.outputs[0]: expected a position in the "
+                           "kernel's 1 outputs, got 1");
+  j["kernels"][0]["finish"]["outputs"] = {0, 0};
+  EXPECT_EQ(parseError(j), "m.json: kernels[0].finish.outputs[1]: output 0 is listed twice");
+  j["kernels"][0]["finish"]["outputs"] = "0";
+  EXPECT_HAS(parseError(j), "kernels[0].finish.outputs: expected an array");
 }
 
 TEST(Bundle, AccumulateEpilogue) {
