@@ -10,6 +10,7 @@
 #include "compiler/Driver.h"
 
 #include "Examples.h"
+#include "KernelLookup.h"
 
 #include <gtest/gtest.h>
 
@@ -31,14 +32,7 @@ protected:
     ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
     module = std::move(*m);
   }
-  /// The first kernel called `name`.
-  dmc::dm::KernelOp kernel(llvm::StringRef name) {
-    for (auto k : dmc::layerFunction(*module).getOps<dmc::dm::KernelOp>())
-      if (k.getName() == name)
-        return k;
-    ADD_FAILURE() << "no kernel " << name.str();
-    return {};
-  }
+  dmc::dm::KernelOp kernel(llvm::StringRef name) { return dmc::test::kernelNamed(*module, name); }
   virtual bool columnFusion() const { return false; }
   std::string why(llvm::StringRef name, KernelConfig c) {
     return dmc::codegen::whyInfeasible(dmc::codegen::spaceOf(kernel(name)), c);

@@ -18,6 +18,8 @@
 
 #include "mlir/Parser/Parser.h"
 
+#include "KernelLookup.h"
+
 #include <gtest/gtest.h>
 
 using namespace mlir;
@@ -53,13 +55,7 @@ protected:
     module = parseSourceString<ModuleOp>(kModule, &ctx);
     ASSERT_TRUE(module);
   }
-  dmc::dm::KernelOp kernel(llvm::StringRef name) {
-    for (auto k : dmc::layerFunction(*module).getOps<dmc::dm::KernelOp>())
-      if (k.getName() == name)
-        return k;
-    ADD_FAILURE() << "no kernel " << name.str();
-    return {};
-  }
+  dmc::dm::KernelOp kernel(llvm::StringRef name) { return dmc::test::kernelNamed(*module, name); }
   std::string why(llvm::StringRef name, KernelConfig c) {
     return dmc::codegen::whyInfeasible(dmc::codegen::spaceOf(kernel(name)), c);
   }
