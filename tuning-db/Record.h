@@ -21,7 +21,7 @@ namespace dmc::tuningdb {
 /// dmc's codegen version, recorded with every measurement. Bump it whenever
 /// the generated code of any kernel changes (templates, NVRTC options, launch
 /// geometry): records of another codegen version are then never matched.
-inline constexpr int64_t kCodegenVersion = 7;
+inline constexpr int64_t kCodegenVersion = 8;
 
 struct Device {
   std::string name; ///< as the driver reports it, e.g. "NVIDIA H100 80GB HBM3"
