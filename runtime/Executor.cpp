@@ -1,14 +1,13 @@
 //===- Executor.cpp - Open a bundle on the device and launch its steps ----===//
 #include "runtime/Executor.h"
 
-#include <algorithm>
-
 #include "runtime/DeviceArch.h"
 #include "runtime/DeviceGuard.h"
 #include "runtime/ExecutorGraph.h"
 #include "runtime/format/ArenaPlan.h"
 #include "runtime/format/KernelAbi.h"
 
+#include <algorithm>
 
 namespace dmrt {
 

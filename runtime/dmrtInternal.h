@@ -23,7 +23,9 @@ void dmrt_internal_module_stats(uint64_t *loads, uint64_t *unloads, uint64_t *li
 
 /// The last captured graph of `backward` 0 (training forward) or 1: steps,
 /// dependency edges and the longest chain of dependent steps (zeros for a
-/// serial capture, none yet, or a layer opened without a device).
+/// serial capture, none yet, or a layer opened without a device). Edges and
+/// chain count a kernel's finishing launch apart from its own launch where
+/// the bundle lists the finishing launch's outputs (version 9).
 void dmrt_internal_graph_shape(dmrt_layer *layer, int32_t backward, int32_t *steps,
                                int32_t *edges, int32_t *critical_path);
 
