@@ -15,6 +15,7 @@
 #include "compiler/bundle/KernelModelReport.h"
 
 #include "Examples.h"
+#include "KernelLookup.h"
 
 #include <gtest/gtest.h>
 
@@ -22,15 +23,23 @@ using namespace mlir;
 
 namespace {
 
-TEST(KernelCostModel, RanksAColumnReductionsMappingsAsMeasured) {
+/// bert-large's training graph at the config stage, its kernels by name.
+class BertLargeKernels : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto m = dmc::buildGraph(ctx, std::string(DMC_EXAMPLES_DIR) + "/bert-large.json",
+                             /*train=*/true, dmc::Stage::Config);
+    ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+    module = std::move(*m);
+  }
+  dmc::dm::KernelOp kernel(llvm::StringRef name) { return dmc::test::kernelNamed(*module, name); }
+
   MLIRContext ctx;
-  std::string path = std::string(DMC_EXAMPLES_DIR) + "/bert-large.json";
-  auto module = dmc::buildGraph(ctx, path, /*train=*/true, dmc::Stage::Config);
-  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-  dmc::dm::KernelOp column;
-  for (auto k : dmc::layerFunction(**module).getOps<dmc::dm::KernelOp>())
-    if (k.getName() == "dropout_dgelu_reduce_sum")
-      column = k;
+  OwningOpRef<ModuleOp> module;
+};
+
+TEST_F(BertLargeKernels, RanksAColumnReductionsMappingsAsMeasured) {
+  dmc::dm::KernelOp column = kernel("dropout_dgelu_reduce_sum");
   ASSERT_TRUE(column);
   dmc::codegen::KernelSpace s = dmc::codegen::spaceOf(column);
   dmcgen::GpuTarget target = dmc::codegen::targetOf(column);
@@ -68,21 +77,14 @@ TEST(KernelCostModel, RanksAColumnReductionsMappingsAsMeasured) {
 // 21.2 us, 8x128 threads 26.9 us and 8x128 with vectors of 4 29.2 us. The
 // model must order these four as measured (before it priced block size and
 // vector width it priced them alike: Spearman -0.04 over the 44).
-TEST(KernelCostModel, OrdersTheLayerNormGradientsBlocksAndVectors) {
-  MLIRContext ctx;
-  std::string path = std::string(DMC_EXAMPLES_DIR) + "/bert-large.json";
-  auto module = dmc::buildGraph(ctx, path, /*train=*/true, dmc::Stage::Config);
-  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-  dmc::dm::KernelOp kernel;
-  for (auto k : dmc::layerFunction(**module).getOps<dmc::dm::KernelOp>())
-    if (k.getName() == "layernorm_dx_dropout_layernorm_dparams")
-      kernel = k;
-  ASSERT_TRUE(kernel);
-  dmc::codegen::KernelSpace s = dmc::codegen::spaceOf(kernel);
+TEST_F(BertLargeKernels, OrdersTheLayerNormGradientsBlocksAndVectors) {
+  dmc::dm::KernelOp ln = kernel("layernorm_dx_dropout_layernorm_dparams");
+  ASSERT_TRUE(ln);
+  dmc::codegen::KernelSpace s = dmc::codegen::spaceOf(ln);
   ASSERT_TRUE(s.columnSums);
   auto price = [&](dmc::codegen::KernelConfig c) {
     EXPECT_EQ(dmc::codegen::whyInfeasible(s, c), "") << c.describe();
-    return dmc::codegen::priceConfiguration(kernel, s, c).value_or(-1);
+    return dmc::codegen::priceConfiguration(ln, s, c).value_or(-1);
   };
   double best = price({0, 4, 64, 4, 8}), narrow = price({0, 4, 64, 4, 4});
   double wide = price({0, 8, 128, 4, 8}), wideNarrow = price({0, 8, 128, 4, 4});
