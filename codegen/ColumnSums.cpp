@@ -23,9 +23,9 @@ namespace dmc::codegen {
 
 void emitColumnPartials(llvm::raw_ostream &os, llvm::ArrayRef<int> sums, int64_t perRow,
                         int width, int64_t rowChunks, int64_t blocks, int64_t rowPoints) {
-  // A thread's `width` consecutive partials of a sum go out together
-  // (dmcStorePartials) when they start at a multiple of 4 floats.
-  const bool vector = width > 1 && (width % 4 == 0 || width == 2) && rowPoints % width == 0;
+  // A thread's `width` consecutive partials of a sum (a vector's worth, a
+  // power of two dividing the row) go out together (dmcStorePartials).
+  const bool vector = width > 1;
   os << "  // Column sums: the block's rows combined over threadIdx.x, written as its partials.\n"
      << "  float *part = static_cast<float *>(workspace);  // [" << sums.size() << "]["
      << blocks << "][" << rowPoints << "]\n"

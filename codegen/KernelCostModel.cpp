@@ -129,7 +129,7 @@ double modelKernelUs(dm::KernelOp kernel, const KernelSpace &space, const Kernel
   // issue more accesses per byte; the bytes in flight above are ample either
   // way. Exponents from the codegen-8 sweeps of the layer norms' gradients
   // (Spearman with the measured times, H200 bert-large's 44 configurations:
-  // -0.04 without, 0.85 with; its H100 partial sweep 0.20 -> 0.60).
+  // -0.04 without, 0.85 with; its H100 partial sweep 0.20 -> 0.74).
   double grouped = 1;
   if (space.columnSums && !isColumnConfig(config)) {
     const char contiguous = space.mainLayout.empty() ? 0 : space.mainLayout.back();

@@ -37,9 +37,9 @@ llvm::Expected<EmittedKernel> emitTiledKernel(dm::KernelOp kernel, const KernelS
   const int64_t blocks = s.outerPoints / (int64_t(tile) * tile);
   const std::vector<unsigned> staged = tiledInputs(s, a);
   auto dimsOf = [](Type t) { return cast<dm::TensorType>(t).getNames().str(); };
+  // renderLoads asks by type: the type of a staged input is staged.
   auto isStaged = [&](Type t) {
-    std::string d = dimsOf(t);
-    return d.back() == a && d.find(b) != std::string::npos;
+    return llvm::any_of(staged, [&](unsigned n) { return kernel.getInputs()[n].getType() == t; });
   };
   // Read as vin<n>[v] in the second phase: staged, or contiguous along b.
   auto vectorized = [&](Type t) { return isStaged(t) || (vec > 1 && dimsOf(t).back() == b); };

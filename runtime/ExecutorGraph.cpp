@@ -93,9 +93,8 @@ bool Executor::captureConcurrent(Phase phase, uint64_t key, Graph &g, std::strin
   std::vector<std::vector<MemoryAccess>> accesses;
   for (size_t j = 0; j < steps.size(); ++j) {
     const BundleStep &s = steps[j];
-    const BundleKernel *k = s.kind == BundleStep::Kernel ? b_.kernel(s.id) : nullptr;
-    bool apart = k && kernels_->parts(size_t(k - b_.kernels.data())) == 2 &&
-                 !k->finishOutputs.empty();
+    // finish.outputs lives inside `finish`: listed outputs imply the launch.
+    bool apart = s.kind == BundleStep::Kernel && !b_.kernel(s.id)->finishOutputs.empty();
     for (int part : apart ? std::vector<int>{0, 1} : std::vector<int>{-1}) {
       units.push_back({j, part});
       accesses.push_back(stepAccesses(s, part));
