@@ -28,6 +28,14 @@ std::string selfFolder(const char *argv0) {
 
 bool isFile(const std::string &p) { return access(p.c_str(), X_OK) == 0; }
 
+bool isPathBundle(const std::string &name) {
+  for (const char *path : {"unfused.dmlib", "apart.dmlib", "bgrad.dmlib", "nobgrad.dmlib",
+                           "noaddend.dmlib"})
+    if (name == path)
+      return true;
+  return false;
+}
+
 std::vector<std::string> bundlesOf(const std::string &dir) {
   std::vector<std::string> names;
   if (DIR *d = opendir(dir.c_str())) {
@@ -43,8 +51,7 @@ std::vector<std::string> bundlesOf(const std::string &dir) {
       return std::make_pair(-3L, n);
     if (n == "unfused.dmlib")
       return std::make_pair(-2L, n);
-    if (n == "apart.dmlib" || n == "bgrad.dmlib" || n == "nobgrad.dmlib" ||
-        n == "noaddend.dmlib") // by name
+    if (isPathBundle(n)) // by name
       return std::make_pair(-1L, n);
     if (n[0] == 'c' && std::isdigit(static_cast<unsigned char>(n[1])))
       return std::make_pair(std::strtol(n.c_str() + 1, nullptr, 10), n);

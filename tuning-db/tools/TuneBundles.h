@@ -22,7 +22,11 @@ std::string folderOf(const std::string &path);
 std::string selfFolder(const char *argv0);
 bool isFile(const std::string &p);
 
-/// default.dmlib, unfused.dmlib and apart.dmlib first (in that order), then
+/// A bundle of another path of the whole graph (dmc tune writes them:
+/// unfused, apart, bgrad, nobgrad, noaddend).
+bool isPathBundle(const std::string &name);
+
+/// default.dmlib, unfused.dmlib, then the other path bundles (by name), then
 /// cN.dmlib by N, then any other bundle by name.
 std::vector<std::string> bundlesOf(const std::string &dir);
 

@@ -53,8 +53,9 @@ const char *kUsage =
     "                 [--bench PATH] [--resume] [--devices LIST]\n"
     "Measures every bundle of CANDIDATES (dmc tune --emit-candidates) with dmrt-bench\n"
     "(checked against its references) and appends the checked measurements to DB.\n"
-    "The contractions are measured in default.dmlib, unfused.dmlib, bgrad.dmlib,\n"
-    "nobgrad.dmlib and noaddend.dmlib (the knob candidates share them) and in the\n"
+    "The contractions are measured in default.dmlib and the other paths' bundles\n"
+    "(unfused, bgrad, nobgrad, noaddend; apart and the knob candidates\n"
+    "share the default's) and in the\n"
     "layout candidates\n"
     "l<n>_<i>.dmlib and t<n>_<i>.dmlib, which are measured only in the steps their\n"
     "tune-steps file lists; each contraction\n"
@@ -153,13 +154,12 @@ private:
       std::printf("dmrt-tune: %s: %s; measuring it again\n", name.c_str(), error.c_str());
     }
     std::remove(run.c_str()); // never import an earlier run's file for this one
-    // The contractions, with their algorithms, where they differ: default,
-    // unfused, bgrad, nobgrad and noaddend (their contractions differ; the knob
-    // candidates share the default's), and a layout candidate's (its
+    // The contractions, with their algorithms, where they differ: default
+    // and the other paths but apart (whose contractions are the default's,
+    // as the knob candidates' are), and a layout candidate's (its
     // tune-steps: only the steps it changed).
     std::string kernels = "all", contractions, stepsError;
-    if (name == "default.dmlib" || name == "unfused.dmlib" || name == "bgrad.dmlib" ||
-        name == "nobgrad.dmlib" || name == "noaddend.dmlib")
+    if (name == "default.dmlib" || (isPathBundle(name) && name != "apart.dmlib"))
       contractions = "all";
     if (!readTuneSteps(bundle + "/tune-steps", kernels, contractions, stepsError) &&
         !stepsError.empty()) {
