@@ -109,3 +109,46 @@ def summarize(trace, steps, top=8):
         "kernels": kernels / steps,
         "top": [[name, us / 1000.0 / steps, count / steps] for name, (us, count) in ranked],
     }
+
+
+def idle_gaps(trace, steps, top=10):
+    """The device's idle time inside each step, and which activity each idle stretch
+    waited for: {"idle_us": idle microseconds per step, "before": [[name, us per step,
+    times per step], ...] the `top` activities that started after the most idle time}.
+
+    The device activities (kernels, memcpy, memset) are taken in order of start and cut
+    into `steps` runs of equal length, which needs steps that do not overlap (the
+    profiled steps synchronize in between, as measure.profile_kernels' do); within a
+    step, an activity that starts after every earlier one has ended waited for that
+    long. Raises TraceError when the activities do not split into equal steps."""
+    if steps < 1:
+        raise TraceError(f"steps must be >= 1, got {steps}")
+    events = trace.get("traceEvents") if isinstance(trace, dict) else trace
+    if not isinstance(events, list):
+        raise TraceError("not a Chrome trace: no traceEvents list")
+    device = []
+    for event in events:
+        if not isinstance(event, dict) or event.get("ph") != "X":
+            continue
+        category = str(event.get("cat", "")).lower()
+        if category in _KERNEL or category in _MEMCPY or category in _MEMSET:
+            start = _start_us(event)
+            device.append((start, start + _duration_us(event), str(event.get("name", ""))))
+    if not device or len(device) % steps:
+        raise TraceError(f"{len(device)} device activities do not split into {steps} steps")
+    device.sort()
+    per = len(device) // steps
+    idle = 0.0
+    before = defaultdict(lambda: [0.0, 0])
+    for n in range(steps):
+        run = device[n * per:(n + 1) * per]
+        reach = run[0][1]
+        for start, end, name in run[1:]:
+            if start > reach:
+                idle += start - reach
+                before[name][0] += start - reach
+                before[name][1] += 1
+            reach = max(reach, end)
+    ranked = sorted(before.items(), key=lambda kv: -kv[1][0])[:top]
+    return {"idle_us": idle / steps,
+            "before": [[name, us / steps, count / steps] for name, (us, count) in ranked]}

@@ -13,6 +13,7 @@ measure(step, ...) runs `step` (forward + backward, returns nothing) as:
 
 import json
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -45,8 +46,10 @@ def summarize_times(times):
             "samples": len(times)}
 
 
-def profile_kernels(step, profile_steps):
-    """Device time per step of `profile_steps` steps (kernel_trace.summarize's dict)."""
+def profile_kernels(step, profile_steps, top=8, gaps=False, trace_out=None):
+    """Device time per step of `profile_steps` steps (kernel_trace.summarize's dict, with
+    the `top` kernels taking the most time; with `gaps`, also "gaps":
+    kernel_trace.idle_gaps' dict; `trace_out`: a path to keep the trace at)."""
     torch = _torch()
     from torch.profiler import ProfilerActivity, profile, schedule
 
@@ -61,8 +64,14 @@ def profile_kernels(step, profile_steps):
                 prof.step()
         if not os.path.exists(path):
             raise kernel_trace.TraceError("torch.profiler wrote no trace")
+        if trace_out:
+            shutil.copyfile(path, trace_out)
         with open(path) as f:
-            return kernel_trace.summarize(json.load(f), profile_steps)
+            trace = json.load(f)
+        summary = kernel_trace.summarize(trace, profile_steps, top=top)
+        if gaps:
+            summary["gaps"] = kernel_trace.idle_gaps(trace, profile_steps, top=top)
+        return summary
 
 
 def profiler_check():

@@ -517,7 +517,7 @@ int runCompile(mlir::MLIRContext &ctx) {
     options.hasPrediction = view.predictedStepUs >= 0;
     if (options.hasPrediction) {
       options.prediction = {view.device, dbFile, view.predictedForwardUs,
-                            view.predictedBackwardUs};
+                            view.predictedBackwardUs, view.predictedSteps};
       // The path choices above may have moved it from the first "predicted step".
       errs() << formatv("dmc compile: the configuration written predicts {0:F1} us (forward "
                         "{1:F1} + backward {2:F1}; config.json `prediction`)\n",

@@ -110,6 +110,42 @@ dmc-run: launch overhead: plain - graphs = 0.073 ms per step; graphs - sum of st
 """
 
 
+class IdleGaps(unittest.TestCase):
+    def step_events(self, n, gap_before_b, overlap=False):
+        """Step n: kernel a [0, 100), b after `gap_before_b` us idle, c beside b when
+        `overlap` (no idle before it), else after 2 us idle."""
+        t = 10000 * n
+        b0 = 100 + gap_before_b
+        c0 = b0 + 10 if overlap else b0 + 50 + 2
+        return [event("a", "kernel", 100, ts=t), event("b", "kernel", 50, ts=t + b0),
+                event("c", "kernel", 30, ts=t + c0)]
+
+    def test_idle_attributed_to_what_starts_after_it(self):
+        events = [e for n in range(3) for e in self.step_events(n, 5.0)]
+        g = kernel_trace.idle_gaps({"traceEvents": events}, 3)
+        self.assertAlmostEqual(g["idle_us"], 7.0)
+        self.assertEqual(g["before"][0][0], "b")
+        self.assertAlmostEqual(g["before"][0][1], 5.0)
+        self.assertAlmostEqual(g["before"][1][1], 2.0)
+
+    def test_overlapping_kernels_wait_for_nothing(self):
+        events = [e for n in range(2) for e in self.step_events(n, 4.0, overlap=True)]
+        g = kernel_trace.idle_gaps({"traceEvents": events}, 2)
+        self.assertAlmostEqual(g["idle_us"], 4.0)
+        self.assertEqual([b[0] for b in g["before"]], ["b"])
+
+    def test_the_time_between_steps_is_not_idle_inside_one(self):
+        # Steps 10 ms apart: none of that counts.
+        events = [e for n in range(4) for e in self.step_events(n, 0.0)]
+        self.assertAlmostEqual(kernel_trace.idle_gaps({"traceEvents": events}, 4)["idle_us"], 2.0)
+
+    def test_uneven_steps_are_refused(self):
+        events = [e for n in range(2) for e in self.step_events(n, 1.0)][:-1]
+        with self.assertRaisesRegex(kernel_trace.TraceError, "5 device activities do not split "
+                                    "into 2 steps"):
+            kernel_trace.idle_gaps({"traceEvents": events}, 2)
+
+
 class DmcRun(unittest.TestCase):
     def test_parse(self):
         r = dmcrun.parse(BENCH_OUTPUT)

@@ -72,6 +72,8 @@ llvm::Error knobsFromDatabase(const WrittenBundle &defaultBundle, const std::str
     view->predictedStepUs = view->complete ? global.predictedUs : -1;
     view->predictedForwardUs = view->complete ? global.forwardUs : -1;
     view->predictedBackwardUs = view->complete ? global.backwardUs : -1;
+    if (view->complete)
+      view->predictedSteps = global.stepUs;
     view->kernels = manifest.kernels.size();
     view->contractions = manifest.contractions.size();
     view->bytes = 0;

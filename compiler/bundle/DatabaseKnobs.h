@@ -34,6 +34,8 @@ struct DatabaseView {
   double predictedStepUs = -1;
   /// predictedStepUs by phase (valid with it).
   double predictedForwardUs = -1, predictedBackwardUs = -1;
+  /// Each step's part of it (GlobalSelection::stepUs; valid with it).
+  std::vector<std::pair<std::string, double>> predictedSteps;
   int64_t bytes = 0; ///< read and written by its kernels and contractions
   size_t kernels = 0, contractions = 0;
 };

@@ -264,9 +264,13 @@ void insertTransposes(const dmrt::Manifest &m,
   for (dmrt::ConfigKernel &k : config.kernels)
     if (int n = kernelIndex(k.name); n >= 0 && renamed.count(n))
       k.name = "k" + std::to_string(renamed[n]) + k.name.substr(k.name.find('_'));
+  for (auto &[name, us] : g.stepUs) // the prediction's names follow
+    if (int n = kernelIndex(name); n >= 0 && renamed.count(n))
+      name = "k" + std::to_string(renamed[n]) + name.substr(name.find('_'));
   for (const auto &[n, r] : fresh) {
     dmrt::ConfigKernel k;
     k.name = "k" + std::to_string(n) + "_transpose";
+    g.stepUs.emplace_back(k.name, r ? r->medianUs : 0);
     if (r)
       tuningdb::configKnobs(*r, k);
     config.kernels.push_back(k);
@@ -381,6 +385,8 @@ GlobalSelection selectGlobally(const dmrt::Manifest &m, dmrt::Configuration &con
       const Step &s = b.steps[i];
       g.addToPhase(s.kernel ? s.kernel->phase : m.contractions[size_t(s.contraction)].phase,
                    r->medianUs);
+      g.stepUs.emplace_back(s.kernel ? s.kernel->entry : "c" + std::to_string(s.contraction),
+                            r->medianUs);
     }
   // The lower bound and the chain in the records' medians too: the path's
   // penalty is a tie-breaker against noise, not a time.

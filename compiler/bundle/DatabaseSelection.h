@@ -39,6 +39,10 @@ struct GlobalSelection {
   double contractionUs = 0;  ///< the contractions' part of predictedUs
   /// predictedUs by the steps' phases (forward + backward = predictedUs).
   double forwardUs = 0, backwardUs = 0;
+  /// Each step's chosen time in the manifest's order: a kernel by its entry
+  /// name, a contraction by "c<index>" (inserted transposes are in their
+  /// contraction's).
+  std::vector<std::pair<std::string, double>> stepUs;
   /// Adds `us` to the sum of `phase` (a manifest step's "forward" or "backward").
   void addToPhase(const std::string &phase, double us) {
     (phase == "forward" ? forwardUs : backwardUs) += us;

@@ -144,7 +144,7 @@ bool parseConfig(const std::string &text, const std::string &fileName, Configura
       return r.fail("prediction", "not in config version 1 (a prediction needs version 2)");
     ConfigPrediction &p = c.prediction;
     if (!r.object(*it, "prediction",
-                  {"device", "database", "forward_us", "backward_us"}) ||
+                  {"device", "database", "forward_us", "backward_us", "steps"}) ||
         !r.str(*it, "prediction", "device", p.device) ||
         !r.str(*it, "prediction", "database", p.database) ||
         !r.number(*it, "prediction", "forward_us", p.forwardUs) ||
@@ -155,6 +155,16 @@ bool parseConfig(const std::string &text, const std::string &fileName, Configura
       if (!(v >= 0))
         return r.fail(std::string("prediction.") + key,
                       "expected a time >= 0 in microseconds, got " + std::to_string(v));
+    if (auto s = it->find("steps"); s != it->end()) {
+      if (!s->is_object())
+        return r.fail("prediction.steps", "expected an object of step name -> microseconds");
+      for (auto step = s->begin(); step != s->end(); ++step) {
+        const std::string where = "prediction.steps." + step.key();
+        if (!step->is_number() || !(step->get<double>() >= 0))
+          return r.fail(where, "expected a time >= 0 in microseconds, got " + step->dump());
+        p.steps.emplace_back(step.key(), step->get<double>());
+      }
+    }
     c.hasPrediction = true;
   }
   if (!r.str(root, "", "model", c.model))
@@ -259,6 +269,12 @@ std::string writeConfig(const Configuration &c) {
                           {"database", c.prediction.database},
                           {"forward_us", c.prediction.forwardUs},
                           {"backward_us", c.prediction.backwardUs}};
+  if (c.hasPrediction && !c.prediction.steps.empty()) {
+    ojson steps = ojson::object();
+    for (const auto &[name, us] : c.prediction.steps)
+      steps[name] = us;
+    root["prediction"]["steps"] = std::move(steps);
+  }
   return root.dump(2, ' ', false, decltype(root)::error_handler_t::replace) + "\n";
 }
 

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dmrt {
@@ -71,6 +72,10 @@ struct ConfigPrediction {
   std::string device;   ///< the GPU whose records priced it ("NVIDIA H200")
   std::string database; ///< the database file, as given to dmc compile
   double forwardUs = 0, backwardUs = 0;
+  /// Each step's part: a kernel by its entry name ("k3_gelu_dropout"), a
+  /// contraction by "c<index>" (written in the bundle's order, read back in
+  /// name order); empty when not written (optional: `prediction.steps`).
+  std::vector<std::pair<std::string, double>> steps;
   double stepUs() const { return forwardUs + backwardUs; }
 };
 

@@ -206,6 +206,34 @@ TEST(Config, PredictionRoundTrips) {
   EXPECT_FALSE(c.hasPrediction);
 }
 
+TEST(Config, PredictionStepsRoundTrip) {
+  json j = withPrediction();
+  j["prediction"]["steps"] = {{"k0_attention", 65.2}, {"c0", 37.03}, {"k1_transpose", 0.0}};
+  Configuration c;
+  std::string error;
+  ASSERT_TRUE(parseConfig(j.dump(), "cfg.json", c, error)) << error;
+  ASSERT_EQ(c.prediction.steps.size(), 3u);
+  EXPECT_EQ(c.prediction.steps[0].first, "c0"); // read back in name order
+  EXPECT_DOUBLE_EQ(c.prediction.steps[0].second, 37.03);
+  EXPECT_EQ(json::parse(writeConfig(c)), j);
+  // Without steps none are written.
+  c.prediction.steps.clear();
+  EXPECT_FALSE(json::parse(writeConfig(c))["prediction"].contains("steps"));
+}
+
+TEST(Config, PredictionStepRejectionsSayWhy) {
+  json j = withPrediction();
+  j["prediction"]["steps"] = {{"k0_attention", -2.0}};
+  EXPECT_EQ(parseError(j), "cfg.json: prediction.steps.k0_attention: expected a time >= 0 in "
+                           "microseconds, got -2.0");
+  j["prediction"]["steps"] = {{"c3", "fast"}};
+  EXPECT_EQ(parseError(j), "cfg.json: prediction.steps.c3: expected a time >= 0 in "
+                           "microseconds, got \"fast\"");
+  j["prediction"]["steps"] = json::array({1.0});
+  EXPECT_EQ(parseError(j), "cfg.json: prediction.steps: expected an object of step name -> "
+                           "microseconds");
+}
+
 TEST(Config, PredictionRejectionsSayWhy) {
   json j = withPrediction();
   j["version"] = 1;
