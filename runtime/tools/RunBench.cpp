@@ -27,39 +27,55 @@ struct StepTimes {
 };
 
 /// Medians of `reps` steps (after `warmup`) in graph mode `mode`
-/// (DMRT_GRAPHS_*).
+/// (DMRT_GRAPHS_*). Pipelined: the host enqueues every step without waiting,
+/// as a training loop does, so each phase's time is the device's alone (the
+/// host's enqueue hides behind the steps before it). Synchronized: each step
+/// waits for the one before, so the host's enqueue (a graph's seed update
+/// and launch, or every launch) is in the forward's time.
 bool timeSteps(Layer &layer, cudaStream_t stream, int mode, int reps, int warmup,
-               StepTimes &out, std::string &error) {
+               bool pipelined, StepTimes &out, std::string &error) {
   if (!statusOk(layer.setGraphMode(mode), "graphs", error))
     return false;
-  cudaEvent_t ev[3] = {};
-  for (cudaEvent_t &e : ev)
-    if (!cudaOk(cudaEventCreate(&e), "cudaEventCreate", error))
-      return false;
-  std::vector<double> fwd, bwd, whole, host;
+  const int n = warmup + reps;
+  std::vector<cudaEvent_t> ev(size_t(pipelined ? 3 * n : 3), nullptr);
   bool ok = true;
-  for (int r = 0; ok && r < warmup + reps; ++r) {
+  for (cudaEvent_t &e : ev)
+    ok = ok && cudaOk(cudaEventCreate(&e), "cudaEventCreate", error);
+  std::vector<double> fwd, bwd, whole, host;
+  auto elapsed = [&](cudaEvent_t *e) {
+    float f = 0, b = 0;
+    ok = ok && cudaOk(cudaEventElapsedTime(&f, e[0], e[1]), "cudaEventElapsedTime", error) &&
+         cudaOk(cudaEventElapsedTime(&b, e[1], e[2]), "cudaEventElapsedTime", error);
+    fwd.push_back(f);
+    bwd.push_back(b);
+    whole.push_back(f + b);
+  };
+  for (int r = 0; ok && r < n; ++r) {
+    cudaEvent_t *e = ev.data() + (pipelined ? 3 * r : 0);
     auto t0 = std::chrono::steady_clock::now();
     ok = statusOk(layer.setSeed(1000 + uint64_t(r)), "seed", error) &&
-         cudaOk(cudaEventRecord(ev[0], stream), "cudaEventRecord", error) &&
+         cudaOk(cudaEventRecord(e[0], stream), "cudaEventRecord", error) &&
          statusOk(layer.forward(stream), "forward", error) &&
-         cudaOk(cudaEventRecord(ev[1], stream), "cudaEventRecord", error) &&
+         cudaOk(cudaEventRecord(e[1], stream), "cudaEventRecord", error) &&
          statusOk(layer.backward(stream), "backward", error) &&
-         cudaOk(cudaEventRecord(ev[2], stream), "cudaEventRecord", error);
+         cudaOk(cudaEventRecord(e[2], stream), "cudaEventRecord", error);
     auto t1 = std::chrono::steady_clock::now();
-    float f = 0, b = 0;
-    ok = ok && cudaOk(cudaEventSynchronize(ev[2]), "the step", error) &&
-         cudaOk(cudaEventElapsedTime(&f, ev[0], ev[1]), "cudaEventElapsedTime", error) &&
-         cudaOk(cudaEventElapsedTime(&b, ev[1], ev[2]), "cudaEventElapsedTime", error);
-    if (ok && r >= warmup) {
-      fwd.push_back(f);
-      bwd.push_back(b);
-      whole.push_back(f + b);
+    if (ok && r >= warmup)
       host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    if (!pipelined) {
+      ok = ok && cudaOk(cudaEventSynchronize(e[2]), "the step", error);
+      if (ok && r >= warmup)
+        elapsed(e);
     }
   }
+  if (pipelined) {
+    ok = ok && cudaOk(cudaEventSynchronize(ev.back()), "the steps", error);
+    for (int r = warmup; ok && r < n; ++r)
+      elapsed(ev.data() + 3 * r);
+  }
   for (cudaEvent_t e : ev)
-    cudaEventDestroy(e);
+    if (e)
+      cudaEventDestroy(e);
   out = {median(fwd), median(bwd), median(whole), median(host)};
   return ok;
 }
@@ -81,17 +97,22 @@ bool benchLayer(Layer &layer, int reps, int warmup, std::string &error,
               layer.model().c_str(), layer.deviceName().c_str(), mem.arena_bytes / 1048576.0,
               mem.kernel_workspace_bytes / 1048576.0, inferenceArena / 1048576.0,
               mem.gemm_workspace_bytes / 1048576.0, mem.caller_bytes / 1048576.0);
-  StepTimes graphs, serial, plain;
-  std::printf("dmc-run: timing %d steps (after %d warm-up) with CUDA graphs ...\n", reps, warmup);
-  bool ok = timeSteps(layer, stream, DMRT_GRAPHS_ON, reps, warmup, graphs, error);
+  StepTimes graphs, serial, plain, graphsAlone, plainAlone;
+  std::printf("dmc-run: timing %d steps (after %d warm-up) with CUDA graphs, enqueued ahead as "
+              "in training ...\n", reps, warmup);
+  bool ok = timeSteps(layer, stream, DMRT_GRAPHS_ON, reps, warmup, true, graphs, error);
   int32_t shape[2][3] = {};
   for (int32_t bwd = 0; bwd < 2; ++bwd)
     dmrt_internal_graph_shape(layer.get(), bwd, &shape[bwd][0], &shape[bwd][1], &shape[bwd][2]);
   std::printf("dmc-run: timing %d steps with serial CUDA graphs (the bundle's order) ...\n",
               reps);
-  ok = ok && timeSteps(layer, stream, DMRT_GRAPHS_SERIAL, reps, warmup, serial, error);
+  ok = ok && timeSteps(layer, stream, DMRT_GRAPHS_SERIAL, reps, warmup, true, serial, error);
   std::printf("dmc-run: timing %d steps with plain launches ...\n", reps);
-  ok = ok && timeSteps(layer, stream, DMRT_GRAPHS_OFF, reps, warmup, plain, error);
+  ok = ok && timeSteps(layer, stream, DMRT_GRAPHS_OFF, reps, warmup, true, plain, error);
+  std::printf("dmc-run: timing %d steps each waited for (CUDA graphs, plain launches) ...\n",
+              reps);
+  ok = ok && timeSteps(layer, stream, DMRT_GRAPHS_ON, reps, warmup, false, graphsAlone, error) &&
+       timeSteps(layer, stream, DMRT_GRAPHS_OFF, reps, warmup, false, plainAlone, error);
   ok = ok && statusOk(layer.setGraphMode(DMRT_GRAPHS_ON), "graphs", error);
   // The sum of every step's own time (each alone between events).
   int32_t counts[2] = {0, 0};
@@ -117,21 +138,29 @@ bool benchLayer(Layer &layer, int reps, int warmup, std::string &error,
   cudaStreamDestroy(stream);
   if (!ok)
     return false;
+  // Enqueued ahead, the host's time per step can include waiting for room in
+  // the launch queue: the enqueue column is the synchronized runs'.
   std::printf("dmc-run: summary (median ms)       forward  backward  step   host enqueue us\n");
   std::printf("dmc-run:   CUDA graphs            %8.3f  %8.3f  %6.3f  %8.1f\n", graphs.forwardMs,
-              graphs.backwardMs, graphs.stepMs, graphs.hostUs);
-  std::printf("dmc-run:   serial CUDA graphs     %8.3f  %8.3f  %6.3f  %8.1f\n", serial.forwardMs,
-              serial.backwardMs, serial.stepMs, serial.hostUs);
+              graphs.backwardMs, graphs.stepMs, graphsAlone.hostUs);
+  std::printf("dmc-run:   serial CUDA graphs     %8.3f  %8.3f  %6.3f\n", serial.forwardMs,
+              serial.backwardMs, serial.stepMs);
   std::printf("dmc-run:   plain launches         %8.3f  %8.3f  %6.3f  %8.1f\n", plain.forwardMs,
-              plain.backwardMs, plain.stepMs, plain.hostUs);
+              plain.backwardMs, plain.stepMs, plainAlone.hostUs);
+  std::printf("dmc-run:   each step waited for:\n");
+  std::printf("dmc-run:     with CUDA graphs     %8.3f  %8.3f  %6.3f\n", graphsAlone.forwardMs,
+              graphsAlone.backwardMs, graphsAlone.stepMs);
+  std::printf("dmc-run:     with plain launches  %8.3f  %8.3f  %6.3f\n", plainAlone.forwardMs,
+              plainAlone.backwardMs, plainAlone.stepMs);
   std::printf("dmc-run:   sum of steps' own times %7.3f  %8.3f  %6.3f  (%d + %d steps)\n",
               sums[0], sums[1], sums[0] + sums[1], counts[0], counts[1]);
   std::printf("dmc-run: graph order: forward %d steps, %d edges, longest chain %d; backward %d "
               "steps, %d edges, longest chain %d (serial: a chain of every step)\n",
               shape[0][0], shape[0][1], shape[0][2], shape[1][0], shape[1][1], shape[1][2]);
-  std::printf("dmc-run: launch overhead: plain - graphs = %.3f ms per step; graphs - sum of "
-              "steps = %.3f ms (gaps between steps)\n",
-              plain.stepMs - graphs.stepMs, graphs.stepMs - (sums[0] + sums[1]));
+  std::printf("dmc-run: launch overhead, steps waited for: plain - graphs = %.3f ms per step; "
+              "the host's enqueue in a step waited for: %.3f ms with graphs (waited for - "
+              "enqueued ahead)\n",
+              plainAlone.stepMs - graphsAlone.stepMs, graphsAlone.stepMs - graphs.stepMs);
   if (!bundleDir.empty())
     std::printf("dmc-run: CUDA graphs %s\n", // "against the prediction ..." or "no prediction ..."
                 predictionLine(bundleDir, layer.deviceName(), graphs.forwardMs,
