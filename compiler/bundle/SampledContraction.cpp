@@ -3,31 +3,55 @@
 
 #include "llvm/Support/Parallel.h"
 
+#include <algorithm>
+
 namespace dmc::bundle {
+namespace {
+
+/// `t` copied into the dim order `order` (a permutation of its dims).
+HostTensor permuted(const HostTensor &t, const std::string &order) {
+  std::vector<int64_t> shape;
+  for (char d : order)
+    shape.push_back(t.size(d));
+  HostTensor p(order, shape);
+  size_t next = 0;
+  forEachPoint<1>(order, shape, {&t}, [&](const std::vector<int64_t> &, const auto &off) {
+    p.data[next++] = t.data[size_t(off[0])];
+  });
+  return p;
+}
+
+} // namespace
 
 std::vector<double> sampledContract(const HostTensor &a, const HostTensor &b, double scale,
                                     dmrt::Epilogue epilogue, const HostTensor *bias,
                                     const HostTensor &out, int64_t stride) {
-  // The reduced dims (in a and b, not in out) as one list of offset pairs.
+  // The reduced dims (in a and b, not in out). Each sample sums over them
+  // with the first reduced dim varying fastest; both operands are first
+  // copied with their reduced dims innermost in that order (the last reduced
+  // dim outermost among them), so every sum reads two contiguous runs in the
+  // order it always summed (the same bits), instead of strided elements all
+  // over the operands (e.g. a weight gradient reducing over every token).
   std::string reduced;
   for (char d : a.dims)
     if (b.has(d) && !out.has(d))
       reduced += d;
-  std::vector<int64_t> offA = {0}, offB = {0};
-  for (char d : reduced) {
-    std::vector<int64_t> nextA, nextB;
-    for (int64_t i = 0; i < a.size(d); ++i)
-      for (size_t n = 0; n < offA.size(); ++n) {
-        nextA.push_back(offA[n] + i * a.stride(d));
-        nextB.push_back(offB[n] + i * b.stride(d));
-      }
-    offA.swap(nextA);
-    offB.swap(nextB);
-  }
+  std::string inner(reduced.rbegin(), reduced.rend());
+  auto withReducedInner = [&](const HostTensor &t) {
+    std::string order;
+    for (char d : t.dims)
+      if (reduced.find(d) == std::string::npos)
+        order += d;
+    return permuted(t, order + inner);
+  };
+  const HostTensor pa = withReducedInner(a), pb = withReducedInner(b);
+  int64_t length = 1;
+  for (char d : reduced)
+    length *= a.size(d);
   int64_t count = HostTensor::numElements(out.shape);
   int64_t step = stride < 1 ? 1 : stride;
   std::vector<double> values(size_t((count + step - 1) / step));
-  // Each sample's sum in the order of offA; samples spread over the cores.
+  // Samples spread over the cores.
   llvm::parallelFor(0, values.size(), [&](size_t sample) {
     // The point's coordinates, row-major in out's layout.
     int64_t baseA = 0, baseB = 0, baseBias = 0, rest = int64_t(sample) * step;
@@ -35,14 +59,15 @@ std::vector<double> sampledContract(const HostTensor &a, const HostTensor &b, do
       char d = out.dims[n];
       int64_t i = rest % out.shape[n];
       rest /= out.shape[n];
-      baseA += i * a.stride(d);
-      baseB += i * b.stride(d);
+      baseA += i * pa.stride(d);
+      baseB += i * pb.stride(d);
       if (bias)
         baseBias += i * bias->stride(d);
     }
+    const double *ra = pa.data.data() + baseA, *rb = pb.data.data() + baseB;
     double acc = 0;
-    for (size_t r = 0; r < offA.size(); ++r)
-      acc += a.data[size_t(baseA + offA[r])] * b.data[size_t(baseB + offB[r])];
+    for (int64_t r = 0; r < length; ++r)
+      acc += ra[r] * rb[r];
     acc *= scale;
     if ((epilogue == dmrt::Epilogue::Bias || epilogue == dmrt::Epilogue::Accumulate) && bias)
       acc += bias->data[size_t(baseBias)];
