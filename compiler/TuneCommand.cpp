@@ -7,6 +7,7 @@
 #include "compiler/bundle/Configuration.h"
 #include "compiler/bundle/KernelPruning.h"
 #include "compiler/bundle/LayoutCandidates.h"
+#include "compiler/bundle/Reference.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatAdapters.h"
@@ -276,6 +277,10 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
   options.modelName = sys::path::stem(model).str();
   options.reference = true;
   options.referenceSamples = samples;
+  // The paths and layout candidates share most steps with default.dmlib:
+  // an identical step at the same index gets a copy of its reference file.
+  bundle::ReferenceCache references;
+  options.referenceCache = &references;
   errs() << "dmc tune: " << dir << "/default.dmlib (with references)\n";
   auto fusedSteps = writeOne(ctx, dir + "/default.dmlib", options);
   if (!fusedSteps)
@@ -320,7 +325,11 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
     errs() << "dmc tune: " << b << " (" << l.candidate.describe() << ", " << l.steps.size()
            << " step(s) with references)\n";
   }
+  if (references.hits() > 0)
+    errs() << "dmc tune: " << references.hits()
+           << " reference file(s) copied from an identical step (same op at the same index)\n";
   options.reference = false;
+  options.referenceCache = nullptr;
   for (int i = 0; i < n; ++i) {
     // The kernels whose i-th configuration is measured (--prune-kernels);
     // a bundle that measures none is not written.

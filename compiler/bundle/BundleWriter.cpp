@@ -88,7 +88,8 @@ llvm::Error writeBundle(func::FuncOp f, llvm::StringRef dir, const BundleOptions
     std::vector<dm::ContractOp> contractions(f.getOps<dm::ContractOp>().begin(),
                                              f.getOps<dm::ContractOp>().end());
     ReferenceOptions ref{options.referenceSeed, options.referenceFlopLimit,
-                         options.referenceSamples, options.referenceSteps};
+                         options.referenceSamples, options.referenceSteps,
+                         options.referenceCache};
     if (llvm::Error e = writeReferences(kernels, contractions, dir, ref, log))
       return e;
   }

@@ -14,6 +14,8 @@
 
 namespace dmc::bundle {
 
+class ReferenceCache; // Reference.h
+
 struct BundleOptions {
   std::string arch = "sm_90a";
   std::string modelName;
@@ -25,6 +27,9 @@ struct BundleOptions {
   int64_t referenceSamples = 1 << 18; ///< most elements stored per reference output
   /// References only for these steps ("k3", "c1"); empty: every step.
   std::set<std::string> referenceSteps;
+  /// Optional: reference files of identical steps copied, not recomputed
+  /// (one cache across the bundles of one dmc tune).
+  ReferenceCache *referenceCache = nullptr;
   unsigned threads = 0; ///< NVRTC workers (0: all cores)
   /// -1: each kernel's default configuration; N >= 0: its N-th feasible one
   /// (modulo their number), for sweeping configurations on a GPU.

@@ -9,6 +9,8 @@
 #include "runtime/ReferenceData.h"
 #include "runtime/Safetensors.h"
 
+#include "mlir/IR/OperationSupport.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Parallel.h"
 
@@ -76,8 +78,43 @@ std::vector<HostTensor> sampledOutputs(dm::ContractOp c, const std::vector<HostT
   return outputs;
 }
 
+/// What a step's reference file depends on: the op as printed (its region,
+/// types and attributes; operands by type only), its unit and the options.
+std::string cacheKey(Operation *op, uint32_t unit, const ReferenceOptions &options,
+                     bool sampled) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  op->print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
+  os << "|unit " << unit << "|seed " << options.seed << "|samples " << options.samples
+     << "|flop limit " << llvm::formatv("{0:e}", options.flopLimit) << "|sampled " << sampled;
+  return key;
+}
+
+llvm::Error writeComputed(Operation *op, const std::string &path,
+                          const ReferenceOptions &options, uint32_t unit, bool sampled);
+
+/// Writes the reference of `op` to `path`, copying an identical step's file
+/// when options.cache has one.
 llvm::Error writeOne(Operation *op, const std::string &path, const ReferenceOptions &options,
                      uint32_t unit, bool sampled = false) {
+  if (!options.cache)
+    return writeComputed(op, path, options, unit, sampled);
+  const std::string key = cacheKey(op, unit, options, sampled);
+  if (std::string from = options.cache->find(key); !from.empty()) {
+    if (std::error_code ec = llvm::sys::fs::copy_file(from, path))
+      return llvm::createStringError(ec, "copying the reference " + from + " to " + path +
+                                             ": " + ec.message());
+    options.cache->hit();
+    return llvm::Error::success();
+  }
+  if (llvm::Error e = writeComputed(op, path, options, unit, sampled))
+    return e;
+  options.cache->add(key, path);
+  return llvm::Error::success();
+}
+
+llvm::Error writeComputed(Operation *op, const std::string &path,
+                          const ReferenceOptions &options, uint32_t unit, bool sampled) {
   int64_t maxInt = 1;
   for (char c : dm::iterationDims(op))
     maxInt = std::max(maxInt, dm::dimSize(op, c));
@@ -150,6 +187,11 @@ llvm::Error writeOne(Operation *op, const std::string &path, const ReferenceOpti
 
 } // namespace
 
+std::string ReferenceCache::find(const std::string &key) const {
+  auto it = files_.find(key);
+  return it == files_.end() || !llvm::sys::fs::exists(it->second) ? "" : it->second;
+}
+
 llvm::Error writeReferences(const std::vector<dm::KernelOp> &kernels,
                             const std::vector<dm::ContractOp> &contractions,
                             llvm::StringRef dir, const ReferenceOptions &options,
@@ -157,6 +199,7 @@ llvm::Error writeReferences(const std::vector<dm::KernelOp> &kernels,
   auto wanted = [&](const char *prefix, size_t n) {
     return options.only.empty() || options.only.count(prefix + std::to_string(n));
   };
+  const size_t hitsBefore = options.cache ? options.cache->hits() : 0;
   size_t kernelsWritten = 0;
   for (size_t n = 0; n < kernels.size(); ++n) {
     if (!wanted("k", n))
@@ -214,6 +257,9 @@ llvm::Error writeReferences(const std::vector<dm::KernelOp> &kernels,
     log << "; " << skipped << " above the flop limit "
         << llvm::formatv("{0:e}", options.flopLimit)
         << " recorded as skipped (metadata `skipped`)";
+  if (options.cache && options.cache->hits() > hitsBefore)
+    log << "; " << options.cache->hits() - hitsBefore
+        << " copied from an identical step's file written before";
   log << "\n";
   return llvm::Error::success();
 }

@@ -7,11 +7,30 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 namespace dmc::bundle {
+
+/// Reference files already written in this process, by what determines
+/// their bytes (the step's op as printed, its unit, the options): a bundle
+/// whose step is the same op at the same index gets a copy instead of a
+/// second interpreter run (dmc tune's path bundles share most kernels with
+/// default.dmlib).
+class ReferenceCache {
+public:
+  /// The file written for `key`, or "".
+  std::string find(const std::string &key) const;
+  void add(const std::string &key, const std::string &path) { files_[key] = path; }
+  size_t hits() const { return hits_; }
+  void hit() { ++hits_; }
+
+private:
+  std::map<std::string, std::string> files_;
+  size_t hits_ = 0;
+};
 
 struct ReferenceOptions {
   uint64_t seed = 1234;          ///< inputs and dropout
@@ -22,6 +41,7 @@ struct ReferenceOptions {
   int64_t samples = 1 << 18;     ///< most elements stored per output
   /// Only these steps' files ("k3", "c1"); empty: every step's.
   std::set<std::string> only;
+  ReferenceCache *cache = nullptr; ///< optional: reuse identical steps' files
 };
 
 /// Writes reference/k<N>.safetensors for every kernel and c<N>.safetensors for

@@ -16,6 +16,7 @@ Usage: db_compile_test.py --dmc BUILD/bin/dmc --dmc-db BUILD/bin/dmc-db
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -319,10 +320,30 @@ def bias_grad_paths(args, tmp):
     expect_error([args.dmc, "compile", TINY, "-o", none, "--bias-grads", "some"],
                  "--bias-grads is 'some': expected saving, all or none", "a bad --bias-grads")
     cands = os.path.join(tmp, "bg-cands")
-    run([args.dmc, "tune", TINY, "--emit-candidates", cands, "--candidates", "1",
-         "--layout-candidates", "0"])
+    r = run([args.dmc, "tune", TINY, "--emit-candidates", cands, "--candidates", "1",
+             "--layout-candidates", "0"])
     for b in ("bgrad.dmlib", "nobgrad.dmlib", "noaddend.dmlib"):
         assert os.path.isdir(os.path.join(cands, b, "reference")), os.listdir(cands)
+    # The paths share steps with default.dmlib: those reference files are copies
+    # (the tune says how many), and each equals what a compile of that path alone
+    # computes, byte for byte (a stale or misplaced copy would differ: every step's
+    # inputs are drawn by its index).
+    assert re.search(r"dmc tune: [1-9][0-9]* reference file\(s\) copied from an identical step",
+                     r.stderr), r.stderr
+    # apart.dmlib has more kernels than default.dmlib, so identical ops sit at other
+    # indices there: a copy keyed without the index would differ.
+    for b, flags in (("apart.dmlib", ["--no-column-fusion"]),
+                     ("nobgrad.dmlib", ["--bias-grads", "none"]),
+                     ("bgrad.dmlib", ["--bias-grads", "all"]),
+                     ("noaddend.dmlib", ["--no-gemm-addends"])):
+        alone = os.path.join(tmp, "alone-" + b)
+        run([args.dmc, "compile", TINY, "-o", alone, "--reference", "--reference-samples",
+             "16384"] + flags)
+        mine, theirs = os.path.join(cands, b, "reference"), os.path.join(alone, "reference")
+        assert sorted(os.listdir(mine)) == sorted(os.listdir(theirs)), (b, os.listdir(mine))
+        for f in os.listdir(theirs):
+            assert open(os.path.join(mine, f), "rb").read() == \
+                open(os.path.join(theirs, f), "rb").read(), f"{b}: reference/{f} differs"
     assert "add_layernorm_dx_layernorm_dparams" in kernels(os.path.join(cands, "noaddend.dmlib"))
     assert "dgelu" in kernels(os.path.join(cands, "bgrad.dmlib"))
     assert "layernorm_dx_layernorm_dparams_reduce_sum" in kernels(os.path.join(cands, "nobgrad.dmlib"))
