@@ -1,9 +1,10 @@
 //===- SampledContraction.cpp - a contraction's reference, sampled --------===//
 #include "compiler/bundle/SampledContraction.h"
 
+#include "compiler/HostKernels.h"
+
 #include "llvm/Support/Parallel.h"
 
-#include <algorithm>
 
 namespace dmc::bundle {
 namespace {
@@ -14,10 +15,7 @@ HostTensor permuted(const HostTensor &t, const std::string &order) {
   for (char d : order)
     shape.push_back(t.size(d));
   HostTensor p(order, shape);
-  size_t next = 0;
-  forEachPoint<1>(order, shape, {&t}, [&](const std::vector<int64_t> &, const auto &off) {
-    p.data[next++] = t.data[size_t(off[0])];
-  });
+  HostKernels<double>::copyInto(t, p);
   return p;
 }
 
