@@ -53,6 +53,19 @@ def _start_us(event):
     return float(ts)
 
 
+def _complete_events(trace, steps):
+    """(category in lower case, name, event) of every complete ("X") event of `trace`,
+    after checking `steps` and the trace's shape."""
+    if steps < 1:
+        raise TraceError(f"steps must be >= 1, got {steps}")
+    events = trace.get("traceEvents") if isinstance(trace, dict) else trace
+    if not isinstance(events, list):
+        raise TraceError("not a Chrome trace: no traceEvents list")
+    for event in events:
+        if isinstance(event, dict) and event.get("ph") == "X":
+            yield str(event.get("cat", "")).lower(), str(event.get("name", "")), event
+
+
 def summarize(trace, steps, top=8):
     """Per-step device time of the `steps` profiled steps of `trace` (parsed JSON).
 
@@ -63,21 +76,12 @@ def summarize(trace, steps, top=8):
     Raises TraceError when the trace recorded another number of steps than `steps`
     (counted from its ProfilerStep#N ranges on the CPU side) or no kernel at all.
     """
-    if steps < 1:
-        raise TraceError(f"steps must be >= 1, got {steps}")
-    events = trace.get("traceEvents") if isinstance(trace, dict) else trace
-    if not isinstance(events, list):
-        raise TraceError("not a Chrome trace: no traceEvents list")
     recorded = set()
     kernel_us = memcpy_us = memset_us = 0.0
     kernels = 0
     intervals = []
     by_name = defaultdict(lambda: [0.0, 0])
-    for event in events:
-        if not isinstance(event, dict) or event.get("ph") != "X":
-            continue
-        category = str(event.get("cat", "")).lower()
-        name = str(event.get("name", ""))
+    for category, name, event in _complete_events(trace, steps):
         if _STEP.match(name) and category != "gpu_user_annotation":
             recorded.add(name)
         elif category in _KERNEL:
@@ -121,19 +125,11 @@ def idle_gaps(trace, steps, top=10):
     profiled steps synchronize in between, as measure.profile_kernels' do); within a
     step, an activity that starts after every earlier one has ended waited for that
     long. Raises TraceError when the activities do not split into equal steps."""
-    if steps < 1:
-        raise TraceError(f"steps must be >= 1, got {steps}")
-    events = trace.get("traceEvents") if isinstance(trace, dict) else trace
-    if not isinstance(events, list):
-        raise TraceError("not a Chrome trace: no traceEvents list")
     device = []
-    for event in events:
-        if not isinstance(event, dict) or event.get("ph") != "X":
-            continue
-        category = str(event.get("cat", "")).lower()
+    for category, name, event in _complete_events(trace, steps):
         if category in _KERNEL or category in _MEMCPY or category in _MEMSET:
             start = _start_us(event)
-            device.append((start, start + _duration_us(event), str(event.get("name", ""))))
+            device.append((start, start + _duration_us(event), name))
     if not device or len(device) % steps:
         raise TraceError(f"{len(device)} device activities do not split into {steps} steps")
     device.sort()

@@ -261,12 +261,14 @@ void insertTransposes(const dmrt::Manifest &m,
         g.addToPhase(m.contraction(s.id)->phase, r ? r->medianUs : 0);
       }
   }
-  for (dmrt::ConfigKernel &k : config.kernels)
-    if (int n = kernelIndex(k.name); n >= 0 && renamed.count(n))
-      k.name = "k" + std::to_string(renamed[n]) + k.name.substr(k.name.find('_'));
-  for (auto &[name, us] : g.stepUs) // the prediction's names follow
+  auto rename = [&](std::string &name) {
     if (int n = kernelIndex(name); n >= 0 && renamed.count(n))
       name = "k" + std::to_string(renamed[n]) + name.substr(name.find('_'));
+  };
+  for (dmrt::ConfigKernel &k : config.kernels)
+    rename(k.name);
+  for (auto &[name, us] : g.stepUs) // the prediction's names follow
+    rename(name);
   for (const auto &[n, r] : fresh) {
     dmrt::ConfigKernel k;
     k.name = "k" + std::to_string(n) + "_transpose";

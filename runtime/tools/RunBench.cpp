@@ -23,7 +23,8 @@ double median(std::vector<double> v) {
 }
 
 struct StepTimes {
-  double forwardMs = 0, backwardMs = 0, stepMs = 0, hostUs = 0;
+  double forwardMs = 0, backwardMs = 0, stepMs = 0;
+  double hostUs = 0; ///< synchronized runs only (timeSteps)
 };
 
 /// Medians of `reps` steps (after `warmup`) in graph mode `mode`
@@ -31,7 +32,9 @@ struct StepTimes {
 /// as a training loop does, so each phase's time is the device's alone (the
 /// host's enqueue hides behind the steps before it). Synchronized: each step
 /// waits for the one before, so the host's enqueue (a graph's seed update
-/// and launch, or every launch) is in the forward's time.
+/// and launch, or every launch) is in the forward's time; only these runs
+/// time the host's enqueue (enqueued ahead, it can include waiting for room
+/// in the launch queue).
 bool timeSteps(Layer &layer, cudaStream_t stream, int mode, int reps, int warmup,
                bool pipelined, StepTimes &out, std::string &error) {
   if (!statusOk(layer.setGraphMode(mode), "graphs", error))
@@ -60,9 +63,9 @@ bool timeSteps(Layer &layer, cudaStream_t stream, int mode, int reps, int warmup
          statusOk(layer.backward(stream), "backward", error) &&
          cudaOk(cudaEventRecord(e[2], stream), "cudaEventRecord", error);
     auto t1 = std::chrono::steady_clock::now();
-    if (ok && r >= warmup)
-      host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     if (!pipelined) {
+      if (ok && r >= warmup)
+        host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
       ok = ok && cudaOk(cudaEventSynchronize(e[2]), "the step", error);
       if (ok && r >= warmup)
         elapsed(e);
@@ -138,8 +141,7 @@ bool benchLayer(Layer &layer, int reps, int warmup, std::string &error,
   cudaStreamDestroy(stream);
   if (!ok)
     return false;
-  // Enqueued ahead, the host's time per step can include waiting for room in
-  // the launch queue: the enqueue column is the synchronized runs'.
+  // The enqueue column is the synchronized runs' (timeSteps).
   std::printf("dmc-run: summary (median ms)       forward  backward  step   host enqueue us\n");
   std::printf("dmc-run:   CUDA graphs            %8.3f  %8.3f  %6.3f  %8.1f\n", graphs.forwardMs,
               graphs.backwardMs, graphs.stepMs, graphsAlone.hostUs);
