@@ -124,10 +124,7 @@ bool Executor::setArena(void *p, int64_t bytes, std::string &error) {
   }
   if (!checkDevicePointer("arena", p, error))
     return false;
-  if (arena_ != p) {
-    arena_ = p;
-    dropGraphs();
-  }
+  arena_ = p; // a graph of another arena is captured again at its replay (updated in place)
   arenaCapacity_ = bytes;
   return true;
 }

@@ -30,7 +30,9 @@
 // legacy default stream included) and later runs replay it; a new dropout
 // key only rewrites the captured kernels' seed parameters
 // (cuGraphExecKernelNodeSetParams), and new bound pointers or a new arena
-// make the next run capture again. A caller stream that is itself being
+// make the next run capture again, updating the executable graph in place
+// (cudaGraphExecUpdate: no instantiation) when the capture has its topology,
+// as it does unless the plan or graph mode changed. A caller stream that is itself being
 // captured gets plain launches (they join the caller's graph).
 //
 // Every method that touches the device (open, run, timeSteps, setArena,
@@ -139,8 +141,10 @@ public:
   /// synchronously, and returns each step's time in ms (plain launches).
   bool timeSteps(Phase phase, ArenaPlanKind plan, cudaStream_t stream, uint64_t key,
                  std::vector<float> &ms, std::string &error);
-  /// Graph captures so far (for tests and dmc-run --bench).
+  /// Graph captures instantiated so far, and captures that updated an
+  /// executable graph in place instead (rebound buffers; for tests).
   int captures() const { return captures_; }
+  int graphUpdates() const { return updates_; }
 
   /// Device address of tensor `id` under the plan of the last run; nullptr
   /// when its buffer is unbound or it lives in the arena and there is none
@@ -200,7 +204,7 @@ private:
   bool concurrentGraphs_ = true;
   bool poisonArena_ = false;
   cudaStream_t captureStream_ = nullptr;
-  int captures_ = 0;
+  int captures_ = 0, updates_ = 0;
   std::unique_ptr<BundleKernels> kernels_; ///< destroyed before driver_, on the device
   std::vector<KernelLaunch> launches_;     ///< by kernel index
   uint64_t launchesVersion_ = 0;           ///< bindings version launches_ was built for

@@ -33,6 +33,7 @@ struct Executor::Graph {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   uint64_t bindingsVersion = 0;
+  void *arena = nullptr; ///< the arena the node parameters point into
   uint64_t key = 0;
   std::vector<CapturedKernel> kernels;
   /// Concurrent captures: steps, dependency edges, longest chain of steps.

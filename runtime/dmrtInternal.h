@@ -29,6 +29,11 @@ void dmrt_internal_module_stats(uint64_t *loads, uint64_t *unloads, uint64_t *li
 void dmrt_internal_graph_shape(dmrt_layer *layer, int32_t backward, int32_t *steps,
                                int32_t *edges, int32_t *critical_path);
 
+/// Graphs instantiated and graphs updated in place (a phase captured again
+/// after its buffers were rebound, same topology) since the layer opened.
+/// Any pointer may be null.
+void dmrt_internal_graph_counts(dmrt_layer *layer, int32_t *instantiated, int32_t *updated);
+
 #ifdef __cplusplus
 }
 

@@ -84,6 +84,14 @@ dmrt_status dmrt_set_seed(dmrt_layer *layer, uint64_t seed, uint64_t offset) {
   return DMRT_OK;
 }
 
+void dmrt_internal_graph_counts(dmrt_layer *layer, int32_t *instantiated, int32_t *updated) {
+  const bool any = layer && layer->exec;
+  if (instantiated)
+    *instantiated = any ? layer->exec->captures() : 0;
+  if (updated)
+    *updated = any ? layer->exec->graphUpdates() : 0;
+}
+
 void dmrt_internal_graph_shape(dmrt_layer *layer, int32_t backward, int32_t *steps,
                                int32_t *edges, int32_t *critical_path) {
   int n = 0, e = 0, c = 0;

@@ -5,6 +5,7 @@
 #include "runtime/Bundle.h"
 #include "runtime/Harness.h"
 #include "runtime/dmrt.hpp"
+#include "runtime/dmrtInternal.h"
 
 #include <cuda_runtime_api.h>
 
@@ -53,6 +54,39 @@ bool runStep(const std::string &bundleDir, const std::string &storagePath,
     error = bundleDir + ": the step replayed from a serial CUDA graph differs from plain launches";
     return false;
   }
+  // Every caller buffer moved (a second set, as dmc.torch's gradients move
+  // between steps): both phases are captured again and update their
+  // executable graphs in place, and the step still equals plain launches.
+  std::map<std::string, std::vector<uint8_t>> graphAgain, moved;
+  int32_t madeBefore = 0, updatedBefore = 0, made = 0, updated = 0;
+  Buffers second;
+  std::vector<std::string> ignoredResults;
+  int ignoredUploads = 0;
+  if (!statusOk(layer.setGraphMode(DMRT_GRAPHS_ON), "graphs on", error) ||
+      !step(layer, buf, results, run.seed, 0, graphAgain, error))
+    return false;
+  dmrt_internal_graph_counts(layer.get(), &madeBefore, &updatedBefore);
+  // Unbound first: stacked parameters share one buffer, which moves whole.
+  for (const dmrt_tensor_desc &t : layer.tensors())
+    if (!statusOk(layer.unbind(t.name), std::string("unbinding ") + t.name, error))
+      return false;
+  if (!second.allocateAndBind(layer, error) ||
+      !uploadInputs(layer, second, b, bindings, ignoredResults, ignoredUploads, error) ||
+      !step(layer, second, results, run.seed, 0, moved, error))
+    return false;
+  dmrt_internal_graph_counts(layer.get(), &made, &updated);
+  if (graphAgain != plain || moved != plain) {
+    error = bundleDir + ": the step replayed from a CUDA graph differs from plain launches " +
+            (graphAgain == plain ? "after every buffer was bound elsewhere" : "");
+    return false;
+  }
+  if (made != madeBefore || updated != updatedBefore + 2) {
+    error = bundleDir + ": binding every buffer elsewhere instantiated " +
+            std::to_string(made - madeBefore) + " graph(s) and updated " +
+            std::to_string(updated - updatedBefore) +
+            " in place (expected 0 and 2: the forward's and the backward's, same topology)";
+    return false;
+  }
   bool dropout = false;
   for (const dmrt::BundleKernel &k : b.kernels)
     dropout |= k.name.find("dropout") != std::string::npos;
@@ -83,7 +117,8 @@ bool runStep(const std::string &bundleDir, const std::string &storagePath,
   }
   run.steps = int(b.steps.size());
   std::printf("%s: %d steps through dmrt.h on %s, %d tensors in, %zu compared, dropout seed "
-              "%llu; graph replays (memory-ordered and serial) equal plain launches%s\n",
+              "%llu; graph replays (memory-ordered and serial, and updated in place for "
+              "buffers bound elsewhere) equal plain launches%s\n",
               bundleDir.c_str(), run.steps, layer.deviceName().c_str(), run.uploaded,
               run.names.size(), static_cast<unsigned long long>(run.seed),
               dropout ? ", a new seed offset changes the results" : "");
