@@ -11,6 +11,7 @@
 #include "codegen/KernelEmitter.h"
 
 #include "codegen/attention/AttentionProblem.h"
+#include "ir/InPlaceStack.h"
 #include "ir/IterationSpace.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -35,23 +36,25 @@ Value throughTranspose(Value v) {
 }
 
 /// Element stride of `letter` in a row-major tensor of type `t` (0 if absent).
-int64_t strideOf(dm::TensorType t, char letter) {
-  int pos = t.indexOf(letter);
-  if (pos < 0)
-    return 0;
-  int64_t s = 1;
-  for (unsigned n = pos + 1; n < t.getRank(); ++n)
-    s *= t.getShape()[n];
-  return s;
-}
+int64_t strideOf(dm::TensorType t, char letter) { return dm::rowMajorStride(t, letter); }
 
 /// What the lowering reads off the region.
 struct Dims {
   char batch = 0, heads = 0, query = 0, key = 0, head = 0;
 };
 
+/// The strides of `v` over (batch, heads, row, head dim): by its own layout,
+/// or, for a result written into an in-place stack (dm-stack-in-place), where
+/// the stacked buffer keeps it (the slice's offset is the runtime's pointer).
 dmcgen::AttentionStrides stridesOf(Value v, const Dims &d, char row) {
   auto t = tensorOf(v);
+  if (std::optional<dm::InPlaceSlice> slice = dm::inPlaceSliceOf(v)) {
+    auto in = [&](char letter) {
+      int pos = t.indexOf(letter);
+      return pos < 0 ? int64_t(0) : slice->strides[pos];
+    };
+    return {in(d.batch), in(d.heads), in(row), in(d.head)};
+  }
   return {strideOf(t, d.batch), strideOf(t, d.heads), strideOf(t, row), strideOf(t, d.head)};
 }
 

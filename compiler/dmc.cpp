@@ -107,6 +107,12 @@ cl::opt<bool> noColumnFusion(
              "off)"),
     cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd), cl::sub(evalCmd),
     cl::cat(dmcCategory));
+cl::opt<bool> noStackInPlace(
+    "no-stack-in-place",
+    cl::desc("Copy stacked tensors (the Q, K and V gradients) in a kernel instead of having "
+             "their producers write into the stacked buffer (dm-stack-in-place off)"),
+    cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd), cl::sub(evalCmd),
+    cl::cat(dmcCategory));
 cl::opt<bool> noGemmAddends(
     "no-gemm-addends",
     cl::desc("Keep a sum of a contraction's result and another tensor in a kernel instead "
@@ -317,7 +323,7 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> graphWithConfig(mlir::MLIRContext &c
   if (!module)
     return module.takeError();
   if (Error e = dmc::bundle::applyConfiguration(dmc::layerFunction(**module), config, origin,
-                                                checkForms))
+                                                checkForms, pipeline.stackInPlace))
     return e;
   return module;
 }
@@ -349,6 +355,7 @@ dmc::PipelineOptions pipelineOptions() {
   o.fusedAttention = !noFusedAttention;
   o.columnFusion = !noColumnFusion;
   o.gemmAddends = !noGemmAddends;
+  o.stackInPlace = !noStackInPlace;
   o.biasGrads = biasGrads;
   if (!target.empty())
     o.target = target;

@@ -1,5 +1,6 @@
 //===- IterationSpace.cpp - iteration spaces of dm ops --------------------===//
 #include "ir/IterationSpace.h"
+#include "ir/InPlaceStack.h"
 
 using namespace mlir;
 
@@ -227,9 +228,12 @@ bool RenameOp::isView() { return true; }
 bool SaveOp::isView() { return true; }
 bool UnstackOp::isView() { return true; }
 /// Stacked parameters are allocated as one buffer by the runtime (the bundle
-/// records which), so stacking function arguments copies nothing.
+/// records which), so stacking function arguments copies nothing; nor does an
+/// in-place stack, whose inputs' producers write into its buffer
+/// (ir/InPlaceStack.h).
 bool StackOp::isView() {
-  return llvm::all_of(getInputs(), [](Value v) { return llvm::isa<BlockArgument>(v); });
+  return (*this)->hasAttr(kInPlaceAttr) ||
+         llvm::all_of(getInputs(), [](Value v) { return llvm::isa<BlockArgument>(v); });
 }
 
 // Data movement only: no arithmetic, and renaming or slicing reduces nothing.

@@ -1,12 +1,13 @@
 //===- EpilogueRewrite.cpp - folding neighbours into a contraction's GEMM --===//
 #include "passes/EpilogueRewrite.h"
 
+#include "passes/KernelBody.h"
+
 #include "ir/IterationSpace.h"
 #include "passes/LayoutRewrite.h"
 #include "passes/TensorNames.h"
 
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/BitVector.h"
 
 using namespace mlir;
 
@@ -274,68 +275,6 @@ bool findBiasGrad(dm::ContractOp c, dmrt::Epilogue kind, Rules rules, Candidate 
   return false;
 }
 
-/// Drops from `k` the outputs that yield a block argument (readers get the
-/// kernel's input) or that `replaced` maps (readers get that value), then the
-/// ops and inputs nothing needs; erases `k` when no output is left. The
-/// rebuilt kernel is named after its remaining members.
-void prune(dm::KernelOp k, const llvm::DenseMap<unsigned, Value> &replaced) {
-  Block &body = bodyOf(k);
-  dm::YieldOp yield = yieldOf(k);
-  SmallVector<Value> keptValues;
-  SmallVector<OpResult> keptResults;
-  for (auto [n, v] : llvm::enumerate(yield.getValues())) {
-    OpResult res = k->getResult(n);
-    if (auto it = replaced.find(n); it != replaced.end())
-      res.replaceAllUsesWith(it->second);
-    else if (auto arg = dyn_cast<BlockArgument>(v))
-      res.replaceAllUsesWith(k.getInputs()[arg.getArgNumber()]);
-    else {
-      keptValues.push_back(v);
-      keptResults.push_back(res);
-    }
-  }
-  yield->setOperands(keptValues);
-  SmallVector<Operation *> ops;
-  for (Operation &op : body.without_terminator())
-    ops.push_back(&op);
-  for (Operation *op : llvm::reverse(ops)) // readers first, so chains die whole
-    if (op->use_empty())
-      op->erase();
-  if (keptValues.empty()) {
-    k.erase();
-    return;
-  }
-  llvm::BitVector unused(body.getNumArguments());
-  SmallVector<Value> inputs;
-  for (BlockArgument arg : body.getArguments()) {
-    if (arg.use_empty())
-      unused.set(arg.getArgNumber());
-    else
-      inputs.push_back(k.getInputs()[arg.getArgNumber()]);
-  }
-  SmallVector<Operation *> members;
-  for (Operation &op : body.without_terminator())
-    if (!isa<dm::TransposeOp>(op)) // layouts' transposes are not in fused names
-      members.push_back(&op);
-  std::string name = dm::kernelNameOf(members);
-  OpBuilder b(k);
-  auto rebuilt = b.create<dm::KernelOp>(k.getLoc(), ValueRange(keptValues).getTypes(), inputs,
-                                        b.getStringAttr(name.empty() ? k.getName() : name));
-  for (NamedAttribute attr : k->getDiscardableAttrs())
-    rebuilt->setAttr(attr.getName(), attr.getValue());
-  if (auto stamp = k->getAttrOfType<ArrayAttr>(names::kNamesAttr)) {
-    SmallVector<Attribute> kept;
-    for (OpResult res : keptResults)
-      kept.push_back(stamp[res.getResultNumber()]);
-    rebuilt->setAttr(names::kNamesAttr, b.getArrayAttr(kept));
-  }
-  rebuilt.getBody().takeBody(k.getBody());
-  bodyOf(rebuilt).eraseArguments(unused);
-  for (auto [old, now] : llvm::zip(keptResults, rebuilt.getResults()))
-    old.replaceAllUsesWith(now);
-  k.erase();
-}
-
 } // namespace
 
 bool findCandidate(dm::ContractOp c, dmrt::Epilogue kind, Candidate &out, std::string &why,
@@ -384,6 +323,9 @@ dm::ContractOp apply(const Candidate &cand) {
   StringAttr name = b.getStringAttr(dmrt::epilogueManifestName(cand.kind));
   dm::ContractOp folded;
   llvm::DenseMap<unsigned, Value> replaced;
+  // The bias gradient keeps the name of the kernel output it replaces (a
+  // layer result's is the function's; an unstacked one's its stamp).
+  Attribute gradName = b.getStringAttr("");
   if (isa<dm::BiasAddOp, dm::AddOp>(cand.op)) {
     // The operand from the contraction takes the sum's place in the kernel.
     unsigned xArg = unsigned(llvm::find(k.getInputs(), c.getResult()) - k.getInputs().begin());
@@ -403,6 +345,8 @@ dm::ContractOp apply(const Candidate &cand) {
     for (auto [n, v] : llvm::enumerate(yieldOf(k).getValues()))
       if (v == sum.getResult()) {
         replaced[n] = folded.getBiasGrad();
+        if (auto stamp = k->getAttrOfType<ArrayAttr>(names::kNamesAttr))
+          gradName = stamp[n];
         moveViewsAfter(k.getResult(n), c); // e.g. an unstack of the gradients
       }
   }
@@ -411,12 +355,12 @@ dm::ContractOp apply(const Candidate &cand) {
   folded->setAttr(kSavedAttr, b.getI64IntegerAttr(cand.bytesSaved));
   if (auto stamp = c->getAttrOfType<ArrayAttr>(names::kNamesAttr); stamp && folded.getBiasGrad()) {
     SmallVector<Attribute> more(stamp.begin(), stamp.end());
-    more.push_back(b.getStringAttr("")); // the bias gradient: a layer result
+    more.push_back(gradName);
     folded->setAttr(names::kNamesAttr, b.getArrayAttr(more));
   }
   c.getResult().replaceAllUsesWith(folded.getResult());
   c.erase();
-  prune(k, replaced);
+  pruneKernel(k, replaced);
   return folded;
 }
 

@@ -19,6 +19,13 @@ dm::KernelOp buildKernelOp(
     llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::OpBuilder &, mlir::IRMapping &)>
         body);
 
+/// Drops from `k` the outputs that yield a block argument (readers get the
+/// kernel's input) or that `replaced` maps by result number (readers get that
+/// value), then the ops and inputs nothing needs; erases `k` when no output
+/// is left. The rebuilt kernel is named after its remaining members and keeps
+/// the names stamped for its remaining results (passes/TensorNames.h).
+void pruneKernel(dm::KernelOp k, const llvm::DenseMap<unsigned, mlir::Value> &replaced);
+
 } // namespace dmc
 
 #endif // DMC_PASSES_KERNELBODY_H

@@ -143,6 +143,28 @@ def DmDefaultLayouts : Pass<"dm-default-layouts", "mlir::func::FuncOp"> {
   let dependentDialects = ["::dmc::dm::DmDialect"];
 }
 
+def DmStackInPlace : Pass<"dm-stack-in-place", "mlir::func::FuncOp"> {
+  let summary = "Producers write straight into a stacked tensor (the stack becomes a view)";
+  let description = [{
+    After dm-default-layouts: a `dm.stack` inside a `dm.kernel` whose every
+    input is a kernel input of its own, produced (through single-use
+    renames) by a kernel that addresses its results through per-dim strides
+    (the fused attention kernels) and read by nothing else, and whose stacked
+    result the kernel writes out, moves out of the kernel as a view marked
+    `dm.in_place` (ir/InPlaceStack.h): each producer writes its slice where
+    the stacked buffer keeps it (strided when the stack dim is not
+    outermost), so the copy disappears. The kernel's other members read the
+    stacked tensor; a kernel left without results is erased. Tensor names
+    are stamped first, so they do not change. With `remarks`, each stack
+    left as a copy gets a remark saying why.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Remark on every stack left as a copy, with the reason">
+  ];
+  let dependentDialects = ["::dmc::dm::DmDialect"];
+}
+
 def DmGemmEpilogues : Pass<"dm-gemm-epilogues", "mlir::func::FuncOp"> {
   let summary = "Folds bias adds, bias gradients and addends into cuBLASLt epilogues";
   let description = [{

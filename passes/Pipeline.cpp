@@ -55,6 +55,8 @@ void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train, PipelineOpti
 
 void addConfigPasses(mlir::OpPassManager &f, const PipelineOptions &options) {
   f.addPass(createDmDefaultLayouts());
+  if (options.stackInPlace)
+    f.addPass(createDmStackInPlace());
   if (options.epilogues) {
     DmGemmEpiloguesOptions epilogues;
     epilogues.biasGrads = options.biasGrads;

@@ -36,6 +36,9 @@ struct PipelineOptions {
   /// Whether dm-gemm-epilogues folds a kernel's sum of a contraction's
   /// result and another tensor into the GEMM (accumulate: C, beta 1).
   bool gemmAddends = true;
+  /// dm-stack-in-place at the config stage: producers that address their
+  /// results by strides write a stack's slices in place.
+  bool stackInPlace = true;
   /// The GPU the graph is compiled for (codegen/target/GpuTarget.h): set on
   /// the module as `dm.target`, read by codegen's configurations.
   std::string target = "h100";
@@ -46,7 +49,8 @@ struct PipelineOptions {
 void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train,
                    PipelineOptions options = {});
 /// The config stage alone, on a function pass manager: dm-default-layouts,
-/// then dm-gemm-epilogues as `options` say (epilogues, biasGrads).
+/// dm-stack-in-place (stackInPlace), then dm-gemm-epilogues as `options` say
+/// (epilogues, biasGrads).
 void addConfigPasses(mlir::OpPassManager &funcPm, const PipelineOptions &options);
 
 } // namespace dmc

@@ -239,8 +239,13 @@ std::vector<MemoryAccess> Executor::stepAccesses(const BundleStep &s, int part) 
   };
   auto addTensor = [&](int64_t id, bool write) {
     const BundleTensor *t = b_.tensor(id);
-    if (t)
+    if (!t)
+      return;
+    if (t->aliasStrides.empty())
       add(tensorPtr(id), t->numElements() * int64_t(dtypeSize(t->dtype)), write);
+    else if (const void *p = tensorPtr(id))
+      out.push_back(viewAccess(reinterpret_cast<uintptr_t>(p), t->shape, t->aliasStrides,
+                               int64_t(dtypeSize(t->dtype)), write));
   };
   if (s.kind == BundleStep::Kernel) {
     const BundleKernel &k = *b_.kernel(s.id);

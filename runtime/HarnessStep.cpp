@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/HarnessInternal.h"
+#include "runtime/StridedView.h"
 
 #include "runtime/ReferenceData.h"
 
@@ -172,6 +173,13 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
         host = makeInput(opt.seed, static_cast<uint32_t>(spec.inputs[k]), t->dtype,
                          t->numElements(), intMax);
       }
+      if (!t->aliasStrides.empty()) { // a strided view: its elements into its span
+        std::vector<uint8_t> span(size_t(t->spanElements()) * dtypeSize(t->dtype));
+        DMRT_CUDA(cudaMemcpy(span.data(), ptr(spec.inputs[k]), span.size(),
+                             cudaMemcpyDeviceToHost));
+        scatterView(*t, host.data(), span.data());
+        host = std::move(span);
+      }
       DMRT_CUDA(cudaMemcpyAsync(ptr(spec.inputs[k]), host.data(), host.size(),
                                 cudaMemcpyHostToDevice, st));
       DMRT_CUDA(cudaStreamSynchronize(st)); // `host` dies here
@@ -197,9 +205,11 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
     Tensor got;
     got.dtype = t->dtype;
     got.shape = {t->numElements()};
-    got.bytes.resize(t->bytes);
-    DMRT_CUDA(cudaMemcpy(got.bytes.data(), ptr(spec.outputs[k]), t->bytes,
+    // A strided view's span, its elements gathered (a dense one as is).
+    std::vector<uint8_t> span(size_t(t->spanElements()) * dtypeSize(t->dtype));
+    DMRT_CUDA(cudaMemcpy(span.data(), ptr(spec.outputs[k]), span.size(),
                          cudaMemcpyDeviceToHost));
+    got.bytes = gatherView(*t, span.data());
     std::vector<double> all = toDoubles(got);
     if (plant)
       plantFault(all, opt.plantFault);

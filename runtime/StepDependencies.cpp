@@ -11,7 +11,16 @@ namespace {
 using Reach = std::vector<std::vector<bool>>;
 
 bool overlaps(const MemoryAccess &x, const MemoryAccess &y) {
-  return x.begin < y.end && y.begin < x.end && x.begin < x.end && y.begin < y.end;
+  if (!(x.begin < y.end && y.begin < x.end && x.begin < x.end && y.begin < y.end))
+    return false;
+  // Runs of one period: the bytes of x, taken modulo the period, form the
+  // circular interval [x.begin mod P, + width); they meet y's or not.
+  uintptr_t p = x.period;
+  if (p == 0 || y.period != p || x.width == 0 || y.width == 0 || x.width >= p ||
+      y.width >= p)
+    return true;
+  uintptr_t from = (y.begin % p + p - x.begin % p) % p; // y's runs after x's start
+  return from < x.width || from + y.width > p;
 }
 
 /// reach[j][i]: step i is ordered before step j through `deps`.
@@ -30,6 +39,42 @@ Reach reachability(const std::vector<std::vector<int>> &deps) {
 }
 
 } // namespace
+
+MemoryAccess viewAccess(uintptr_t start, const std::vector<int64_t> &shape,
+                        const std::vector<int64_t> &strides, int64_t elementBytes, bool write) {
+  MemoryAccess a;
+  a.begin = start;
+  a.write = write;
+  int64_t elements = 1, last = 0;
+  for (int64_t n : shape)
+    elements *= n;
+  if (elements <= 0)
+    return {start, start, write};
+  if (strides.size() != shape.size()) {
+    a.end = start + uintptr_t(elements * elementBytes);
+    return a;
+  }
+  for (size_t d = 0; d < shape.size(); ++d)
+    last += (shape[d] - 1) * strides[d];
+  a.end = start + uintptr_t((last + 1) * elementBytes);
+  // The innermost dims that are dense form one run; the next dim of more
+  // than one element gives the period.
+  int64_t run = 1;
+  size_t d = shape.size();
+  while (d > 0 && (shape[d - 1] == 1 || strides[d - 1] == run))
+    run *= shape[--d];
+  if (d == 0)
+    return a; // dense
+  int64_t period = strides[d - 1];
+  for (size_t o = 0; o < d; ++o)
+    if (shape[o] > 1 && (period <= 0 || strides[o] % period != 0))
+      return a; // no single period: the span
+  if (run >= period)
+    return a;
+  a.period = uintptr_t(period * elementBytes);
+  a.width = uintptr_t(run * elementBytes);
+  return a;
+}
 
 bool accessesConflict(const std::vector<MemoryAccess> &a, const std::vector<MemoryAccess> &b) {
   for (const MemoryAccess &x : a)

@@ -24,11 +24,23 @@
 namespace dmrt {
 
 /// Bytes [begin, end) that a step reads, or writes (a step reading and
-/// writing a range lists it as written).
+/// writing a range lists it as written). A strided view (a slice of a stack
+/// its producers write in place) touches only runs of `width` bytes every
+/// `period` bytes from `begin` (period 0: every byte of the range); two
+/// accesses of one period whose runs never meet do not conflict.
 struct MemoryAccess {
   uintptr_t begin = 0, end = 0;
   bool write = false;
+  uintptr_t period = 0, width = 0;
 };
+
+/// The access of a view of `elementBytes`-byte elements at `start` with
+/// `shape` and element `strides` (empty: dense): its span, and a period when
+/// its innermost dense run repeats at one stride that every outer stride is
+/// a multiple of (else the whole span, which orders more than needed but
+/// never less).
+MemoryAccess viewAccess(uintptr_t start, const std::vector<int64_t> &shape,
+                        const std::vector<int64_t> &strides, int64_t elementBytes, bool write);
 
 /// Whether two steps' accesses conflict: a common byte, one of them writing.
 bool accessesConflict(const std::vector<MemoryAccess> &a, const std::vector<MemoryAccess> &b);

@@ -67,9 +67,11 @@ llvm::Expected<dmrt::Configuration> extractConfiguration(mlir::func::FuncOp f,
 /// contraction's equation and cuBLASLt form are not compared with its entry
 /// (they follow from the layouts; it must still map): for a configuration
 /// whose layouts were moved by the tuner's selection or a layout candidate,
-/// whose forms extractConfiguration then reads back.
+/// whose forms extractConfiguration then reads back. `stackInPlace`: stacks
+/// move in place as the config stage's dm-stack-in-place moves them.
 llvm::Error applyConfiguration(mlir::func::FuncOp f, const dmrt::Configuration &config,
-                               llvm::StringRef file, bool checkForms = true);
+                               llvm::StringRef file, bool checkForms = true,
+                               bool stackInPlace = true);
 
 } // namespace dmc::bundle
 

@@ -5,7 +5,8 @@
 // storage class as dm-default-layouts would), then transposes (inserted
 // where the pass inserts them, so kernels get the same k<n> names), then
 // every contraction checked against its entry and the cuBLASLt mapping
-// (epilogue included), then kernel knobs.
+// (epilogue included), then stacks moved in place (dm-stack-in-place), then
+// kernel knobs.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/bundle/Configuration.h"
@@ -13,6 +14,7 @@
 #include "compiler/bundle/TensorTable.h"
 #include "passes/EpilogueRewrite.h"
 #include "passes/LayoutRewrite.h"
+#include "passes/StackInPlace.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -30,7 +32,7 @@ std::string quoted(llvm::StringRef s) { return ("\"" + s + "\"").str(); }
 } // namespace
 
 llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config,
-                               llvm::StringRef file, bool checkForms) {
+                               llvm::StringRef file, bool checkForms, bool stackInPlace) {
   auto reject = [&](const std::string &path, llvm::StringRef entry, const llvm::Twine &why) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    file + ": " + path + " (" + quoted(entry) + "): " + why);
@@ -174,6 +176,11 @@ llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config
                                          ", not in the configuration) has no cuBLASLt "
                                          "form in the configured layouts: " + why);
   }
+
+  // Stacks written in place, as the config stage's dm-stack-in-place moves
+  // them (after the layouts): the kernels then have the names config.json uses.
+  if (stackInPlace)
+    moveStacksInPlace(f);
 
   // Knobs, by the kernels' names after the transposes went in.
   std::map<std::string, dm::KernelOp> kernels;

@@ -131,6 +131,7 @@ llvm::Error addTensors(func::FuncOp f, const TensorTable &table, dmrt::Manifest 
     bt.isAlias = t.aliasOf >= 0;
     bt.aliasOf = t.aliasOf;
     bt.aliasOffset = t.aliasOffset;
+    bt.aliasStrides = t.aliasStrides;
     if (auto arg = dyn_cast<BlockArgument>(t.value); arg && dmrt::isArgumentRole(t.role)) {
       ArgumentInit init = argumentInit(f, arg.getArgNumber()); // how dmc eval draws it
       bt.hasInit = true;

@@ -2,6 +2,7 @@
 #include "compiler/bundle/TensorTable.h"
 
 #include "ir/DmDialect.h"
+#include "ir/InPlaceStack.h"
 #include "ir/Signature.h"
 #include "passes/LayoutRewrite.h"
 #include "passes/TensorNames.h"
@@ -69,6 +70,30 @@ llvm::Expected<TensorTable> TensorTable::build(func::FuncOp f) {
       int64_t slice = whole.getNumElements() / whole.getShape()[0];
       for (auto [n, part] : llvm::enumerate(unstack.getOutputs()))
         aliasTo(part, unstack.getX(), int64_t(n) * slice);
+    } else if (auto stack = dyn_cast<dm::StackOp>(op);
+               stack && stack->hasAttr(dm::kInPlaceAttr)) {
+      // Each slice, its producer's result and the renames between: a view of
+      // the stacked buffer, strided unless the stack dim is outermost.
+      for (Value part : stack.getInputs()) {
+        for (Value v = part;;) {
+          std::optional<dm::InPlaceSlice> slice = dm::inPlaceSliceOf(v);
+          if (!slice)
+            return unsupported(&op, "an in-place slice is not written where the stack keeps it");
+          aliasTo(v, stack.getResult(), slice->offset);
+          TensorInfo &t = table.infos[table.idOf(v)];
+          auto dense = cast<dm::TensorType>(v.getType());
+          bool isDense = true;
+          for (unsigned d = 0; d < dense.getRank(); ++d)
+            isDense &= slice->strides[d] == dm::rowMajorStride(dense, dense.getNames()[d]);
+          t.aliasStrides.clear();
+          if (!isDense)
+            t.aliasStrides.assign(slice->strides.begin(), slice->strides.end());
+          auto rename = v.getDefiningOp<dm::RenameOp>();
+          if (!rename)
+            break;
+          v = rename.getX();
+        }
+      }
     } else if (auto stack = dyn_cast<dm::StackOp>(op); stack && stack.isView()) {
       // Parameters stored as one stacked buffer: each is a slice of it.
       auto whole = cast<dm::TensorType>(stack.getType());

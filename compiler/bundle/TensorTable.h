@@ -28,6 +28,9 @@ struct TensorInfo {
   mlir::Value value;
   int aliasOf = -1; ///< the tensor this one views, or -1
   int64_t aliasOffset = 0;
+  /// A strided view (a slice of an in-place stack, ir/InPlaceStack.h): the
+  /// element stride of each dim in its base; empty: dense in its own layout.
+  std::vector<int64_t> aliasStrides;
 };
 
 class TensorTable {

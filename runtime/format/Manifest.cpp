@@ -22,6 +22,18 @@ int64_t BundleTensor::numElements() const {
   return n;
 }
 
+int64_t BundleTensor::spanElements() const {
+  if (aliasStrides.empty() || aliasStrides.size() != shape.size())
+    return numElements();
+  int64_t last = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0)
+      return 0;
+    last += (shape[d] - 1) * aliasStrides[d];
+  }
+  return last + 1;
+}
+
 std::vector<int64_t> BundleContraction::inputs() const {
   std::vector<int64_t> v{a, b};
   if (bias >= 0 && (epilogueReadsBias(epilogue) || epilogueReadsAddend(epilogue)))

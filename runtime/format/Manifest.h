@@ -27,7 +27,7 @@
 namespace dmrt {
 
 /// The manifest versions this code reads; it writes the newest.
-inline constexpr int64_t kManifestVersion = 9;
+inline constexpr int64_t kManifestVersion = 10;
 
 /// A shape as error messages spell it: "[8, 512, 1024]".
 std::string shapeString(const std::vector<int64_t> &shape);
@@ -42,6 +42,11 @@ struct BundleTensor {
   /// alias: a view of tensor `aliasOf` starting at element `aliasOffset`.
   bool isAlias = false;
   int64_t aliasOf = -1, aliasOffset = 0;
+  /// `alias.strides` (version 10): a strided view, e.g. a slice of a stack
+  /// whose producers write in place (dmc's dm-stack-in-place): the element
+  /// stride in the base (`aliasOf`, itself no alias) of each of `dims`.
+  /// Empty: the view is dense in its own dims' order.
+  std::vector<int64_t> aliasStrides;
   /// `arena` (version 3): byte offset in the arena (runtime/format/ArenaPlan.h);
   /// -1 (null) for aliases and caller memory, and in versions 1 and 2.
   int64_t arenaOffset = -1;
@@ -58,6 +63,9 @@ struct BundleTensor {
   double initMean = 0, initRange = 1;
   int64_t initMax = 1;
   int64_t numElements() const;
+  /// Elements from the first to one past the last this tensor touches in its
+  /// base: numElements() unless strided.
+  int64_t spanElements() const;
 };
 
 struct BundleKernel {

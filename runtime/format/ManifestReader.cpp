@@ -135,11 +135,23 @@ bool parseManifest(const std::string &text, const std::string &fileName,
       return false;
     if (!al->is_null()) {
       std::string ap = p + ".alias";
-      if (!r.object(*al, ap, {"of", "offset"}) ||
+      if (!r.object(*al, ap, {"of", "offset", "strides"}) ||
           !r.integer(*al, ap, "of", t.aliasOf, 0) ||
           !r.integer(*al, ap, "offset", t.aliasOffset, 0))
         return false;
       t.isAlias = true;
+      // strides: optional; version 10 introduced it (a strided view).
+      if (al->contains("strides")) {
+        if (b.version < 10)
+          return r.fail(ap + ".strides", "not in bundle versions 1 to 9 (a strided view needs "
+                                         "version 10)");
+        if (!r.intArray(*al, ap, "strides", t.aliasStrides, 0))
+          return false;
+        if (t.aliasStrides.size() != t.shape.size())
+          return r.fail(ap + ".strides", "has " + std::to_string(t.aliasStrides.size()) +
+                                             " strides for " + std::to_string(t.shape.size()) +
+                                             " dims");
+      }
     }
     if (b.tensorIndex_.count(t.id))
       return r.fail(p + ".id", "duplicate tensor id " + std::to_string(t.id));
@@ -175,9 +187,12 @@ bool parseManifest(const std::string &text, const std::string &fileName,
                              " (" + next->name + ")");
       cur = next;
     }
-    if (offset + t.numElements() > cur->numElements())
+    if (!t.aliasStrides.empty() && b.tensor(t.aliasOf)->isAlias)
+      return r.fail(p + ".of", "a strided view must view its base directly, not alias " +
+                                   b.tensor(t.aliasOf)->name + " (itself a view)");
+    if (offset + t.spanElements() > cur->numElements())
       return r.fail(p, "elements [" + std::to_string(offset) + ", " +
-                           std::to_string(offset + t.numElements()) +
+                           std::to_string(offset + t.spanElements()) +
                            ") out of range of tensor " + std::to_string(cur->id) +
                            " (" + cur->name + ", " +
                            std::to_string(cur->numElements()) + " elements)");

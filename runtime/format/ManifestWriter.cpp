@@ -25,6 +25,8 @@ ojson tensorJson(const BundleTensor &t, int64_t version) {
   ojson alias = nullptr;
   if (t.isAlias)
     alias = {{"of", t.aliasOf}, {"offset", t.aliasOffset}};
+  if (t.isAlias && !t.aliasStrides.empty())
+    alias["strides"] = t.aliasStrides;
   ojson o = {{"id", t.id},          {"name", t.name},
              {"role", tensorRoleName(t.role)},
              {"dims", t.dims},      {"shape", t.shape},

@@ -90,10 +90,11 @@ func.func @bias_on_outer_dim(%x: !dm.tensor<[b=2, j=4, i=8], f32>, %w: !dm.tenso
 
 // dW = x^T dy and db = sum of dy over (b, j): the reduction's kernel, which
 // reads dy only for it, disappears; the contraction also writes db (its
-// operand b is dy: bgradb).
+// operand b is dy: bgradb), keeping the name of the sum it replaces (a layer
+// result: the bundle names it after the function's result).
 
 // CHECK-LABEL: func.func @bias_gradient
-// CHECK-NEXT: %[[W:.*]], %[[DB:.*]] = dm.contract %arg0, %arg1 {dm.epilogue_saved = 192 : i64, dm.tensor_names = ["t3", ""], epilogue = "bgradb"} : <[b=2, j=4, i=8], f32>, <[b=2, j=4, u=6], f32> -> <[u=6, i=8], f32>, !dm.tensor<[u=6], f32>
+// CHECK-NEXT: %[[W:.*]], %[[DB:.*]] = dm.contract %arg0, %arg1 {dm.epilogue_saved = 192 : i64, dm.tensor_names = ["t3", "t2"], epilogue = "bgradb"} : <[b=2, j=4, i=8], f32>, <[b=2, j=4, u=6], f32> -> <[u=6, i=8], f32>, !dm.tensor<[u=6], f32>
 // CHECK-NEXT: return %[[W]], %[[DB]]
 func.func @bias_gradient(%x: !dm.tensor<[b=2, j=4, i=8], f32>, %dy: !dm.tensor<[b=2, j=4, u=6], f32>) -> (!dm.tensor<[u=6, i=8], f32>, !dm.tensor<[u=6], f32>) {
   %db = dm.kernel "reduce_sum"(%dy) : (!dm.tensor<[b=2, j=4, u=6], f32>) -> !dm.tensor<[u=6], f32> {

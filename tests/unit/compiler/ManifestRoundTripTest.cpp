@@ -72,8 +72,19 @@ TEST_P(ManifestRoundTrip, CompilerWritesWhatTheRuntimeReadsBack) {
   changed = bundle;
   changed.contractions.front().alpha *= 2;
   EXPECT_NE(dmrt::writeManifest(changed), (*text)->getBuffer().str());
-  // Version 9 (6: every contraction runs the heuristic's algorithm by default).
-  EXPECT_EQ(bundle.version, 9);
+  // Version 10 (6: every contraction runs the heuristic's algorithm by default).
+  EXPECT_EQ(bundle.version, 10);
+  // Version 10: where the Q, K and V gradients are written in place into
+  // their stack (dm-stack-in-place), they are strided views of it, never of
+  // another view; the planted loss of the strides reaches the text.
+  for (const dmrt::BundleTensor &t : bundle.tensors)
+    if (!t.aliasStrides.empty()) {
+      EXPECT_FALSE(bundle.tensor(t.aliasOf)->isAlias) << t.name;
+      EXPECT_EQ(t.aliasStrides.size(), t.shape.size()) << t.name;
+      changed = bundle;
+      changed.tensors[size_t(&t - bundle.tensors.data())].aliasStrides.clear();
+      EXPECT_NE(dmrt::writeManifest(changed), (*text)->getBuffer().str()) << t.name;
+    }
   // Version 9: a finishing launch names its outputs, the column sums (one
   // dim each here), and the planted loss of them reaches the text.
   for (const dmrt::BundleKernel &k : bundle.kernels) {

@@ -263,9 +263,9 @@ TEST(Bundle, AliasErrors) {
 
 TEST(Bundle, FormatAndVersion) {
   json j = validManifest();
-  j["version"] = 10;
-  EXPECT_EQ(parseError(j), "m.json: version: unsupported version 10 (this "
-                           "runtime reads versions 1 to 9)");
+  j["version"] = 11;
+  EXPECT_EQ(parseError(j), "m.json: version: unsupported version 11 (this "
+                           "runtime reads versions 1 to 10)");
   j["version"] = 0;
   EXPECT_HAS(parseError(j), "unsupported version 0");
   j["version"] = 2; // version 2 adds only the optional workspace_bytes
@@ -660,4 +660,46 @@ TEST(Bundle, AccumulateEpilogue) {
   bad["version"] = 7;
   EXPECT_HAS(parseError(bad), "contractions[0].epilogue: \"accumulate\" is not in bundle versions "
                               "1 to 7");
+}
+
+TEST(Bundle, StridedAlias) {
+  // z is [4, 6]: column 1..2 of each row as a [4, 2] view, rows 6 apart.
+  json view = {{"id", 7},          {"name", "z_cols"}, {"role", "intermediate"},
+               {"dims", "mn"},     {"shape", {4, 2}},  {"dtype", "bf16"},
+               {"bytes", 16},      {"alias", {{"of", 4}, {"offset", 1}, {"strides", {6, 1}}}}};
+  view["arena"] = nullptr;
+  view["inference_arena"] = nullptr;
+  json j = newest();
+  j["tensors"].push_back(view);
+  j["version"] = 9;
+  EXPECT_EQ(parseError(j), "m.json: tensors[7].alias.strides: not in bundle versions 1 to 9 (a "
+                           "strided view needs version 10)");
+  j["version"] = 10;
+  Bundle b;
+  std::string err;
+  ASSERT_TRUE(parseManifest(j.dump(), "m.json", b, err)) << err;
+  const BundleTensor &t = *b.tensor(7);
+  EXPECT_EQ(t.aliasStrides, (std::vector<int64_t>{6, 1}));
+  EXPECT_EQ(t.spanElements(), 3 * 6 + 1 + 1); // last element: 3*6 + 1
+  json written = json::parse(writeManifest(b));
+  EXPECT_EQ(written["tensors"][7]["alias"], view["alias"]);
+  // Dense aliases write no strides.
+  EXPECT_FALSE(written["tensors"][5]["alias"].contains("strides"));
+  // The last element touched must lie in the base: from offset 4 the span
+  // of 20 ends at 24 (ok), from 5 it does not.
+  j["tensors"][7]["alias"]["offset"] = 4;
+  ASSERT_TRUE(parseManifest(j.dump(), "m.json", b, err)) << err;
+  j["tensors"][7]["alias"]["offset"] = 5;
+  EXPECT_HAS(parseError(j), "tensors[7].alias: elements [5, 25) out of range of tensor 4");
+  j["tensors"][7]["alias"]["offset"] = 1;
+  j["tensors"][7]["alias"]["strides"] = {6};
+  EXPECT_EQ(parseError(j), "m.json: tensors[7].alias.strides: has 1 strides for 2 dims");
+  j["tensors"][7]["alias"]["strides"] = {6, -1};
+  EXPECT_HAS(parseError(j), "tensors[7].alias.strides");
+  // A strided view of a view: the strides would not compose with its offset.
+  j["tensors"][7]["alias"] = {{"of", 5}, {"offset", 0}, {"strides", {1, 1}}};
+  j["tensors"][7]["shape"] = {2, 2};
+  j["tensors"][7]["bytes"] = 8;
+  EXPECT_EQ(parseError(j), "m.json: tensors[7].alias.of: a strided view must view its base "
+                           "directly, not alias z_row1 (itself a view)");
 }

@@ -78,8 +78,8 @@ TEST(CApi, BundleErrors) {
   edited["tensors"][4]["bytes"] = 512;
   check(layerfixture::write(edited), DMRT_ERROR_BUNDLE, "tensors[4].bytes");
   edited = m;
-  edited["version"] = 10;
-  check(layerfixture::write(edited), DMRT_ERROR_BUNDLE, "unsupported version 10");
+  edited["version"] = 11;
+  check(layerfixture::write(edited), DMRT_ERROR_BUNDLE, "unsupported version 11");
   edited = m;
   edited["version"] = 5; // without the inference plan
   check(layerfixture::write(edited), DMRT_ERROR_BUNDLE, "inference_arena_bytes: missing field");

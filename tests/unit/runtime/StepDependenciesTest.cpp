@@ -111,3 +111,46 @@ TEST(StepDependencies, RandomPhasesAreOrderedAndMinimal) {
       }
   }
 }
+
+TEST(StepDependencies, InterleavedStridedViewsRunSideBySide) {
+  // Three [4 rows, 8 bytes] slices of one [4, 3 slices, 8 bytes] buffer at
+  // 0: slice n's rows start at 8 n + 24 r (period 24, width 8).
+  auto slice = [](int n, bool write) {
+    return viewAccess(uintptr_t(8 * n), {4, 8}, {24, 1}, 1, write);
+  };
+  MemoryAccess q = slice(0, true), k = slice(1, true), v = slice(2, true);
+  EXPECT_EQ(q.begin, 0u);
+  EXPECT_EQ(q.end, 3u * 24 + 8);
+  EXPECT_EQ(q.period, 24u);
+  EXPECT_EQ(q.width, 8u);
+  // The writers of dq and of dk, dv need no order; the reader of the whole
+  // buffer (dense) waits for both.
+  Steps s = {{k, v}, {q}, {rd(0, 96)}};
+  Deps d = stepDependencies(s);
+  EXPECT_EQ(d[1], std::vector<int>{});
+  EXPECT_EQ(d[2], (std::vector<int>{0, 1}));
+  std::string why;
+  EXPECT_TRUE(ordersEveryConflict(s, d, why)) << why;
+  // Planted: dq's slice one byte later touches dk's first byte: ordered.
+  MemoryAccess shifted = viewAccess(1, {4, 8}, {24, 1}, 1, true);
+  EXPECT_TRUE(accessesConflict({k}, {shifted}));
+  // A run wrapping past the period's end meets the run at its start.
+  EXPECT_TRUE(accessesConflict({viewAccess(20, {4, 8}, {24, 1}, 1, true)}, {q}));
+  EXPECT_FALSE(accessesConflict({viewAccess(16, {4, 8}, {24, 1}, 1, true)}, {q, k}));
+  // An order the periodic test rejects is still caught as missing.
+  EXPECT_FALSE(ordersEveryConflict({{k}, {shifted}}, {{}, {}}, why));
+}
+
+TEST(StepDependencies, ViewAccessFallsBackToTheSpan) {
+  // Dense: one range, no period.
+  MemoryAccess dense = viewAccess(100, {4, 8}, {8, 1}, 2, false);
+  EXPECT_EQ(dense.begin, 100u);
+  EXPECT_EQ(dense.end, 164u);
+  EXPECT_EQ(dense.period, 0u);
+  // Outer strides that are no multiple of the period: the whole span.
+  MemoryAccess odd = viewAccess(0, {3, 4, 2}, {20, 6, 1}, 1, true);
+  EXPECT_EQ(odd.period, 0u);
+  EXPECT_EQ(odd.end, uintptr_t(2 * 20 + 3 * 6 + 1 + 1));
+  // No strides given: dense over the element count.
+  EXPECT_EQ(viewAccess(0, {4, 8}, {}, 4, true).end, 128u);
+}
