@@ -8,6 +8,7 @@
 #include "compiler/bundle/KernelPruning.h"
 #include "compiler/bundle/LayoutCandidates.h"
 #include "compiler/bundle/Reference.h"
+#include "ir/InPlaceStack.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatAdapters.h"
@@ -84,13 +85,15 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(MLIRContext &ctx, bo
                                                             bool columns = true,
                                                             Stage stage = Stage::Config,
                                                             const char *biasGrads = "saving",
-                                                            bool addends = true) {
+                                                            bool addends = true,
+                                                            bool stackInPlace = false) {
   PipelineOptions options;
   options.target = target;
   options.fusedAttention = fused;
   options.columnFusion = columns;
   options.biasGrads = biasGrads;
   options.gemmAddends = addends;
+  options.stackInPlace = stackInPlace;
   return buildGraph(ctx, model, /*train=*/true, stage, options);
 }
 
@@ -288,23 +291,32 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
   // The paths dmc compile --db compares with the default, each in its default
   // configuration with references of its own: attention unfused (contractions
   // and algorithms measured too), column sums apart (its contractions are
-  // default.dmlib's). A path the pass does not change is not written.
+  // default.dmlib's), ..., stacks written in place (dm-stack-in-place, for
+  // dmc compile --stack-in-place --db; bias gradients in kernels, where the
+  // QKV one is fastest). A path the pass does not change is not written.
   struct Alternative {
     bool fused, columns;
     const char *biasGrads, *file, *what;
-    bool addends = true;
+    bool addends = true, stackInPlace = false;
   };
   for (const Alternative &alt :
        {Alternative{false, true, "saving", "unfused.dmlib", "attention unfused"},
         Alternative{true, false, "saving", "apart.dmlib", "column sums apart"},
         Alternative{true, true, "all", "bgrad.dmlib", "every bias gradient in its GEMM"},
         Alternative{true, true, "none", "nobgrad.dmlib", "every bias gradient in a kernel"},
-        Alternative{true, true, "saving", "noaddend.dmlib", "every addend in a kernel", false}}) {
+        Alternative{true, true, "saving", "noaddend.dmlib", "every addend in a kernel", false},
+        Alternative{true, true, "none", "inplace.dmlib",
+                    "stacks written in place, bias gradients in kernels", true, true}}) {
     auto module = configuredGraph(ctx, alt.fused, alt.columns, Stage::Config, alt.biasGrads,
-                                  alt.addends);
+                                  alt.addends, alt.stackInPlace);
     if (!module)
       return module.takeError();
     if (stepShape(layerFunction(**module)) == *fusedSteps)
+      continue;
+    // The in-place path only where a stack moved in place (fused attention).
+    if (alt.stackInPlace &&
+        llvm::none_of(layerFunction(**module).getBody().front().getOps<dm::StackOp>(),
+                      [](dm::StackOp s) { return s->hasAttr(dm::kInPlaceAttr); }))
       continue;
     errs() << "dmc tune: " << dir << "/" << alt.file << " (" << alt.what
            << ", with references)\n";

@@ -107,10 +107,11 @@ cl::opt<bool> noColumnFusion(
              "off)"),
     cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd), cl::sub(evalCmd),
     cl::cat(dmcCategory));
-cl::opt<bool> noStackInPlace(
-    "no-stack-in-place",
-    cl::desc("Copy stacked tensors (the Q, K and V gradients) in a kernel instead of having "
-             "their producers write into the stacked buffer (dm-stack-in-place off)"),
+cl::opt<bool> stackInPlace(
+    "stack-in-place",
+    cl::desc("Have the producers of stacked tensors (the Q, K and V gradients) write into the "
+             "stacked buffer instead of copying them in a kernel (dm-stack-in-place; with "
+             "--db, priced against the copy)"),
     cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd), cl::sub(evalCmd),
     cl::cat(dmcCategory));
 cl::opt<bool> noGemmAddends(
@@ -355,7 +356,7 @@ dmc::PipelineOptions pipelineOptions() {
   o.fusedAttention = !noFusedAttention;
   o.columnFusion = !noColumnFusion;
   o.gemmAddends = !noGemmAddends;
-  o.stackInPlace = !noStackInPlace;
+  o.stackInPlace = stackInPlace;
   o.biasGrads = biasGrads;
   if (!target.empty())
     o.target = target;
@@ -488,7 +489,9 @@ int runCompile(mlir::MLIRContext &ctx) {
           Alternative{&dmc::PipelineOptions::gemmAddends, "addends", "in the GEMMs (C)",
                       "in kernels"},
           Alternative{nullptr, "bias gradients", nullptr, nullptr, "all"},
-          Alternative{nullptr, "bias gradients", nullptr, nullptr, "none"}}) {
+          Alternative{nullptr, "bias gradients", nullptr, nullptr, "none"},
+          Alternative{&dmc::PipelineOptions::stackInPlace, "stacks", "written in place",
+                      "copied"}}) {
       dmc::PipelineOptions off = pipeline;
       dmc::bundle::PathNames names{alt.what, alt.on, alt.off};
       if (alt.pass) {

@@ -37,8 +37,9 @@ struct PipelineOptions {
   /// result and another tensor into the GEMM (accumulate: C, beta 1).
   bool gemmAddends = true;
   /// dm-stack-in-place at the config stage: producers that address their
-  /// results by strides write a stack's slices in place.
-  bool stackInPlace = true;
+  /// results by strides write a stack's slices in place. Off by default:
+  /// measured no faster (docs/fused-attention.md, "dQ, dK, dV in place").
+  bool stackInPlace = false;
   /// The GPU the graph is compiled for (codegen/target/GpuTarget.h): set on
   /// the module as `dm.target`, read by codegen's configurations.
   std::string target = "h100";

@@ -71,7 +71,7 @@ llvm::Expected<dmrt::Configuration> extractConfiguration(mlir::func::FuncOp f,
 /// move in place as the config stage's dm-stack-in-place moves them.
 llvm::Error applyConfiguration(mlir::func::FuncOp f, const dmrt::Configuration &config,
                                llvm::StringRef file, bool checkForms = true,
-                               bool stackInPlace = true);
+                               bool stackInPlace = false);
 
 } // namespace dmc::bundle
 

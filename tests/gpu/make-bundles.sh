@@ -204,6 +204,14 @@ for m in "$models"/small-*.json; do
   wholestep "$(basename "$m" .json)" "$seed" "@$m"
   seed=$((seed + 1))
 done
+# The decoder (two stacks: self-attention's Q, K, V and cross-attention's K, V
+# gradients) with its stacks written in place (dm-stack-in-place, strided
+# views): the same interpreter runs, as the pass changes no result.
+name=small-transformer-big-decoder
+echo "make-bundles: whole step $name-inplace"
+compile "$models/$name.json" "$out/wholestep/$name-inplace.dmlib" --stack-in-place
+cp "$out/wholestep/$name.storage.safetensors" "$out/wholestep/$name-inplace.storage.safetensors"
+cp "$out/wholestep/$name.fp64.safetensors" "$out/wholestep/$name-inplace.fp64.safetensors"
 # Full size, dropout off: bert-large and gpt2-medium for the check against
 # PyTorch autograd in fp32 on the GPU (run-device.sh: dmc-run --train, then
 # tests/gpu/torch_check.py); each model JSON travels beside its bundle.
