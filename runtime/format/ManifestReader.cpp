@@ -187,9 +187,14 @@ bool parseManifest(const std::string &text, const std::string &fileName,
                              " (" + next->name + ")");
       cur = next;
     }
+    // Offsets compose along an alias chain, strides do not: a strided view
+    // views its base, and nothing views a strided view.
     if (!t.aliasStrides.empty() && b.tensor(t.aliasOf)->isAlias)
       return r.fail(p + ".of", "a strided view must view its base directly, not alias " +
                                    b.tensor(t.aliasOf)->name + " (itself a view)");
+    if (!b.tensor(t.aliasOf)->aliasStrides.empty())
+      return r.fail(p + ".of", "aliases " + b.tensor(t.aliasOf)->name +
+                                   ", a strided view: alias its base instead");
     if (offset + t.spanElements() > cur->numElements())
       return r.fail(p, "elements [" + std::to_string(offset) + ", " +
                            std::to_string(offset + t.spanElements()) +

@@ -696,6 +696,12 @@ TEST(Bundle, StridedAlias) {
   EXPECT_EQ(parseError(j), "m.json: tensors[7].alias.strides: has 1 strides for 2 dims");
   j["tensors"][7]["alias"]["strides"] = {6, -1};
   EXPECT_HAS(parseError(j), "tensors[7].alias.strides");
+  // A view of a strided view: offsets would compose, strides not.
+  j["tensors"][7]["alias"] = {{"of", 4}, {"offset", 1}, {"strides", {6, 1}}};
+  j["tensors"][6]["alias"] = {{"of", 7}, {"offset", 0}};
+  EXPECT_EQ(parseError(j), "m.json: tensors[6].alias.of: aliases z_cols, a strided view: alias "
+                           "its base instead");
+  j["tensors"][6]["alias"] = {{"of", 5}, {"offset", 3}};
   // A strided view of a view: the strides would not compose with its offset.
   j["tensors"][7]["alias"] = {{"of", 5}, {"offset", 0}, {"strides", {1, 1}}};
   j["tensors"][7]["shape"] = {2, 2};
