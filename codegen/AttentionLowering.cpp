@@ -35,8 +35,7 @@ Value throughTranspose(Value v) {
   return v;
 }
 
-/// Element stride of `letter` in a row-major tensor of type `t` (0 if absent).
-int64_t strideOf(dm::TensorType t, char letter) { return dm::rowMajorStride(t, letter); }
+using dm::rowMajorStride;
 
 /// What the lowering reads off the region.
 struct Dims {
@@ -48,14 +47,12 @@ struct Dims {
 /// the stacked buffer keeps it (the slice's offset is the runtime's pointer).
 dmcgen::AttentionStrides stridesOf(Value v, const Dims &d, char row) {
   auto t = tensorOf(v);
-  if (std::optional<dm::InPlaceSlice> slice = dm::inPlaceSliceOf(v)) {
-    auto in = [&](char letter) {
-      int pos = t.indexOf(letter);
-      return pos < 0 ? int64_t(0) : slice->strides[pos];
-    };
-    return {in(d.batch), in(d.heads), in(row), in(d.head)};
-  }
-  return {strideOf(t, d.batch), strideOf(t, d.heads), strideOf(t, row), strideOf(t, d.head)};
+  std::optional<dm::InPlaceSlice> slice = dm::inPlaceSliceOf(v);
+  auto stride = [&](char letter) -> int64_t {
+    int pos = t.indexOf(letter);
+    return pos < 0 ? 0 : slice ? slice->strides[pos] : rowMajorStride(t, letter);
+  };
+  return {stride(d.batch), stride(d.heads), stride(row), stride(d.head)};
 }
 
 std::optional<dmcgen::AttentionKernelKind> kindOf(dm::KernelOp k) {
@@ -157,7 +154,7 @@ attentionProblemOf(dm::KernelOp k) {
     }
   }
   auto lseType = tensorOf(lse);
-  p.lse = {strideOf(lseType, d.batch), strideOf(lseType, d.heads), strideOf(lseType, d.query)};
+  p.lse = {rowMajorStride(lseType, d.batch), rowMajorStride(lseType, d.heads), rowMajorStride(lseType, d.query)};
   // The dropout: drawn (dm.dropout), drawn and saved as keep bits (the
   // forward's dm.dropout_keep_bits) or read from them (the backward's
   // dm.dropout_apply_bits).
@@ -166,14 +163,14 @@ attentionProblemOf(dm::KernelOp k) {
     auto ordered = scoreType.permutedTo(order);
     p.dropout = prob;
     p.dropoutId = static_cast<uint32_t>(id);
-    p.dropoutStrides = {strideOf(ordered, d.batch), strideOf(ordered, d.heads),
-                        strideOf(ordered, d.query), strideOf(ordered, d.key)};
+    p.dropoutStrides = {rowMajorStride(ordered, d.batch), rowMajorStride(ordered, d.heads),
+                        rowMajorStride(ordered, d.query), rowMajorStride(ordered, d.key)};
   };
   auto saved = [&](Value bits, StringRef word) {
     auto t = tensorOf(bits);
     p.keepBits = true;
-    p.bits = {strideOf(t, d.batch), strideOf(t, d.heads), strideOf(t, d.query),
-              strideOf(t, word[0])};
+    p.bits = {rowMajorStride(t, d.batch), rowMajorStride(t, d.heads), rowMajorStride(t, d.query),
+              rowMajorStride(t, word[0])};
   };
   for (Operation &op : body) {
     if (auto keep = dyn_cast<dm::DropoutKeepBitsOp>(op)) {

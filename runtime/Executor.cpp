@@ -238,12 +238,10 @@ std::vector<MemoryAccess> Executor::stepAccesses(const BundleStep &s, int part) 
                      write});
   };
   auto addTensor = [&](int64_t id, bool write) {
+    // Dense: its bytes; a strided view: its runs (viewAccess).
     const BundleTensor *t = b_.tensor(id);
-    if (!t)
-      return;
-    if (t->aliasStrides.empty())
-      add(tensorPtr(id), t->numElements() * int64_t(dtypeSize(t->dtype)), write);
-    else if (const void *p = tensorPtr(id))
+    const void *p = t ? tensorPtr(id) : nullptr;
+    if (p && t->numElements() > 0)
       out.push_back(viewAccess(reinterpret_cast<uintptr_t>(p), t->shape, t->aliasStrides,
                                int64_t(dtypeSize(t->dtype)), write));
   };

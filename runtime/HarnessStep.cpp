@@ -205,11 +205,16 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
     Tensor got;
     got.dtype = t->dtype;
     got.shape = {t->numElements()};
-    // A strided view's span, its elements gathered (a dense one as is).
-    std::vector<uint8_t> span(size_t(t->spanElements()) * dtypeSize(t->dtype));
-    DMRT_CUDA(cudaMemcpy(span.data(), ptr(spec.outputs[k]), span.size(),
-                         cudaMemcpyDeviceToHost));
-    got.bytes = gatherView(*t, span.data());
+    if (t->aliasStrides.empty()) {
+      got.bytes.resize(t->bytes);
+      DMRT_CUDA(cudaMemcpy(got.bytes.data(), ptr(spec.outputs[k]), t->bytes,
+                           cudaMemcpyDeviceToHost));
+    } else { // a strided view: its span, its elements gathered
+      std::vector<uint8_t> span(size_t(t->spanElements()) * dtypeSize(t->dtype));
+      DMRT_CUDA(cudaMemcpy(span.data(), ptr(spec.outputs[k]), span.size(),
+                           cudaMemcpyDeviceToHost));
+      got.bytes = gatherView(*t, span.data());
+    }
     std::vector<double> all = toDoubles(got);
     if (plant)
       plantFault(all, opt.plantFault);

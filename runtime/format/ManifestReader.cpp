@@ -89,6 +89,11 @@ bool parseManifest(const std::string &text, const std::string &fileName,
   if (!r.str(root, "", "model", b.model) || !r.str(root, "", "arch", b.arch) ||
       !r.str(root, "", "nvrtc", b.nvrtc))
     return false;
+  // A field version `introduced` added, found in an older bundle.
+  auto tooOld = [&](int64_t introduced, const std::string &path, const std::string &needs) {
+    return r.fail(path, "not in bundle versions 1 to " + std::to_string(introduced - 1) + " (" +
+                            needs + " version " + std::to_string(introduced) + ")");
+  };
 
   // Tensors.
   const json *arr;
@@ -143,8 +148,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
       // strides: optional; version 10 introduced it (a strided view).
       if (al->contains("strides")) {
         if (b.version < 10)
-          return r.fail(ap + ".strides", "not in bundle versions 1 to 9 (a strided view needs "
-                                         "version 10)");
+          return tooOld(10, ap + ".strides", "a strided view needs");
         if (!r.intArray(*al, ap, "strides", t.aliasStrides, 0))
           return false;
         if (t.aliasStrides.size() != t.shape.size())
@@ -249,8 +253,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
     if (auto fit = o.find("finish"); fit != o.end()) {
       std::string fp = p + ".finish";
       if (b.version < 7)
-        return r.fail(fp, "not in bundle versions 1 to 6 (a kernel's finishing launch needs "
-                          "version 7)");
+        return tooOld(7, fp, "a kernel's finishing launch needs");
       std::vector<int64_t> fgrid, fblock;
       if (!r.object(*fit, fp, {"entry", "grid", "block", "outputs"}) ||
           !r.str(*fit, fp, "entry", k.finishEntry) ||
@@ -263,8 +266,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
       // outputs: optional; version 9 introduced it.
       if (fit->contains("outputs")) {
         if (b.version < 9)
-          return r.fail(fp + ".outputs", "not in bundle versions 1 to 8 (the outputs of a "
-                                         "finishing launch need version 9)");
+          return tooOld(9, fp + ".outputs", "the outputs of a finishing launch need");
         if (!r.intArray(*fit, fp, "outputs", k.finishOutputs, 0))
           return false;
         for (size_t n = 0; n < k.finishOutputs.size(); ++n) {
@@ -324,8 +326,7 @@ bool parseManifest(const std::string &text, const std::string &fileName,
     // algorithm: optional (default "heuristic"); version 6 introduced it.
     if (o.contains("algorithm")) {
       if (b.version < 6)
-        return r.fail(p + ".algorithm", "not in bundle versions 1 to 5 (a chosen cuBLASLt "
-                                        "algorithm needs version 6)");
+        return tooOld(6, p + ".algorithm", "a chosen cuBLASLt algorithm needs");
       if (!r.str(o, p, "algorithm", c.algorithm))
         return false;
       GemmAlgoConfig algo;
