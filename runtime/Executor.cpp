@@ -126,6 +126,11 @@ bool Executor::setArena(void *p, int64_t bytes, std::string &error) {
     return false;
   arena_ = p; // a graph of another arena is captured again at its replay (updated in place)
   arenaCapacity_ = bytes;
+  // Between runs the arena is the caller's memory: PyTorch's allocator hands a
+  // freed arena back at the same address after other tensors have used it, so
+  // the workspaces are zeroed again before the next run whatever the pointer
+  // (a column kernel's arrival counters would otherwise start from garbage).
+  zeroedArena_ = nullptr;
   return true;
 }
 

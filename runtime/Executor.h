@@ -12,7 +12,8 @@
 // (runtime/format/ArenaPlan.h). Tensor addresses: an intermediate at its
 // planned offset in the arena, an alias inside its base, a caller tensor in
 // the buffer bound to it (LayerBindings); kernel workspaces at their planned
-// offsets, zeroed once per (arena, plan) before the first launch. Offsets
+// offsets, zeroed before the first launch of each (arena, plan) and again
+// after each setArena (the caller's memory between runs). Offsets
 // come from the plan of the run: a training forward and backward use the
 // training plan, an inference forward the inference plan (the training plan
 // for bundles before version 5); the forward of each plan is captured into a

@@ -9,12 +9,14 @@ Usage: torch_module_check.py --bundles gpu-bundles/torch-module CASE [--plant-fa
                               worst |err| / max |ref|, within 1e-4 (f32) or 0.05 (bf16)
   dropout                     keep rates and the 1/(1-p) scaling of the hidden, activation
                               and attention dropouts, seeds (torch.manual_seed reproduces),
-                              eval() through the dropout-free eval_bundle
+                              eval() through the dropout-free eval_bundle; gradients of a
+                              step whose arena came back at the same address filled with
+                              0xFF equal a clean step's
   module                      errors (bundle for sm_80, a CPU tensor), two forwards pending
                               at once, eval() (inference arena) equal to train(), a Stack
                               against reference_layer
---plant-fault scale|zero: dmc's y (HF cases) or y - x (dropout) is scaled by 1.25 or
-zeroed before the check, which must then fail (exit 1). Exits 77 without a CUDA device
+--plant-fault scale|zero: dmc's y (HF cases), y - x and the dirty arena's x.grad (dropout)
+is scaled by 1.25 or zeroed before the check, which must then fail (exit 1). Exits 77 without a CUDA device
 or (HF cases) without transformers. Bundles: tests/gpu/make-bundles.sh (torch-module/).
 """
 
@@ -31,6 +33,7 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path[:0] = [os.path.join(ROOT, "python"), os.path.join(ROOT, "tests", "python")]
 
 import dmc.torch as dt  # noqa: E402
+from dmc import _dmrt  # noqa: E402
 import hf_cases  # noqa: E402
 
 MODELS = os.path.join(HERE, "models", "torch-module")
@@ -160,8 +163,62 @@ def dropout_case(bundles, plant):
           f"{'ok' if ok else 'FAIL'}; eval(): no dropout (y - x = 1): "
           f"{'ok' if ok_eval else 'FAIL'}")
     failures += ([] if ok else ["seeds"]) + ([] if ok_eval else ["eval"])
+    _arena_reuse(layer.train(), x, plant, failures)  # last: it draws new parameters
     print("dropout:", f"FAIL {failures}" if failures else "every check passed")
     return 1 if failures else 0
+
+
+def _arena_reuse(layer, x, plant, failures):
+    """The arena handed back dirty: a step's arena comes from PyTorch's allocator, which
+    returns a freed one at the same address, possibly after another tensor wrote it. The
+    runtime zeroes its kernel workspaces at every dmrt_set_arena; with the zeroing keyed
+    to the address, a column reduction's arrival counters started from the 0xFF bytes
+    written here and its bias gradients were never stored. Steps: R = grads(dy2) on the
+    first arena; grads(dy1) (other values in the same gradient buffers); the freed arena
+    filled with 0xFF; grads(dy2) must equal R bit for bit (same seed)."""
+    arenas, set_arena = [], _dmrt.Handle.set_arena
+
+    def spy(handle, ptr, nbytes):
+        arenas.append((ptr, nbytes))
+        return set_arena(handle, ptr, nbytes)
+
+    with torch.no_grad():
+        for name, p in layer.named_parameters():
+            p.copy_(torch.randn_like(p) * 0.1 + (1.0 if name.endswith("gamma") else 0.0))
+    xs = x.clone().requires_grad_()
+    dy1, dy2 = torch.randn_like(x), torch.randn_like(x)
+
+    def grads(dy):
+        layer.zero_grad(set_to_none=True)
+        xs.grad = None
+        layer(xs, seed=(11, 0)).backward(dy)
+        named = [("x", xs.grad)] + [(n, p.grad) for n, p in layer.named_parameters()]
+        return [(n, g.clone()) for n, g in named]
+
+    _dmrt.Handle.set_arena = spy
+    try:
+        ref = grads(dy2)
+        grads(dy1)
+        torch.cuda.synchronize()
+        junk = torch.full((arenas[-1][1],), 255, dtype=torch.uint8, device=x.device)
+        dirtied = junk.data_ptr() == arenas[-1][0]
+        del junk
+        again = grads(dy2)
+        torch.cuda.synchronize()
+    finally:
+        _dmrt.Handle.set_arena = set_arena
+    same_place = arenas[-1][0] == arenas[-2][0]
+    again[0] = (again[0][0], fault(again[0][1], plant))
+    zero = [n for n, g in ref if not g.abs().max().item() > 0]
+    differ = [n for (n, a), (_, b) in zip(ref, again) if not torch.equal(a, b)]
+    ok = dirtied and same_place and not zero and not differ
+    print(f"  arena handed back dirty ({arenas[-1][1]} bytes at the same address: "
+          f"{dirtied and same_place}): {len(ref)} gradients bit-identical to the clean "
+          f"step's: {'ok' if ok else 'FAIL'}"
+          + (f"; differ: {differ}" if differ else "") + (f"; all zero: {zero}" if zero else "")
+          + ("" if dirtied else "; the allocator did not hand the arena to the 0xFF tensor")
+          + ("" if same_place else "; the next step's arena moved"))
+    failures += [] if ok else ["arena reuse"]
 
 
 def _expect(label, fn, exc, text, failures):
