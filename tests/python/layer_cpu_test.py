@@ -22,6 +22,7 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
 import dmc.torch as dt  # noqa: E402
+from dmc import _dmrt  # noqa: E402
 from dmc.torch import tensors as T  # noqa: E402
 from dmc.torch.config import ModelConfig  # noqa: E402
 
@@ -223,7 +224,10 @@ class FakeHandle:
             if o.buffer == desc.buffer and other != desc.name and \
                     p - o.buffer_offset != ptr - desc.buffer_offset:
                 raise dt.DmrtError("dmrt_bind", "DMRT_ERROR_BINDING", desc.name)
+        if self.bound.get(desc.name) == (ptr, nbytes):  # as _dmrt.Handle.bind
+            return
         self.ptr[desc.name] = ptr
+        self.bound[desc.name] = (ptr, nbytes)
         self.calls.append(("bind", desc.name))
 
     def unbind(self, name):
@@ -274,6 +278,77 @@ class StackedRebind(unittest.TestCase):
         self.pool.bind_parameters(h, self.params, [params[d.name] for d in self.params])
         self.assertEqual(sorted(n for c, n in h.calls if c == "bind"),
                          sorted(d.name for d in group))
+
+    def test_gradients_at_the_same_addresses_not_bound_again(self):
+        # PyTorch's caching allocator mostly hands a step the addresses of the step
+        # before: nothing is bound, unbound or bound again, so the runtime's bindings
+        # keep their version and its CUDA graphs replay as captured
+        h = FakeHandle(self.grads)
+        grads = {}
+        for group in T.group_by_buffer(self.grads):
+            grads.update(T.allocate_group(group, "cpu"))
+            T.bind_group(h, group, grads)
+        h.calls.clear()
+        for group in T.group_by_buffer(self.grads):
+            T.bind_group(h, group, grads)
+        self.assertEqual(h.calls, [])
+        group = self.stacked[0]  # one slice moved: the buffer as a whole again
+        moved = dict(grads, **{group[0].name: grads[group[0].name].clone()})
+        with self.assertRaises(dt.DmrtError):
+            T.bind_group(h, group, moved)  # its siblings stay: refused, as by the runtime
+
+    def test_gradient_layout_one_allocation(self):
+        groups = T.group_by_buffer(self.grads)
+        layout = T.GradientLayout(groups)
+        self.assertIsNotNone(layout.dtype)
+        grads = layout.allocate("cpu")
+        self.assertEqual(sorted(grads), sorted(d.name for d in self.grads))
+        base = min(t.data_ptr() for t in grads.values())
+        spans = []
+        for group in groups:
+            self.assertTrue(T.placed_as_group(group, grads))  # slices at their offsets
+            start = grads[group[0].name].data_ptr() - group[0].buffer_offset
+            self.assertEqual((start - base) % 256, 0, group[0].name)
+            spans.append((start, start + group[0].buffer_bytes))
+            for d in group:
+                self.assertEqual(tuple(grads[d.name].shape), d.shape)
+                self.assertEqual(grads[d.name].numel() * grads[d.name].element_size(), d.bytes)
+        spans.sort()
+        for (_, end), (start, _) in zip(spans, spans[1:]):
+            self.assertLessEqual(end, start)  # buffers do not overlap
+        h = FakeHandle(self.grads)  # the runtime's rule accepts every buffer as placed
+        for group in groups:
+            T.bind_group(h, group, grads)
+        self.assertEqual(len([c for c in h.calls if c[0] == "bind"]), len(self.grads))
+
+
+class HandleBind(unittest.TestCase):
+    """_dmrt.Handle.bind calls dmrt_bind once per (pointer, bytes), with its arguments
+    built once per tensor description."""
+
+    def test_repeat_skipped(self):
+        calls = []
+
+        class Lib:
+            def dmrt_bind(self, ptr, name, address, nbytes, dtype, rank, shape):
+                calls.append((name, address, nbytes, rank, tuple(shape[:rank])))
+                return 0
+
+        layer = dt.Layer(MODELS["tiny"][1])
+        desc = layer.input_descs[0]
+        h = object.__new__(_dmrt.Handle)
+        h.ptr, h.lib, h.bound = None, Lib(), {}
+        h.bind(desc, 4096, desc.bytes)
+        h.bind(desc, 4096, desc.bytes)
+        self.assertEqual(calls, [(desc.name.encode(), 4096, desc.bytes, len(desc.shape),
+                                  desc.shape)])
+        h.bind(desc, 8192, desc.bytes)  # moved
+        h.bind(desc, 8192, desc.bytes + 256)  # more bytes: checked again by the runtime
+        self.assertEqual([c[1:3] for c in calls[1:]], [(8192, desc.bytes),
+                                                       (8192, desc.bytes + 256)])
+        h.bound.pop(desc.name)  # as unbind does
+        h.bind(desc, 8192, desc.bytes + 256)
+        self.assertEqual(len(calls), 4)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,9 @@ Forward (DMRT_MODE_TRAIN) takes a runtime instance from the layer's pool, gives 
 arena from PyTorch's caching allocator (a torch.uint8 tensor of the training plan's size,
 DMRT_OPEN_EXTERNAL_ARENA), binds inputs, parameters and a fresh y, and runs. The arena
 and the instance stay with the autograd node until its backward, which binds dy and fresh
-gradient buffers (stacked parameters' gradients as slices of one allocation, as the
-runtime requires), runs, and hands both back: several forwards of one layer may be
-pending at once (a layer used twice, activation checkpointing), each on its own instance.
+gradient buffers (all in one allocation, stacked parameters' gradients at their offsets
+from each other as the runtime requires: tensors.GradientLayout), runs, and hands both
+back: several forwards of one layer may be pending at once (a layer used twice, activation checkpointing), each on its own instance.
 """
 
 import torch
@@ -87,11 +87,10 @@ class LayerFunction(torch.autograd.Function):
             dy = dy.to(want).contiguous()
             dy = dy.clone() if dy.data_ptr() % 256 else dy
             handle.bind(run.pool.dy_desc, dy.data_ptr(), dy.numel() * dy.element_size())
-            grads = {}
-            for group in run.pool.groups(run.grad_descs):
-                views = T.allocate_group(group, run.device)
-                T.bind_group(handle, group, views)
-                grads.update(views)
+            layout = run.pool.gradient_layout(run.grad_descs)
+            grads = layout.allocate(run.device)
+            for group in layout.groups:
+                T.bind_group(handle, group, grads)
             handle.backward(stream)
             ctx.arena.record_stream(torch.cuda.current_stream(run.device))
         finally:

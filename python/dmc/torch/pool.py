@@ -3,7 +3,8 @@
 A dmrt layer instance keeps one forward's saved activations until its backward, so each
 forward in flight needs its own instance; the pool opens another when all are busy
 (cubins are loaded once per process: docs/runtime-api.md, "Several instances"). Each
-instance remembers what it has bound, so an unchanged parameter is not bound again.
+instance remembers what it has bound (_dmrt.Handle.bound), so a tensor at the address it
+was bound at is not bound again.
 """
 
 import json
@@ -66,17 +67,19 @@ class Pool:
             self._groups[key] = T.group_by_buffer(descs)
         return self._groups[key]
 
+    def gradient_layout(self, descs):
+        """tensors.GradientLayout of the buffers of `descs`, made once."""
+        key = ("layout",) + tuple(d.name for d in descs)
+        if key not in self._groups:
+            self._groups[key] = T.GradientLayout(self.groups(descs))
+        return self._groups[key]
+
     def bind_parameters(self, handle, descs, params):
         """Binds the parameters whose buffer moved since this instance last bound them
-        (a stacked buffer as a whole: tensors.bind_group)."""
-        bound = handle.bound  # name -> pointer last bound on this instance
+        (a stacked buffer as a whole: tensors.bind_group skips one bound in place)."""
         by_name = {d.name: p for d, p in zip(descs, params)}
         for group in self.groups(descs):
-            if all(bound.get(d.name) == by_name[d.name].data_ptr() for d in group):
-                continue
             T.bind_group(handle, group, by_name)
-            for d in group:
-                bound[d.name] = by_name[d.name].data_ptr()
 
     def close(self):
         for handle in self._free:

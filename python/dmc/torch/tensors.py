@@ -55,8 +55,11 @@ def check_parameter(desc, value, device):
                          "(a dmc layer's parameters keep the bundle's dtype and device)")
 
 
+ELEMENT_SIZES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4}
+
+
 def element_size(desc):
-    return torch.empty((), dtype=torch_dtype(desc)).element_size()
+    return ELEMENT_SIZES[desc.dtype]
 
 
 def group_by_buffer(descs):
@@ -81,6 +84,58 @@ def allocate_group(group, device):
     return views
 
 
+class GradientLayout:
+    """Every gradient of a backward in one allocation: each caller buffer (a group of
+    slices, tensors.group_by_buffer) starts 256-byte aligned, its slices at their
+    buffer_offset. One torch.empty and one split_with_sizes per backward instead of an
+    allocation per buffer (host time: bert-large binds 17 gradients in 13 buffers).
+    Gradients of mixed dtypes fall back to one allocation per buffer."""
+
+    ALIGN = 256
+
+    def __init__(self, groups):
+        self.groups = groups
+        dtypes = {d.dtype for group in groups for d in group}
+        self.dtype = dtypes.pop() if len(dtypes) == 1 else None
+        if self.dtype is None:
+            return
+        size = ELEMENT_SIZES[self.dtype]
+        self.sizes, self.names, self.shapes = [], [], []
+        at = 0  # elements
+        for group in groups:
+            start = at
+            for d in sorted(group, key=lambda d: d.buffer_offset):
+                offset = start + d.buffer_offset // size
+                if offset > at:
+                    self.sizes.append(offset - at)  # a gap: no gradient
+                    self.names.append(None)
+                    self.shapes.append(None)
+                self.sizes.append(d.bytes // size)
+                self.names.append(d.name)
+                self.shapes.append(d.shape)
+                at = offset + d.bytes // size
+            end = start + group[0].buffer_bytes // size
+            end = -(-end * size // self.ALIGN) * self.ALIGN // size  # the next buffer aligned
+            if end > at:
+                self.sizes.append(end - at)
+                self.names.append(None)
+                self.shapes.append(None)
+            at = end
+        self.elements = at
+
+    def allocate(self, device):
+        """{name: gradient tensor}, each slice of a buffer at its offset in the buffer."""
+        if self.dtype is None:
+            views = {}
+            for group in self.groups:
+                views.update(allocate_group(group, device))
+            return views
+        flat = torch.empty(self.elements, dtype=TORCH_DTYPES[self.dtype], device=device)
+        parts = flat.split_with_sizes(self.sizes)
+        return {n: part.view(shape) for n, part, shape in zip(self.names, parts, self.shapes)
+                if n is not None}
+
+
 def placed_as_group(group, tensors):
     """True if the tensors of a stacked group sit in one allocation at their offsets."""
     first = group[0]
@@ -100,12 +155,25 @@ def bind(handle, desc, tensor):
     handle.bind(desc, address(tensor), tensor.numel() * tensor.element_size())
 
 
+def bound_at(handle, group, tensors):
+    """True if every slice of the group is bound where `tensors` has it (PyTorch's
+    caching allocator often hands a step the addresses of the step before)."""
+    bound = handle.bound
+    for d in group:
+        t = tensors[d.name]
+        if bound.get(d.name) != (address(t), t.numel() * t.element_size()):
+            return False
+    return True
+
+
 def bind_group(handle, group, tensors):
-    """Binds every slice of one caller buffer (`tensors`: name -> tensor). The runtime
-    keeps a stacked buffer's slices at their offsets from each other, so a buffer that
-    moved (a new allocation each backward, parameters re-placed) is unbound as a whole
-    first; binding one slice at the new place while the others sit at the old one would
-    be refused (DMRT_ERROR_BINDING)."""
+    """Binds every slice of one caller buffer (`tensors`: name -> tensor), unless all are
+    bound there already. The runtime keeps a stacked buffer's slices at their offsets
+    from each other, so a buffer that moved (a new allocation each backward, parameters
+    re-placed) is unbound as a whole first; binding one slice at the new place while the
+    others sit at the old one would be refused (DMRT_ERROR_BINDING)."""
+    if bound_at(handle, group, tensors):
+        return
     if len(group) > 1:
         for d in group:
             handle.unbind(d.name)
