@@ -11,7 +11,8 @@ cases, times are not). A system that did not run gets no bar but its status ("fa
 import argparse
 import sys
 
-COLORS = {"dmc": "#1b7837", "dmc-tuned": "#5aae61", "dmc-graphs": "#7fbf7b", "eager": "#762a83", "compile": "#2166ac",
+COLORS = {"dmc": "#1b7837", "dmc-tuned": "#5aae61", "dmc-graphs": "#7fbf7b",
+          "dmc-plain": "#a6dba0", "eager": "#762a83", "compile": "#2166ac",
           "compile-cudagraphs": "#67a9cf"}
 
 

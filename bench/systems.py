@@ -7,9 +7,10 @@
   compile-cudagraphs  torch.compile(layer, mode="reduce-overhead") (CUDA graphs)
   dmc-tuned           the bundle compiled with this GPU's tuning database (tuning-db/),
                       run by default when make-bundles.sh made one for this device
-  dmc-graphs          (not run by default) dmc.torch.Layer(bundle, graphs=True): the
-                      runtime's own CUDA graphs, replayed while the bound pointers stay
-                      the same
+  dmc-plain           (not run by default) dmc.torch.Layer(bundle, graphs=False): kernel
+                      by kernel launches instead of the runtime's CUDA graphs (the
+                      default since 2026-11-27)
+  dmc-graphs          (not run by default) dmc.torch.Layer(bundle, graphs=True)
 
 Every system gets fresh inputs of the case's shapes and dtype (x, memory for a decoder,
 requiring gradients, and dy) and runs the same step: gradients of the layer and its
@@ -30,7 +31,7 @@ import model
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-SYSTEMS = ("dmc", "eager", "compile", "compile-cudagraphs")  # the default; "dmc-graphs" on request
+SYSTEMS = ("dmc", "eager", "compile", "compile-cudagraphs")  # the default; "dmc-plain", "dmc-graphs" on request
 
 
 def _import_dmc_torch():
@@ -168,6 +169,7 @@ RUNNERS = {
     "dmc": run_dmc,
     "dmc-tuned": run_dmc_tuned,
     "dmc-graphs": lambda case, settings: run_dmc(case, settings, graphs=True),
+    "dmc-plain": lambda case, settings: run_dmc(case, settings, graphs=False),
     "eager": lambda case, settings: _run_torch(case, settings, None),
     "compile": lambda case, settings: _run_torch(case, settings, "default"),
     "compile-cudagraphs": lambda case, settings: _run_torch(case, settings, "reduce-overhead"),

@@ -66,14 +66,15 @@ def _seed_pair(seed):
 class Layer(nn.Module):
     """A compiled layer (any bundle: one layer, or a stack compiled with "layers" > 1).
 
-    Layer(bundle_path, device=None, eval_bundle=None, graphs=False): `device` a CUDA
+    Layer(bundle_path, device=None, eval_bundle=None, graphs=True): `device` a CUDA
     device (default: the current one; "cpu" or no CUDA: the bundle is opened
-    validate-only, parameters on the CPU, forward raises); `graphs` turns on the
-    runtime's CUDA graphs (replayed only while every bound pointer stays the same:
-    off by default, since PyTorch hands out new tensors each step).
+    validate-only, parameters on the CPU, forward raises); `graphs` runs each phase as
+    the runtime's CUDA graph (one launch; a tensor bound at a new address updates the
+    graph in place, and PyTorch's caching allocator mostly hands a step the addresses
+    of the step before); graphs=False launches kernel by kernel.
     """
 
-    def __init__(self, bundle_path, device=None, eval_bundle=None, graphs=False):
+    def __init__(self, bundle_path, device=None, eval_bundle=None, graphs=True):
         super().__init__()
         self.device = _resolve_device(device)
         flags = _dmrt.OPEN_EXTERNAL_ARENA | (0 if graphs else _dmrt.OPEN_NO_GRAPHS)
@@ -204,7 +205,7 @@ class Stack(Layer):
     layer, some stacked across layers by the compiler, e.g. a decoder's cross-attention
     K/V), run as one bundle. `num_layers` and `layer_names(n)` describe them."""
 
-    def __init__(self, bundle_path, device=None, eval_bundle=None, graphs=False):
+    def __init__(self, bundle_path, device=None, eval_bundle=None, graphs=True):
         super().__init__(bundle_path, device, eval_bundle, graphs)
         prefixes = {d.name.split(".", 1)[0] for d in self.param_descs}
         if not all(p.startswith("layer") and p[5:].isdigit() for p in prefixes):
