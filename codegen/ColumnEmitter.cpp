@@ -234,21 +234,18 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
   os << "#pragma unroll\n"
      << "    for (int v = 0; v < VEC; ++v) {\n"
      << "      const Idx " << di << " = " << first << " + v;\n";
-  auto fromRegisters = [&](const std::string &code) {
-    return renderLoads(code, kernel, vectorized);
-  };
   for (size_t id = 0; id < g.nodes.size(); ++id) {
     if (g.nodes[id].outer)
       continue;
     std::set<int> used;
     g.addDraws(id, used);
     emitWords(os, "      ", used, g, s, d, vec);
-    os << "      const float " << NodeGraph::name(id) << " = " << fromRegisters(g.nodes[id].code)
-       << ";\n";
+    os << "      const float " << NodeGraph::name(id) << " = "
+       << nodeValue(g, id, kernel, vectorized) << ";\n";
   }
   for (int id : reductions)
     os << "      acc" << id << "[v] = " << g.nodes[id].combine << "::apply(acc" << id
-       << "[v], " << g.nodes[id].code << ");\n";
+       << "[v], " << g.value(id, nullptr) << ");\n";
   for (auto [n, id] : llvm::enumerate(g.outputs)) {
     if (!isRowOutput(id))
       continue;
@@ -346,7 +343,7 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
         os << "    const float " << NodeGraph::name(id) << " = acc" << id << "[v];\n";
       else if (g.nodes[id].outer)
         os << "    const float " << NodeGraph::name(id) << " = "
-           << renderLoads(g.nodes[id].code, kernel, [](Type) { return false; }) << ";\n";
+           << nodeValue(g, id, kernel, [](Type) { return false; }) << ";\n";
     for (auto [n, id] : llvm::enumerate(g.outputs))
       if (!isRowOutput(id)) {
         Type t = kernel.getResultTypes()[n];

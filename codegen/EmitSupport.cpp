@@ -165,41 +165,28 @@ std::string vectorStore(Type t, unsigned n, const std::string &address) {
   return "dmcStoreVec" + vectorSuffix(t) + "(" + address + ", vout" + std::to_string(n) + ");\n";
 }
 
-std::string renderLoads(const std::string &code, dm::KernelOp kernel,
-                        llvm::function_ref<bool(Type)> vectorized) {
-  std::string out;
-  out.reserve(code.size());
-  for (size_t at = 0; at < code.size();) {
-    if (code[at] != '@') {
-      out += code[at++];
-      continue;
-    }
-    size_t end = at + 1;
-    while (end < code.size() && std::isdigit(static_cast<unsigned char>(code[end])))
-      ++end;
-    std::string k = code.substr(at + 1, end - at - 1);
-    at = end;
-    Type t = kernel.getInputs()[std::stoul(k)].getType();
-    if (vectorized(t)) {
-      out += "vin" + k + "[v]";
-      continue;
-    }
-    std::string p = "in" + k, o = "off_in" + k;
-    switch (storageOf(t)) {
-    case dmrt::DType::BF16:
-      out += "dmcLoadBf16(" + p + ", " + o + ")";
-      break;
-    case dmrt::DType::F16:
-      out += "dmcLoadHalf(" + p + ", " + o + ")";
-      break;
-    case dmrt::DType::I32:
-      out += "((float)" + p + "[" + o + "])";
-      break;
-    default:
-      out += "dmcLoad(" + p + ", " + o + ")";
-    }
+std::string loadOf(dm::KernelOp kernel, unsigned n,
+                   llvm::function_ref<bool(Type)> vectorized) {
+  Type t = kernel.getInputs()[n].getType();
+  std::string k = std::to_string(n);
+  if (vectorized(t))
+    return "vin" + k + "[v]";
+  std::string p = "in" + k, o = "off_in" + k;
+  switch (storageOf(t)) {
+  case dmrt::DType::BF16:
+    return "dmcLoadBf16(" + p + ", " + o + ")";
+  case dmrt::DType::F16:
+    return "dmcLoadHalf(" + p + ", " + o + ")";
+  case dmrt::DType::I32:
+    return "((float)" + p + "[" + o + "])";
+  default:
+    return "dmcLoad(" + p + ", " + o + ")";
   }
-  return out;
+}
+
+std::string nodeValue(const NodeGraph &g, size_t id, dm::KernelOp kernel,
+                      llvm::function_ref<bool(Type)> vectorized) {
+  return g.value(id, [&](unsigned n) { return loadOf(kernel, n, vectorized); });
 }
 
 bool readsInput(const NodeGraph &g, unsigned n, llvm::function_ref<bool(size_t)> inSweep) {

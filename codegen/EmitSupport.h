@@ -51,11 +51,14 @@ std::string vectorConvert(mlir::Type t, unsigned n, int vec, const std::string &
                           const std::string &guard = "", const std::string &into = "");
 /// Writes float vout<n>[] to `address`, converted to the storage of `t`.
 std::string vectorStore(mlir::Type t, unsigned n, const std::string &address);
-/// A node's `code` with each "@<n>" (kernel input n's element at the point,
-/// Node::loads) rendered: vin<n>[v], the register of its vector, when
-/// input n is vectorized, else a load at offset off_in<n> in its storage.
-std::string renderLoads(const std::string &code, dm::KernelOp kernel,
-                        llvm::function_ref<bool(mlir::Type)> vectorized);
+/// Kernel input n's element at the point: vin<n>[v], the register of its
+/// vector, when the input is vectorized, else a load at offset off_in<n> in
+/// its storage, converted to fp32.
+std::string loadOf(dm::KernelOp kernel, unsigned n,
+                   llvm::function_ref<bool(mlir::Type)> vectorized);
+/// Node `id`'s value (NodeGraph::value) with its loads spelled by loadOf.
+std::string nodeValue(const NodeGraph &g, size_t id, dm::KernelOp kernel,
+                      llvm::function_ref<bool(mlir::Type)> vectorized);
 /// Whether a node of `g` for which `inSweep` holds reads input `n`.
 bool readsInput(const NodeGraph &g, unsigned n, llvm::function_ref<bool(size_t)> inSweep);
 

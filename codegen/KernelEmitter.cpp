@@ -203,9 +203,6 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
        << ind << "for (int v = 0; v < " << vec << "; ++v) {\n"
        << ind << "const Idx " << vdIndex << " = first_" << vd << " + v;\n";
   }
-  auto fromRegisters = [&](const std::string &code) {
-    return renderLoads(code, kernel, vectorized);
-  };
 
   for (size_t id = 0; id < g.nodes.size(); ++id)
     if (cached[id])
@@ -217,7 +214,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     for (size_t id = 0; id < g.nodes.size(); ++id)
       if (g.nodes[id].outer && !g.nodes[id].reduce && g.nodes[id].pass == p)
         os << ind << "const float " << NodeGraph::name(id) << " = "
-           << renderLoads(g.nodes[id].code, kernel, [](Type) { return false; }) << ";\n";
+           << nodeValue(g, id, kernel, [](Type) { return false; }) << ";\n";
     const std::vector<bool> &needed = neededBy[p];
     if (llvm::none_of(needed, [](bool b) { return b; }))
       continue;
@@ -284,17 +281,17 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
       g.addDraws(id, used);
       emitWords(os, in3, used, g, s, vd, vec);
       os << in3 << "const float " << NodeGraph::name(id) << " = "
-         << fromRegisters(g.nodes[id].code) << ";\n";
+         << nodeValue(g, id, kernel, vectorized) << ";\n";
       if (cached[id])
         os << in3 << "c" << id << "[" << slot << "] = " << NodeGraph::name(id) << ";\n";
     }
     for (size_t id = 0; id < g.nodes.size(); ++id)
       if (g.nodes[id].reduce && g.nodes[id].pass == p)
         os << in3 << "acc" << id << " = " << g.nodes[id].combine << "::apply(acc" << id << ", "
-           << g.nodes[id].code << ");\n";
+           << g.value(id, nullptr) << ");\n";
     for (int id : sums)
       if (g.nodes[id].pass == p)
-        os << in3 << "sum" << id << "[" << slot << "] += " << g.nodes[id].code << ";\n";
+        os << in3 << "sum" << id << "[" << slot << "] += " << g.value(id, nullptr) << ";\n";
     for (auto [n, id] : llvm::enumerate(g.outputs))
       if (isOutputAt(id, p)) {
         Type t = kernel.getResultTypes()[n];

@@ -68,7 +68,8 @@ int PointwiseLowering::get(Value v) {
   codegen::Node node;
   g.unguardedLoads.insert(cast<BlockArgument>(v).getArgNumber());
   unsigned arg = cast<BlockArgument>(v).getArgNumber();
-  node.code = "@" + std::to_string(arg); // renderLoads: its scalar load or vector register
+  node.load = true;
+  node.expr = codegen::PointExpr::load(arg);
   node.loads = {arg};
   int id = g.add(std::move(node));
   valueNode[v] = id;

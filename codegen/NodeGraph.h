@@ -3,8 +3,9 @@
 // Between the dm ops of a kernel and its CUDA: each op becomes nodes. A load
 // reads an input at the current point; a map is pointwise math (or, when all
 // its inputs are reductions, one value per outer point), kept as a PointExpr
-// tree and printed once; a reduction combines a node over the row. A node's
-// pass is how many reductions it waits for.
+// tree; a reduction combines a node over the row. A node's pass is how many
+// reductions it waits for. The graph is data: an emitter prints a node's value
+// (NodeGraph::value) with the spelling of loads its loop structure chose.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_CODEGEN_NODEGRAPH_H
@@ -16,6 +17,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -32,13 +34,13 @@ struct Node {
   bool column = false;
   const char *combine = "DmcSum";
   std::string init = "0.f";
-  /// map/load: the expression, reading kernel input n's element at the point
-  /// as "@<n>" (renderLoads: a scalar load or its vector's register);
-  /// reduce: the node combined. A map's is `expr` printed.
-  std::string code;
-  /// map: what it computes, as data (its operands are `deps`).
+  /// A load of a kernel input (expr is PointExpr::load), printed bare; a
+  /// map's expression is printed in parentheses.
+  bool load = false;
+  /// map/load: what it computes, as data (its operands are `deps`);
+  /// reduce/column: none, the node combined or summed is deps[0].
   std::optional<PointExpr> expr;
-  std::vector<unsigned> loads; ///< the inputs the code reads as "@<n>"
+  std::vector<unsigned> loads; ///< the kernel inputs expr loads
   std::vector<int> deps;
   int pass = 0; ///< map/load: computed in; reduce: combined in
 };
@@ -80,6 +82,18 @@ public:
 
   static std::string name(int id) { return "v" + std::to_string(id); }
   static std::string wordName(int k) { return "w" + std::to_string(k) + "_"; }
+  /// Node `id`'s value at the point as CUDA C++: a map's expression (in
+  /// parentheses) or a load, with kernel input n spelled `load(n)`; for a
+  /// reduction or column sum, the register of the node it combines.
+  std::string value(size_t id, const std::function<std::string(unsigned)> &load) const {
+    const Node &n = nodes[id];
+    if (!n.expr)
+      return name(n.deps[0]);
+    std::string text =
+        n.expr->print({[&](unsigned k) { return name(n.deps[k]); }, load});
+    return n.load ? text : "(" + text + ")";
+  }
+
   /// Adds the dropout draws node `id` reads (its expression's) to `used`.
   void addDraws(size_t id, std::set<int> &used) const {
     if (nodes[id].expr)
@@ -102,7 +116,6 @@ public:
   /// reads the point's indices (masks, dropout).
   int map(PointExpr expr, std::vector<int> deps, bool pointwise = false) {
     Node node;
-    node.code = "(" + expr.print([&](unsigned n) { return name(deps[n]); }) + ")";
     node.loads = expr.loads();
     node.expr = std::move(expr);
     node.deps = std::move(deps);
@@ -116,7 +129,6 @@ public:
   int columnSum(int of) {
     Node node;
     node.column = true;
-    node.code = name(of);
     node.deps = {of};
     return add(std::move(node));
   }
@@ -126,7 +138,6 @@ public:
     node.reduce = node.outer = true;
     node.combine = combine;
     node.init = std::move(init);
-    node.code = name(of);
     node.deps = {of};
     return add(std::move(node));
   }

@@ -70,8 +70,7 @@ int PointExpr::precedence() const {
   }
 }
 
-void PointExpr::print(std::string &out,
-                      const std::function<std::string(unsigned)> &operandName) const {
+void PointExpr::print(std::string &out, const Names &names) const {
   const Node &n = *node_;
   // A child in parentheses when it binds looser than this node, or as
   // tightly on the side its associativity does not group: the right of a
@@ -80,13 +79,13 @@ void PointExpr::print(std::string &out,
     bool parens = c.precedence() < precedence() || (c.precedence() == precedence() && !groupsHere);
     if (parens)
       out += "(";
-    c.print(out, operandName);
+    c.print(out, names);
     if (parens)
       out += ")";
   };
   switch (n.kind) {
-  case Kind::Operand: out += operandName(unsigned(n.index)); return;
-  case Kind::Load: out += "@" + std::to_string(n.index); return;
+  case Kind::Operand: out += names.operand(unsigned(n.index)); return;
+  case Kind::Load: out += names.load(unsigned(n.index)); return;
   case Kind::Literal: out += n.text; return;
   case Kind::Index: out += "i_" + n.text; return;
   case Kind::Draw: out += "w" + std::to_string(n.index) + "_"; return;
@@ -95,7 +94,7 @@ void PointExpr::print(std::string &out,
     for (size_t i = 0; i < n.args.size(); ++i) {
       if (i)
         out += ", ";
-      n.args[i].print(out, operandName);
+      n.args[i].print(out, names);
     }
     out += ")";
     return;
@@ -112,16 +111,16 @@ void PointExpr::print(std::string &out,
   case Kind::Select:
     child(n.args[0], false);
     out += " ? ";
-    n.args[1].print(out, operandName); // between ? and : anything goes
+    n.args[1].print(out, names); // between ? and : anything goes
     out += " : ";
     child(n.args[2], true); // right-associative: a ? b : c ? d : e
     return;
   }
 }
 
-std::string PointExpr::print(const std::function<std::string(unsigned)> &operandName) const {
+std::string PointExpr::print(const Names &names) const {
   std::string out;
-  print(out, operandName);
+  print(out, names);
   return out;
 }
 

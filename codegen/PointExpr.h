@@ -24,7 +24,7 @@ class PointExpr {
 public:
   enum class Kind {
     Operand, ///< the node's dependency `index` (its register, NodeGraph::name)
-    Load,    ///< kernel input `index`'s element at the point ("@<index>", renderLoads)
+    Load,    ///< kernel input `index`'s element at the point (its load or register)
     Literal, ///< `text` as written: a float constant, "0.f", "123u", a CUDA constant
     Index,   ///< the point's index along dim `text`: i_<dim>
     Draw,    ///< dropout draw `index`'s 16-bit word (NodeGraph::wordName)
@@ -62,8 +62,16 @@ public:
   std::vector<unsigned> loads() const;
   std::vector<int> draws() const;
 
-  /// CUDA C++ with operand n printed as `operandName(n)`.
-  std::string print(const std::function<std::string(unsigned)> &operandName) const;
+  /// How the leaves that name something outside the tree are spelled.
+  struct Names {
+    /// Operand n: a register of the node graph (NodeGraph::name).
+    std::function<std::string(unsigned)> operand;
+    /// Kernel input n at the point: a scalar load or its vector's register
+    /// (EmitSupport.h loadOf), chosen by the emitter printing the node.
+    std::function<std::string(unsigned)> load;
+  };
+  /// CUDA C++ with every operand and load spelled by `names`.
+  std::string print(const Names &names) const;
 
 private:
   struct Node {
@@ -76,7 +84,7 @@ private:
   static PointExpr make(Kind kind, std::string text, int64_t index, std::vector<PointExpr> args);
   static PointExpr binary(Kind kind, const char *op, PointExpr a, PointExpr b);
   int precedence() const;
-  void print(std::string &out, const std::function<std::string(unsigned)> &operandName) const;
+  void print(std::string &out, const Names &names) const;
   void collect(Kind kind, std::vector<int64_t> &out) const;
 
   std::shared_ptr<const Node> node_;

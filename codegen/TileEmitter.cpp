@@ -37,7 +37,7 @@ llvm::Expected<EmittedKernel> emitTiledKernel(dm::KernelOp kernel, const KernelS
   const int64_t blocks = s.outerPoints / (int64_t(tile) * tile);
   const std::vector<unsigned> staged = tiledInputs(s, a);
   auto dimsOf = [](Type t) { return cast<dm::TensorType>(t).getNames().str(); };
-  // renderLoads asks by type: the type of a staged input is staged.
+  // loadOf asks by type: the type of a staged input is staged.
   auto isStaged = [&](Type t) {
     return llvm::any_of(staged, [&](unsigned n) { return kernel.getInputs()[n].getType() == t; });
   };
@@ -119,7 +119,7 @@ llvm::Expected<EmittedKernel> emitTiledKernel(dm::KernelOp kernel, const KernelS
     g.addDraws(id, used);
     emitWords(os, in2, used, g, s, 0, 1); // one Philox call per point
     os << in2 << "const float " << NodeGraph::name(id) << " = "
-       << renderLoads(g.nodes[id].code, kernel, vectorized) << ";\n";
+       << nodeValue(g, id, kernel, vectorized) << ";\n";
   }
   for (auto [n, id] : llvm::enumerate(g.outputs))
     os << in2 << "vout" << n << "[v] = " << NodeGraph::name(id) << ";\n";

@@ -121,7 +121,8 @@ LogicalResult stack(dm::StackOp o, L &l) {
     E cond = E::index(dim).equals(E::literal(std::to_string(n)));
     E part = E::operand(unsigned(parts.size()));
     if (auto arg = dyn_cast<BlockArgument>(o.getInputs()[n])) {
-      std::string guard = cond.print([](unsigned) { return std::string(); });
+      auto none = [](unsigned) { return std::string(); }; // the condition has neither
+      std::string guard = cond.print({none, none});
       auto [it, fresh] = g.loadGuards.insert({arg.getArgNumber(), guard});
       if (!fresh && it->second != guard)
         g.unguardedLoads.insert(arg.getArgNumber());

@@ -2,8 +2,9 @@
 //
 // The printer puts parentheses exactly where C's precedence needs them (the
 // kernels' text is byte-identical to the templates it replaced, so their
-// NVRTC cache entries and tuning records stay valid), and the tree answers
-// which operands, inputs and draws a node reads.
+// NVRTC cache entries and tuning records stay valid), spells operands and
+// loads as the emitter asks, and the tree answers which operands, inputs and
+// draws a node reads.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/NodeGraph.h"
@@ -17,7 +18,8 @@ using dmc::codegen::NodeGraph;
 using E = dmc::codegen::PointExpr;
 
 std::string print(const E &e) {
-  return e.print([](unsigned n) { return "$" + std::to_string(n); });
+  return e.print({[](unsigned n) { return "$" + std::to_string(n); },
+                  [](unsigned n) { return "@" + std::to_string(n); }});
 }
 
 const E a = E::operand(0), b = E::operand(1), c = E::operand(2);
@@ -57,7 +59,11 @@ TEST(PointExpr, MapNamesTheDependenciesAndKeepsTheTree) {
   int x = g.map(E::load(0), {});
   int y = g.map(E::load(1), {});
   int z = g.map((a - b) * a, {y, x});
-  EXPECT_EQ(g.nodes[size_t(z)].code, "((v1 - v0) * v1)");
+  auto load = [](unsigned n) { return "in" + std::to_string(n) + "[i]"; };
+  EXPECT_EQ(g.value(size_t(z), load), "((v1 - v0) * v1)");
+  EXPECT_EQ(g.value(size_t(x), load), "(in0[i])"); // a map of a load: parenthesized
+  int s = g.reduce("DmcSum", "0.f", z);
+  EXPECT_EQ(g.value(size_t(s), nullptr), "v2"); // a reduction combines its operand's register
   EXPECT_EQ(g.nodes[size_t(x)].loads, (std::vector<unsigned>{0}));
   ASSERT_TRUE(g.nodes[size_t(z)].expr.has_value());
   EXPECT_EQ(g.nodes[size_t(z)].expr->operands(), (std::vector<unsigned>{0, 1}));
