@@ -1,0 +1,168 @@
+//===- RowScheduleTest.cpp - a row kernel's loops and passes, as data -----===//
+//
+// On bert-large's fused training graph: the schedule the row emitter prints,
+// read as data (codegen/RowSchedule.h), and the CUDA agreeing with it.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/KernelEmitter.h"
+#include "codegen/RowSchedule.h"
+#include "compiler/Driver.h"
+
+#include "Examples.h"
+#include "KernelLookup.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace dmc::codegen;
+
+namespace {
+
+class RowScheduleTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto m = dmc::buildGraph(ctx, std::string(DMC_EXAMPLES_DIR) + "/bert-large.json",
+                             /*train=*/true, dmc::Stage::Fuse, dmc::PipelineOptions());
+    ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+    module = std::move(*m);
+  }
+  /// The schedule of kernel `name` at its default configuration (or `c`).
+  RowSchedule schedule(llvm::StringRef name, std::optional<KernelConfig> c = std::nullopt) {
+    dmc::dm::KernelOp k = dmc::test::kernelNamed(*module, name);
+    space = spaceOf(k);
+    graph = NodeGraph();
+    EXPECT_FALSE(static_cast<bool>(lowerKernel(k, space, graph)));
+    config = c ? *c : defaultConfig(space);
+    return scheduleRowKernel(k, space, graph, config);
+  }
+  std::string source(llvm::StringRef name) {
+    auto e = emitKernel(dmc::test::kernelNamed(*module, name), config, "k");
+    EXPECT_TRUE(static_cast<bool>(e));
+    return e ? e->source : std::string();
+  }
+  static std::string describe(const RowSchedule &r) {
+    std::string out = "outer " + r.outer + " passes " + std::to_string(r.passes) + " per " +
+                      std::to_string(r.per) + " vec " + std::to_string(r.vec) + " perRow " +
+                      std::to_string(r.perRow) + " sums " + std::to_string(r.sums.size()) +
+                      " fetch " + std::to_string(r.fetch.inputs.size()) + "@" +
+                      std::to_string(r.fetch.sweep) + "\n";
+    for (const PassPlan &p : r.passPlans) {
+      out += "  pass: outerValues " + std::to_string(p.outerValues.size()) + " sweeps " +
+             std::to_string(p.sweeps) + " reductions " + std::to_string(p.reductions.size()) +
+             " nodes " + std::to_string(p.nodes.size()) + " cached-reads " +
+             std::to_string(std::count(p.fromCache.begin(), p.fromCache.end(), true)) +
+             " scalar " + std::to_string(p.scalarInputs.size()) + " vector " +
+             std::to_string(p.vectorInputs.size()) + " sums " + std::to_string(p.sums.size()) +
+             " stores " + std::to_string(p.stores.size()) + " draws " +
+             std::to_string(p.draws.size()) + "\n";
+    }
+    return out;
+  }
+
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> module;
+  KernelSpace space;
+  NodeGraph graph;
+  KernelConfig config;
+};
+
+size_t count(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+TEST_F(RowScheduleTest, LayerNormKeepsItsRowInRegistersBetweenPasses) {
+  // bias + dropout + residual add + layer norm: the mean, then the variance,
+  // then the normalized row; a row of 1024 in vectors of 8 over 128 threads
+  // is one chunk per thread, so values computed in pass 0 are read back from
+  // registers and the dropout mask is drawn once.
+  RowSchedule r = schedule("bias_dropout_add_layernorm");
+  SCOPED_TRACE(describe(r));
+  ASSERT_EQ(r.passes, 3);
+  EXPECT_TRUE(r.rowVec && r.caching);
+  EXPECT_EQ(r.perRow, 1);
+  const PassPlan &mean = r.passPlans[0], &variance = r.passPlans[1], &norm = r.passPlans[2];
+  EXPECT_EQ(mean.reductions.size(), 1u);
+  EXPECT_EQ(variance.reductions.size(), 1u);
+  EXPECT_TRUE(norm.reductions.empty());
+  EXPECT_EQ(mean.draws.size(), 1u);
+  EXPECT_TRUE(variance.draws.empty() && norm.draws.empty());
+  EXPECT_EQ(std::count(mean.fromCache.begin(), mean.fromCache.end(), true), 0);
+  EXPECT_EQ(std::count(norm.fromCache.begin(), norm.fromCache.end(), true), 3);
+  EXPECT_EQ(variance.outerValues.size(), 1u); // the mean, from pass 0's sum
+  EXPECT_EQ(mean.vectorInputs.size(), 5u);
+  EXPECT_TRUE(variance.vectorInputs.empty() && norm.vectorInputs.empty());
+  EXPECT_EQ(mean.stores.size() + norm.stores.size(), 2u);
+  // The CUDA says the same: a pass comment each, a block reduction per
+  // reduction, a register array per cached node and its read-backs.
+  std::string cuda = source("bias_dropout_add_layernorm");
+  EXPECT_EQ(count(cuda, "// pass "), 3u);
+  EXPECT_EQ(count(cuda, "dmcBlockReduce<"), 2u);
+  for (size_t id = 0; id < r.cached.size(); ++id) {
+    if (r.cached[id]) {
+      EXPECT_NE(cuda.find("float c" + std::to_string(id) + "["), std::string::npos) << id;
+    }
+  }
+  EXPECT_EQ(count(cuda, "dmrt::dropoutWords("), 1u);
+}
+
+TEST_F(RowScheduleTest, LongRowsAreRecomputedInEachPass) {
+  // One point per thread along a row of 1024 over 32 threads: 32 chunks per
+  // thread, too many to keep; each pass recomputes from the inputs (the
+  // re-reads hit the caches) and draws the mask again.
+  KernelConfig c;
+  c.tx = 1;
+  c.ty = 32;
+  RowSchedule r = schedule("bias_dropout_add_layernorm", c);
+  SCOPED_TRACE(describe(r));
+  ASSERT_TRUE(whyInfeasible(space, c).empty()) << whyInfeasible(space, c);
+  ASSERT_EQ(r.passes, 3);
+  EXPECT_EQ(r.perRow, 32);
+  EXPECT_FALSE(r.caching);
+  for (const PassPlan &p : r.passPlans) {
+    EXPECT_EQ(std::count(p.fromCache.begin(), p.fromCache.end(), true), 0);
+    EXPECT_EQ(p.draws.size(), 1u);
+    EXPECT_FALSE(p.scalarInputs.empty());
+  }
+  std::string cuda = source("bias_dropout_add_layernorm");
+  EXPECT_EQ(cuda.find("along this thread's row points"), std::string::npos); // no c<id>[]
+  EXPECT_EQ(count(cuda, "dmrt::dropoutWord(seed"), 3u); // a draw per pass
+}
+
+TEST_F(RowScheduleTest, ElementwiseKernelVectorsAlongAnOuterDim) {
+  RowSchedule r = schedule("bias_gelu_dropout");
+  SCOPED_TRACE(describe(r));
+  EXPECT_TRUE(r.outerVec);
+  EXPECT_FALSE(r.rowVec || r.reduces);
+  ASSERT_EQ(r.passes, 1);
+  EXPECT_TRUE(r.passPlans[0].reductions.empty());
+  dmc::dm::KernelOp k = dmc::test::kernelNamed(*module, "bias_gelu_dropout");
+  EXPECT_EQ(r.passPlans[0].stores.size(), k.getResultTypes().size());
+  EXPECT_EQ(r.grid * config.tx * r.per * r.vec, space.outerPoints);
+}
+
+TEST_F(RowScheduleTest, ColumnSumsFetchTheNextRowsAhead) {
+  // The layer-norm backward with its parameter gradients: the rows' gamma and
+  // beta gradients summed per thread (two column sums), four rows per thread,
+  // and the first sweep's row inputs fetched a row group ahead.
+  RowSchedule r = schedule("layernorm_dx_dropout_layernorm_dparams");
+  SCOPED_TRACE(describe(r));
+  EXPECT_EQ(r.sums.size(), 2u);
+  EXPECT_GT(r.per, 1);
+  EXPECT_EQ(r.fetch.sweep, 0);
+  EXPECT_EQ(r.fetch.inputs.size(), 2u);
+  EXPECT_EQ(r.passPlans[0].sums.size(), 2u);
+  for (unsigned n : r.fetch.inputs)
+    EXPECT_TRUE(llvm::is_contained(r.passPlans[0].vectorInputs, n)) << n;
+  std::string cuda = source("layernorm_dx_dropout_layernorm_dparams");
+  for (unsigned n : r.fetch.inputs)
+    EXPECT_NE(cuda.find("pf" + std::to_string(n) + "["), std::string::npos) << n;
+  for (int id : r.sums) // the thread's adds, one per column sum
+    EXPECT_EQ(count(cuda, "sum" + std::to_string(id) + "[it * 8 + v] += "), 1u) << id;
+}
+
+} // namespace
