@@ -27,6 +27,7 @@
 // 37.55 us; docs/column-sums.md).
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/ColumnSchedule.h"
 #include "codegen/CudaPrelude.h"
 #include "codegen/EmitSupport.h"
 #include "codegen/KernelEmitter.h"
@@ -38,27 +39,15 @@ using namespace mlir;
 
 namespace dmc::codegen {
 
-namespace {
-constexpr int kFetchDepth = 2;
-constexpr int64_t kMaxFetchIterations = 32;
-} // namespace
-
 llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const KernelSpace &s,
                                                const NodeGraph &g, const KernelConfig &config,
                                                llvm::StringRef entry) {
-  const char d = config.laneDim;
-  const int vec = config.vec, split = config.split;
-  std::string outer = s.outer;
-  outer.erase(outer.find(d), 1);
-  outer.push_back(d);
-  KernelSpace chunks = s;
-  chunks.sizes[d] /= vec;
-  const int64_t outerChunks = s.outerPoints / vec, rows = s.rowPoints / split;
-  std::vector<int> reductions;
-  for (size_t id = 0; id < g.nodes.size(); ++id)
-    if (g.nodes[id].reduce)
-      reductions.push_back(static_cast<int>(id));
-  const int64_t gridX = outerChunks / config.tx;
+  const ColumnSchedule c = scheduleColumnKernel(kernel, s, g, config);
+  const char d = c.laneDim;
+  const int vec = c.vec, split = c.split;
+  const std::string &outer = c.outer;
+  const std::vector<int> &reductions = c.reductions;
+  const int64_t gridX = c.gridX;
 
   std::string src;
   llvm::raw_string_ostream os(src);
@@ -73,12 +62,12 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
                          int64_t(reductions.size()) * split * s.outerPoints + gridX));
   os << "  constexpr int TX = " << config.tx << ", TY = " << config.ty << ", VEC = " << vec
      << ", SPLIT = " << split << ";\n"
-     << "  constexpr Idx ROWS = " << rows << ", OUTER = " << s.outerPoints << ";\n";
+     << "  constexpr Idx ROWS = " << c.rows << ", OUTER = " << s.outerPoints << ";\n";
   if (!reductions.empty())
     os << "  __shared__ float dmcSmem[(TX * TY + 31) / 32 * TX * VEC];\n";
   os << "  const Idx o = (Idx)blockIdx.x * TX + threadIdx.x;  // chunk of VEC points along "
      << d << "\n";
-  decode(os, "  ", "o", outer, chunks);
+  decode(os, "  ", "o", outer, c.chunks);
   std::string di = std::string("i_") + d, first = std::string("first_") + d;
   os << "  const Idx " << first << " = " << di << " * VEC;\n";
   auto vectorized = [&](Type t) { return cast<dm::TensorType>(t).getNames().back() == d; };
@@ -92,81 +81,45 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
        << "  for (int v = 0; v < VEC; ++v) acc" << id << "[v] = " << g.nodes[id].init << ";\n";
 
   // The sweep over this block's rows.
-  std::set<int> sweep; // the dropout words the row sweep draws
-  for (size_t id = 0; id < g.nodes.size(); ++id)
-    if (!g.nodes[id].outer)
-      g.addDraws(id, sweep);
-  auto uses = [&](unsigned n) {
-    return readsInput(g, n, [&](size_t id) { return !g.nodes[id].outer; });
-  };
   auto address = [&](unsigned n) {
     return "in" + std::to_string(n) + " + base_in" + std::to_string(n) + " + " +
            offsetExpr(kernel.getInputs()[n].getType(), s.row);
   };
-  // The inputs fetched rows ahead (see the file comment) and their guards.
-  const int64_t iters = rows % config.ty ? 0 : rows / config.ty;
-  const int depth = int(std::min<int64_t>(kFetchDepth, iters));
-  std::vector<unsigned> fetched;
-  std::vector<std::string> guards(kernel.getInputs().size());
-  if (iters >= 2 && iters <= kMaxFetchIterations)
-    for (auto [n, v] : llvm::enumerate(kernel.getInputs())) {
-      llvm::StringRef names = cast<dm::TensorType>(v.getType()).getNames();
-      guards[n] = loadGuard(g, unsigned(n), d);
-      bool rowToRow = llvm::any_of(s.row, [&](char c) { return names.contains(c); });
-      bool rowInvariant = llvm::none_of(s.row, [&](char c) {
-        return guards[n].find(std::string("i_") + c) != std::string::npos;
-      });
-      if (uses(unsigned(n)) && vectorized(v.getType()) && rowToRow && rowInvariant)
-        fetched.push_back(unsigned(n));
-    }
-  // The slices of one stack a point reads (at most one of them: their
-  // guards are "i_<dim> == <index>") share one set of slots when they have
-  // one element type and one layout along the rows: the point's slice is
-  // then chosen once, as a pointer. Other slices keep slots of their own.
-  std::map<char, std::vector<unsigned>> slices;
-  for (unsigned n : fetched)
-    if (char sd = g.sliceOf(n).first)
-      slices[sd].push_back(n);
-  for (auto it = slices.begin(); it != slices.end();) {
-    Type first = kernel.getInputs()[it->second[0]].getType();
-    bool alike = llvm::all_of(it->second, [&](unsigned n) {
-      Type t = kernel.getInputs()[n].getType();
-      return elementType(t) == elementType(first) &&
-             offsetExpr(t, s.row) == offsetExpr(first, s.row);
-    });
-    it = it->second.size() < 2 || !alike ? slices.erase(it) : std::next(it);
-  }
+  const std::vector<unsigned> &fetched = c.fetched;
+  const std::vector<std::string> &guards = c.guards;
+  auto shared = [&](unsigned n) { return c.reads[n] == ColumnRead::FetchedShared; };
+  auto sliceDim = [&](unsigned n) { return g.sliceOf(n).first; };
+  auto groupFront = [&](unsigned n) { return c.sharedSlots.at(sliceDim(n)).front(); };
   auto slots = [&](unsigned n) {
-    char sd = g.sliceOf(n).first;
-    return slices.count(sd) ? std::string("pfs_") + sd : "pf" + std::to_string(n);
+    return shared(n) ? std::string("pfs_") + sliceDim(n) : "pf" + std::to_string(n);
   };
   // A fetch of row `row` (an expression) addresses an input linear in the
   // row as row * stride; the others need the row's indices decoded first.
-  auto linear = [&](unsigned n) { return linearStride(kernel.getInputs()[n].getType(), s.row, s); };
-  bool allLinear = llvm::all_of(fetched, [&](unsigned n) { return linear(n) >= 0; });
   auto rowOffset = [&](unsigned n, const std::string &row) {
-    return allLinear ? "(" + row + ") * " + std::to_string(linear(n))
-                     : offsetExpr(kernel.getInputs()[n].getType(), s.row);
+    Type t = kernel.getInputs()[n].getType();
+    return c.allLinear ? "(" + row + ") * " + std::to_string(linearStride(t, s.row, s))
+                       : offsetExpr(t, s.row);
   };
   auto fetch = [&](const std::string &indent, unsigned n, const std::string &slot,
                    const std::string &row) {
-    char sd = g.sliceOf(n).first;
-    if (!slices.count(sd)) {
+    if (!shared(n)) {
       os << indent << (guards[n].empty() ? "" : "if (" + guards[n] + ") ") << "dmcFetchVec<"
          << vec << ">(pf" << n << "[" << slot << "], in" << n << " + base_in" << n << " + "
          << rowOffset(n, row) << ");\n";
       return;
     }
-    if (n == slices[sd].front()) // the group's first slice fetches for all
+    char sd = sliceDim(n);
+    if (n == groupFront(n)) // the group's first slice fetches for all
       os << indent << "if (slice_" << sd << ") dmcFetchVec<" << vec << ">(pfs_" << sd << "["
          << slot << "], slice_" << sd << " + " << rowOffset(n, row) << ");\n";
   };
+  const int depth = c.depth;
   os << "  const Idx rowBegin = (Idx)blockIdx.y * ROWS;\n";
   if (fetched.empty()) {
     os << "#pragma unroll 4\n"
        << "  for (Idx r = rowBegin + threadIdx.y; r < rowBegin + ROWS; r += TY) {\n";
   } else {
-    for (auto &[sd, group] : slices) {
+    for (auto &[sd, group] : c.sharedSlots) {
       os << "  const " << elementType(kernel.getInputs()[group[0]].getType()) << " *slice_" << sd
          << " = ";
       for (unsigned m : group)
@@ -174,51 +127,55 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
       os << "nullptr;  // the slice this point reads\n";
     }
     for (unsigned n : fetched)
-      if (!slices.count(g.sliceOf(n).first) || n == slices[g.sliceOf(n).first].front())
+      if (!shared(n) || n == groupFront(n))
         os << "  DmcRawVec<" << vec << ", " << elementType(kernel.getInputs()[n].getType())
-           << "> " << slots(n) << "[" << depth << "]"
-           << (slices.count(g.sliceOf(n).first) ? " = {}" : "") << ";  // rows fetched ahead\n";
+           << "> " << slots(n) << "[" << depth << "]" << (shared(n) ? " = {}" : "")
+           << ";  // rows fetched ahead\n";
     os << "#pragma unroll\n"
        << "  for (int q = 0; q < " << depth << "; ++q) {\n"
        << "    const Idx r = rowBegin + threadIdx.y + (Idx)q * TY;\n";
-    if (!allLinear)
+    if (!c.allLinear)
       decode(os, "    ", "r", s.row, s);
     for (unsigned n : fetched)
       fetch("    ", n, "q", "r");
     os << "  }\n"
        << "#pragma unroll\n"
-       << "  for (int it = 0; it < " << iters << "; ++it) {\n"
+       << "  for (int it = 0; it < " << c.iters << "; ++it) {\n"
        << "    const Idx r = rowBegin + threadIdx.y + (Idx)it * TY;\n";
   }
   decode(os, "    ", "r", s.row, s);
   for (auto [n, v] : llvm::enumerate(kernel.getInputs())) {
-    if (!uses(n))
-      continue;
     Type t = v.getType();
-    char sd = g.sliceOf(unsigned(n)).first;
-    if (llvm::is_contained(fetched, unsigned(n)) && slices.count(sd)) {
+    std::string slot = slots(unsigned(n)) + "[it % " + std::to_string(depth) + "]";
+    switch (c.reads[n]) {
+    case ColumnRead::None:
+      break;
+    case ColumnRead::FetchedShared: {
       // One conversion for the group; each slice's vin names it (the
       // stack's select then reads the same registers whichever slice).
-      if (unsigned(n) == slices[sd].front())
-        os << "    "
-           << vectorConvert(t, n, vec, slots(n) + "[it % " + std::to_string(depth) + "]", "",
-                            std::string("vins_") + sd);
+      char sd = sliceDim(unsigned(n));
+      if (unsigned(n) == groupFront(unsigned(n)))
+        os << "    " << vectorConvert(t, n, vec, slot, "", std::string("vins_") + sd);
       os << "    float (&vin" << n << ")[" << vec << "] = vins_" << sd << ";\n";
-    } else if (llvm::is_contained(fetched, unsigned(n)))
-      os << "    "
-         << vectorConvert(t, n, vec, slots(n) + "[it % " + std::to_string(depth) + "]",
-                          guards[n]);
-    else if (vectorized(t))
+      break;
+    }
+    case ColumnRead::Fetched:
+      os << "    " << vectorConvert(t, n, vec, slot, guards[n]);
+      break;
+    case ColumnRead::Vector:
       os << "    " << vectorLoad(t, n, vec, address(n), g, d);
-    else
+      break;
+    case ColumnRead::Scalar:
       os << "    const Idx off_in" << n << " = base_in" << n << " + " << offsetExpr(t, s.row)
          << ";\n";
+      break;
+    }
   }
   if (!fetched.empty()) {
     // Refill the slots just converted with the row `depth` iterations on.
-    os << "    if (it + " << depth << " < " << iters << ") {\n";
+    os << "    if (it + " << depth << " < " << c.iters << ") {\n";
     std::string next = "r + (Idx)" + std::to_string(depth) + " * TY";
-    if (!allLinear) {
+    if (!c.allLinear) {
       os << "      const Idx rn = " << next << ";\n";
       decode(os, "      ", "rn", s.row, s);
     }
@@ -230,7 +187,7 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
   for (auto [n, id] : llvm::enumerate(g.outputs))
     if (isRowOutput(id) && vectorized(kernel.getResultTypes()[n]))
       os << "    float vout" << n << "[VEC];\n";
-  emitVectorDraws(os, "    ", sweep, g, s, d, vec);
+  emitVectorDraws(os, "    ", c.draws, g, s, d, vec);
   os << "#pragma unroll\n"
      << "    for (int v = 0; v < VEC; ++v) {\n"
      << "      const Idx " << di << " = " << first << " + v;\n";

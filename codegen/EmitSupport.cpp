@@ -138,10 +138,8 @@ std::string vectorSuffix(Type t) {
 } // namespace
 
 std::string loadGuard(const NodeGraph &g, unsigned n, char vd) {
-  std::string guard = g.guardOf(n);
-  if (guard.find(std::string("i_") + vd) != std::string::npos)
-    guard.clear();
-  return guard;
+  std::optional<LoadGuard> guard = g.guardOf(n);
+  return guard && guard->dim != vd ? guard->text() : std::string();
 }
 
 std::string vectorLoad(Type t, unsigned n, int vec, const std::string &address,

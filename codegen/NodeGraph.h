@@ -45,6 +45,18 @@ struct Node {
   int pass = 0; ///< map/load: computed in; reduce: combined in
 };
 
+/// The condition under which a kernel input is read: the point's index
+/// along `dim` equals `index` (slice `index` of a stack along `dim`).
+struct LoadGuard {
+  char dim = 0;
+  int64_t index = -1;
+  bool operator==(const LoadGuard &o) const { return dim == o.dim && index == o.index; }
+  /// As CUDA C++: "i_<dim> == <index>".
+  std::string text() const {
+    return "i_" + std::string(1, dim) + " == " + std::to_string(index);
+  }
+};
+
 /// The Philox draws of one dropout op: node code reads its 16-bit draw
 /// through the variable wordName(k); the emitter defines it, drawing once
 /// per eight elements when a vector runs along the counter's innermost dim.
@@ -59,25 +71,23 @@ public:
   std::vector<int> outputs; ///< one node per kernel output
   std::vector<Draw> draws;
   /// Inputs read only under a condition on the point (a stack's slice
-  /// select, e.g. "i_s == 1"): a vector load of them can be skipped
-  /// elsewhere. Inputs also read unconditionally are not listed.
-  std::map<unsigned, std::string> loadGuards;
+  /// select): a vector load of them can be skipped elsewhere. Inputs also
+  /// read unconditionally, or under two conditions, are in unguardedLoads.
+  std::map<unsigned, LoadGuard> loadGuards;
   std::set<unsigned> unguardedLoads;
-  /// For inputs in loadGuards that are slices of a stack: the stacked dim
-  /// and the slice's index (its guard is "i_<dim> == <index>"), so inputs
-  /// of one dim and distinct indices are never read at the same point.
-  std::map<unsigned, std::pair<char, int64_t>> loadSlices;
 
-  /// The stack slice input `n` is read as (dim 0: none; see loadSlices).
-  std::pair<char, int64_t> sliceOf(unsigned n) const {
-    auto it = loadSlices.find(n);
-    return guardOf(n).empty() || it == loadSlices.end() ? std::pair<char, int64_t>{0, -1}
-                                                         : it->second;
-  }
-  /// The condition input `n` is read under ("" when always).
-  std::string guardOf(unsigned n) const {
+  /// The condition input `n` is read under (none: always). Inputs of one
+  /// dim and distinct indices are never read at the same point.
+  std::optional<LoadGuard> guardOf(unsigned n) const {
     auto it = loadGuards.find(n);
-    return it == loadGuards.end() || unguardedLoads.count(n) ? "" : it->second;
+    if (it == loadGuards.end() || unguardedLoads.count(n))
+      return std::nullopt;
+    return it->second;
+  }
+  /// The stack slice input `n` is read as (dim 0: none).
+  std::pair<char, int64_t> sliceOf(unsigned n) const {
+    std::optional<LoadGuard> g = guardOf(n);
+    return g ? std::pair<char, int64_t>{g->dim, g->index} : std::pair<char, int64_t>{0, -1};
   }
 
   static std::string name(int id) { return "v" + std::to_string(id); }

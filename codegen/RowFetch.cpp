@@ -29,7 +29,7 @@ RowFetch chooseRowFetch(dm::KernelOp kernel, const NodeGraph &g, const std::stri
     llvm::StringRef names = cast<dm::TensorType>(v.getType()).getNames();
     bool rowToRow = llvm::any_of(outer, [&](char d) { return names.contains(d); });
     // A guarded load reads only where its guard holds: it stays in the sweep.
-    if (rowToRow && vectorized(v.getType()) && g.guardOf(n).empty() &&
+    if (rowToRow && vectorized(v.getType()) && !g.guardOf(n) &&
         readsInput(g, n, [&](size_t id) { return needed[id]; }))
       f.inputs.push_back(unsigned(n));
   }

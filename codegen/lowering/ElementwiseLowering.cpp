@@ -121,13 +121,10 @@ LogicalResult stack(dm::StackOp o, L &l) {
     E cond = E::index(dim).equals(E::literal(std::to_string(n)));
     E part = E::operand(unsigned(parts.size()));
     if (auto arg = dyn_cast<BlockArgument>(o.getInputs()[n])) {
-      auto none = [](unsigned) { return std::string(); }; // the condition has neither
-      std::string guard = cond.print({none, none});
+      codegen::LoadGuard guard{dim, int64_t(n)}; // what `cond` tests
       auto [it, fresh] = g.loadGuards.insert({arg.getArgNumber(), guard});
-      if (!fresh && it->second != guard)
+      if (!fresh && !(it->second == guard))
         g.unguardedLoads.insert(arg.getArgNumber());
-      if (fresh)
-        g.loadSlices[arg.getArgNumber()] = {dim, int64_t(n)};
       part = E::load(arg.getArgNumber());
     } else {
       parts.push_back(l.operand(o, unsigned(n)));

@@ -1,9 +1,11 @@
-//===- RowScheduleTest.cpp - a row kernel's loops and passes, as data -----===//
+//===- KernelScheduleTest.cpp - loop-nest kernels' schedules, as data -----===//
 //
-// On bert-large's fused training graph: the schedule the row emitter prints,
-// read as data (codegen/RowSchedule.h), and the CUDA agreeing with it.
+// On bert-large's fused training graph: the schedules the row and column
+// emitters print, read as data (codegen/RowSchedule.h, ColumnSchedule.h),
+// the guards of stacked inputs, and the CUDA agreeing with them.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/ColumnSchedule.h"
 #include "codegen/KernelEmitter.h"
 #include "codegen/RowSchedule.h"
 #include "compiler/Driver.h"
@@ -14,13 +16,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 using namespace mlir;
 using namespace dmc::codegen;
 
 namespace {
 
-class RowScheduleTest : public ::testing::Test {
+class KernelSchedule : public ::testing::Test {
 protected:
   void SetUp() override {
     auto m = dmc::buildGraph(ctx, std::string(DMC_EXAMPLES_DIR) + "/bert-large.json",
@@ -30,12 +33,17 @@ protected:
   }
   /// The schedule of kernel `name` at its default configuration (or `c`).
   RowSchedule schedule(llvm::StringRef name, std::optional<KernelConfig> c = std::nullopt) {
+    dmc::dm::KernelOp k = lower(name);
+    config = c ? *c : defaultConfig(space);
+    return scheduleRowKernel(k, space, graph, config);
+  }
+  /// Kernel `name` lowered into `graph`, its space in `space`.
+  dmc::dm::KernelOp lower(llvm::StringRef name) {
     dmc::dm::KernelOp k = dmc::test::kernelNamed(*module, name);
     space = spaceOf(k);
     graph = NodeGraph();
     EXPECT_FALSE(static_cast<bool>(lowerKernel(k, space, graph)));
-    config = c ? *c : defaultConfig(space);
-    return scheduleRowKernel(k, space, graph, config);
+    return k;
   }
   std::string source(llvm::StringRef name) {
     auto e = emitKernel(dmc::test::kernelNamed(*module, name), config, "k");
@@ -75,7 +83,7 @@ size_t count(const std::string &text, const std::string &what) {
   return n;
 }
 
-TEST_F(RowScheduleTest, LayerNormKeepsItsRowInRegistersBetweenPasses) {
+TEST_F(KernelSchedule, LayerNormKeepsItsRowInRegistersBetweenPasses) {
   // bias + dropout + residual add + layer norm: the mean, then the variance,
   // then the normalized row; a row of 1024 in vectors of 8 over 128 threads
   // is one chunk per thread, so values computed in pass 0 are read back from
@@ -110,7 +118,7 @@ TEST_F(RowScheduleTest, LayerNormKeepsItsRowInRegistersBetweenPasses) {
   EXPECT_EQ(count(cuda, "dmrt::dropoutWords("), 1u);
 }
 
-TEST_F(RowScheduleTest, LongRowsAreRecomputedInEachPass) {
+TEST_F(KernelSchedule, LongRowsAreRecomputedInEachPass) {
   // One point per thread along a row of 1024 over 32 threads: 32 chunks per
   // thread, too many to keep; each pass recomputes from the inputs (the
   // re-reads hit the caches) and draws the mask again.
@@ -133,7 +141,7 @@ TEST_F(RowScheduleTest, LongRowsAreRecomputedInEachPass) {
   EXPECT_EQ(count(cuda, "dmrt::dropoutWord(seed"), 3u); // a draw per pass
 }
 
-TEST_F(RowScheduleTest, ElementwiseKernelVectorsAlongAnOuterDim) {
+TEST_F(KernelSchedule, ElementwiseKernelVectorsAlongAnOuterDim) {
   RowSchedule r = schedule("bias_gelu_dropout");
   SCOPED_TRACE(describe(r));
   EXPECT_TRUE(r.outerVec);
@@ -145,7 +153,7 @@ TEST_F(RowScheduleTest, ElementwiseKernelVectorsAlongAnOuterDim) {
   EXPECT_EQ(r.grid * config.tx * r.per * r.vec, space.outerPoints);
 }
 
-TEST_F(RowScheduleTest, ColumnSumsFetchTheNextRowsAhead) {
+TEST_F(KernelSchedule, ColumnSumsFetchTheNextRowsAhead) {
   // The layer-norm backward with its parameter gradients: the rows' gamma and
   // beta gradients summed per thread (two column sums), four rows per thread,
   // and the first sweep's row inputs fetched a row group ahead.
@@ -163,6 +171,101 @@ TEST_F(RowScheduleTest, ColumnSumsFetchTheNextRowsAhead) {
     EXPECT_NE(cuda.find("pf" + std::to_string(n) + "["), std::string::npos) << n;
   for (int id : r.sums) // the thread's adds, one per column sum
     EXPECT_EQ(count(cuda, "sum" + std::to_string(id) + "[it * 8 + v] += "), 1u) << id;
+}
+
+TEST_F(KernelSchedule, StackSlicesAreGuardedLoads) {
+  // The stacked q, k, v gradients with their bias sums: each slice input is
+  // read only where the stacked dim has its index, a guard held as data
+  // (NodeGraph::guardOf); the CUDA tests the same conditions.
+  dmc::dm::KernelOp k = lower("stack_reduce_sum");
+  config = defaultConfig(space); // the column emitter's
+  std::set<int64_t> indices;
+  char dim = 0;
+  for (unsigned n = 0; n < k.getInputs().size(); ++n)
+    if (std::optional<LoadGuard> guard = graph.guardOf(n)) {
+      dim = dim ? dim : guard->dim;
+      EXPECT_EQ(guard->dim, dim);
+      indices.insert(guard->index);
+      EXPECT_EQ(graph.sliceOf(n), std::make_pair(guard->dim, guard->index));
+    }
+  EXPECT_EQ(indices, (std::set<int64_t>{0, 1, 2}));
+  std::string cuda = source("stack_reduce_sum");
+  for (int64_t i : indices)
+    EXPECT_NE(cuda.find(LoadGuard{dim, i}.text()), std::string::npos) << i;
+  // An input read under two conditions is read unconditionally.
+  NodeGraph g;
+  g.loadGuards[4] = LoadGuard{'s', 1};
+  EXPECT_EQ(g.guardOf(4)->text(), "i_s == 1");
+  g.unguardedLoads.insert(4);
+  EXPECT_FALSE(g.guardOf(4).has_value());
+  EXPECT_EQ(g.sliceOf(4), std::make_pair(char(0), int64_t(-1)));
+}
+
+TEST_F(KernelSchedule, ColumnSumFetchesRowsAheadAndMeetsAcrossBlocks) {
+  // The FFN's gelu gradient with dropout and its bias gradient: lanes along
+  // u, each tile's 4096 rows split over 8 blocks of 32 threads per column, so
+  // 16 rows per thread; both inputs fetched 2 rows ahead; the last block of a
+  // tile adds the 8 partials (an arrival counter in the workspace).
+  dmc::dm::KernelOp k = lower("dropout_dgelu_reduce_sum");
+  config = defaultConfig(space);
+  ASSERT_TRUE(isColumnConfig(config)) << config.describe();
+  ColumnSchedule c = scheduleColumnKernel(k, space, graph, config);
+  EXPECT_EQ(c.laneDim, 'u');
+  EXPECT_EQ(c.outer.back(), 'u');
+  EXPECT_EQ(c.rows * c.split, space.rowPoints);
+  EXPECT_EQ(c.iters, c.rows / config.ty);
+  EXPECT_EQ(c.depth, kFetchDepth);
+  EXPECT_EQ(c.reads, (std::vector<ColumnRead>{ColumnRead::Fetched, ColumnRead::Fetched}));
+  EXPECT_TRUE(c.allLinear && c.sharedSlots.empty());
+  EXPECT_EQ(c.reductions.size(), 1u);
+  EXPECT_EQ(c.rowStores.size(), 1u);   // the input gradient
+  EXPECT_EQ(c.outerStores.size(), 1u); // the bias gradient
+  EXPECT_EQ(c.draws.size(), 1u);       // the dropout mask drawn again
+  std::string cuda = source("dropout_dgelu_reduce_sum");
+  for (unsigned n : c.fetched)
+    EXPECT_NE(cuda.find("dmcFetchVec<8>(pf" + std::to_string(n) + "["), std::string::npos);
+  EXPECT_EQ(count(cuda, "atomicAdd(&arrived"), c.split > 1 ? 1u : 0u);
+  EXPECT_NE(cuda.find("ROWS = " + std::to_string(c.rows)), std::string::npos);
+}
+
+TEST_F(KernelSchedule, StackSlicesShareTheirFetchSlots) {
+  // The q, k, v gradients stacked with their bias sums: a point reads one of
+  // the three slices, so one set of slots and one conversion serve them all.
+  dmc::dm::KernelOp k = lower("stack_reduce_sum");
+  config = defaultConfig(space);
+  ASSERT_TRUE(isColumnConfig(config)) << config.describe();
+  ColumnSchedule c = scheduleColumnKernel(k, space, graph, config);
+  ASSERT_EQ(c.sharedSlots.size(), 1u);
+  const auto &[dim, group] = *c.sharedSlots.begin();
+  EXPECT_EQ(group.size(), 3u);
+  for (unsigned n : group)
+    EXPECT_EQ(c.reads[n], ColumnRead::FetchedShared) << n;
+  std::string cuda = source("stack_reduce_sum");
+  EXPECT_EQ(count(cuda, "> pf"), 1u); // one slot array (pfs_<dim>) for the three
+  EXPECT_NE(cuda.find(std::string("*slice_") + dim + " = "), std::string::npos);
+  for (unsigned n : group)
+    if (n != group.front()) {
+      EXPECT_NE(cuda.find("float (&vin" + std::to_string(n) + ")[8] = vins_" + dim),
+                std::string::npos)
+          << n;
+    }
+}
+
+TEST_F(KernelSchedule, ManyRowsPerThreadAreNotFetched) {
+  // One block per tile (no split): 128 rows per thread, beyond the unrolled
+  // fetch; the inputs are read as one vector access per row.
+  dmc::dm::KernelOp k = lower("dropout_dgelu_reduce_sum");
+  KernelConfig cfg = defaultConfig(space);
+  cfg.split = 1;
+  ASSERT_TRUE(whyInfeasible(space, cfg).empty()) << whyInfeasible(space, cfg);
+  config = cfg;
+  ColumnSchedule c = scheduleColumnKernel(k, space, graph, config);
+  EXPECT_GT(c.iters, kMaxFetchIterations);
+  EXPECT_TRUE(c.fetched.empty());
+  EXPECT_EQ(c.reads, (std::vector<ColumnRead>{ColumnRead::Vector, ColumnRead::Vector}));
+  std::string cuda = source("dropout_dgelu_reduce_sum");
+  EXPECT_EQ(cuda.find("dmcFetchVec<8>(pf"), std::string::npos);
+  EXPECT_EQ(cuda.find("arrived"), std::string::npos); // no partials across blocks
 }
 
 } // namespace
