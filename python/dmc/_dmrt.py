@@ -185,11 +185,15 @@ class Handle:
         check("dmrt_arena_bytes", self.lib.dmrt_arena_bytes(self.ptr, mode, ctypes.byref(n)))
         return n.value
 
+    def bound_at(self, name, ptr, nbytes):
+        """True if tensor `name` is bound at `ptr` with `nbytes` now."""
+        return self.bound.get(name) == (ptr, nbytes)
+
     def bind(self, desc, ptr, nbytes):
         """dmrt_bind, skipped when `desc` is bound at `ptr` with `nbytes` already: the
         runtime keeps only the pointer, and an unchanged binding keeps its CUDA graphs
         replaying without a capture or an update."""
-        if self.bound.get(desc.name) == (ptr, nbytes):
+        if self.bound_at(desc.name, ptr, nbytes):
             return
         check(f"dmrt_bind({desc.name})",
               self.lib.dmrt_bind(self.ptr, desc._c_name, ptr, nbytes,

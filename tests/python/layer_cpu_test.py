@@ -224,11 +224,13 @@ class FakeHandle:
             if o.buffer == desc.buffer and other != desc.name and \
                     p - o.buffer_offset != ptr - desc.buffer_offset:
                 raise dt.DmrtError("dmrt_bind", "DMRT_ERROR_BINDING", desc.name)
-        if self.bound.get(desc.name) == (ptr, nbytes):  # as _dmrt.Handle.bind
+        if self.bound_at(desc.name, ptr, nbytes):  # as _dmrt.Handle.bind
             return
         self.ptr[desc.name] = ptr
         self.bound[desc.name] = (ptr, nbytes)
         self.calls.append(("bind", desc.name))
+
+    bound_at = _dmrt.Handle.bound_at  # the real rule
 
     def unbind(self, name):
         self.ptr.pop(name, None)

@@ -6,7 +6,8 @@ DMRT_OPEN_EXTERNAL_ARENA), binds inputs, parameters and a fresh y, and runs. The
 and the instance stay with the autograd node until its backward, which binds dy and fresh
 gradient buffers (all in one allocation, stacked parameters' gradients at their offsets
 from each other as the runtime requires: tensors.GradientLayout), runs, and hands both
-back: several forwards of one layer may be pending at once (a layer used twice, activation checkpointing), each on its own instance.
+back: several forwards of one layer may be pending at once (a layer used twice,
+activation checkpointing), each on its own instance.
 """
 
 import torch

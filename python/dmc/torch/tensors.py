@@ -151,19 +151,19 @@ def address(tensor):
     return tensor.data_ptr()
 
 
+def nbytes(tensor):
+    return tensor.numel() * tensor.element_size()
+
+
 def bind(handle, desc, tensor):
-    handle.bind(desc, address(tensor), tensor.numel() * tensor.element_size())
+    handle.bind(desc, address(tensor), nbytes(tensor))
 
 
 def bound_at(handle, group, tensors):
     """True if every slice of the group is bound where `tensors` has it (PyTorch's
     caching allocator often hands a step the addresses of the step before)."""
-    bound = handle.bound
-    for d in group:
-        t = tensors[d.name]
-        if bound.get(d.name) != (address(t), t.numel() * t.element_size()):
-            return False
-    return True
+    return all(handle.bound_at(d.name, address(tensors[d.name]), nbytes(tensors[d.name]))
+               for d in group)
 
 
 def bind_group(handle, group, tensors):
