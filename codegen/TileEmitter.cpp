@@ -18,6 +18,7 @@
 #include "codegen/CudaPrelude.h"
 #include "codegen/EmitSupport.h"
 #include "codegen/KernelEmitter.h"
+#include "codegen/TileSchedule.h"
 
 using namespace mlir;
 
@@ -26,24 +27,18 @@ namespace dmc::codegen {
 llvm::Expected<EmittedKernel> emitTiledKernel(dm::KernelOp kernel, const KernelSpace &s,
                                               const NodeGraph &g, const KernelConfig &config,
                                               llvm::StringRef entry) {
-  const char a = config.laneDim, b = tiledWriteDim(s);
-  const int vec = config.vec, tile = 32 * vec;
-  const std::string A(1, a), B(1, b);
-  std::string others; // the outer dims besides a and b, outermost first
-  for (char c : s.outer)
-    if (c != a && c != b)
-      others.push_back(c);
-  const int64_t tilesA = s.sizes.at(a) / tile, tilesB = s.sizes.at(b) / tile;
-  const int64_t blocks = s.outerPoints / (int64_t(tile) * tile);
-  const std::vector<unsigned> staged = tiledInputs(s, a);
-  auto dimsOf = [](Type t) { return cast<dm::TensorType>(t).getNames().str(); };
-  // loadOf asks by type: the type of a staged input is staged.
-  auto isStaged = [&](Type t) {
-    return llvm::any_of(staged, [&](unsigned n) { return kernel.getInputs()[n].getType() == t; });
+  const TileSchedule ts = scheduleTiledKernel(kernel, s, g, config);
+  const int vec = ts.vec, tile = ts.tile;
+  const std::string A(1, ts.a), B(1, ts.b);
+  auto reads = [&](unsigned n) { return ts.reads[n] != TileRead::None; };
+  // Read as vin<n>[v] in the second phase: staged, or a vector along b
+  // (loadOf asks by type; inputs of one type are read alike).
+  auto vectorized = [&](Type t) {
+    for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
+      if (v.getType() == t)
+        return ts.reads[n] == TileRead::Staged || ts.reads[n] == TileRead::Vector;
+    return false;
   };
-  // Read as vin<n>[v] in the second phase: staged, or contiguous along b.
-  auto vectorized = [&](Type t) { return isStaged(t) || (vec > 1 && dimsOf(t).back() == b); };
-  auto reads = [&](unsigned n) { return readsInput(g, n, [](size_t) { return true; }); };
 
   std::string src;
   llvm::raw_string_ostream os(src);
@@ -54,18 +49,18 @@ llvm::Expected<EmittedKernel> emitTiledKernel(dm::KernelOp kernel, const KernelS
   emitSignature(os, kernel, 32 * config.ty, entry, /*workspace=*/false);
   emitIndexType(os, kernel, s.outerPoints);
   os << "  constexpr int T = " << tile << ", TY = " << config.ty << ", VEC = " << vec << ";\n";
-  for (unsigned n : staged)
+  for (unsigned n : ts.staged)
     if (reads(n))
       os << "  __shared__ float stage" << n << "[T][T + 1];  // in" << n << " as [" << B << "]["
          << A << "]\n";
   os << "  Idx t_tile = blockIdx.x;\n"
-     << "  const Idx tile_" << B << " = t_tile % " << tilesB << ";\n"
-     << "  t_tile /= " << tilesB << ";\n"
-     << "  const Idx tile_" << A << " = t_tile % " << tilesA << ";\n"
-     << "  t_tile /= " << tilesA << ";\n";
-  if (!others.empty()) {
+     << "  const Idx tile_" << B << " = t_tile % " << ts.tilesB << ";\n"
+     << "  t_tile /= " << ts.tilesB << ";\n"
+     << "  const Idx tile_" << A << " = t_tile % " << ts.tilesA << ";\n"
+     << "  t_tile /= " << ts.tilesA << ";\n";
+  if (!ts.others.empty()) {
     os << "  const Idx rest = t_tile;\n";
-    decode(os, "  ", "rest", others, s);
+    decode(os, "  ", "rest", ts.others, s);
   }
 
   // Phase 1: the staged inputs into shared memory, lanes along a.
@@ -73,12 +68,12 @@ llvm::Expected<EmittedKernel> emitTiledKernel(dm::KernelOp kernel, const KernelS
      << "  for (int k = 0; k < T / TY; ++k) {\n"
      << "    const Idx i_" << B << " = tile_" << B << " * T + threadIdx.y + k * TY;\n"
      << "    const Idx first_" << A << " = tile_" << A << " * T + threadIdx.x * VEC;\n";
-  for (unsigned n : staged) {
+  for (unsigned n : ts.staged) {
     if (!reads(n))
       continue;
     Type t = kernel.getInputs()[n].getType();
     os << "    " << vectorLoad(t, n, vec, "in" + std::to_string(n) + " + " +
-                                           offsetExpr(t, s.outer, a), g, a);
+                                           offsetExpr(t, s.outer, ts.a), g, ts.a);
     os << "#pragma unroll\n"
        << "    for (int v = 0; v < VEC; ++v)\n"
        << "      stage" << n << "[threadIdx.y + k * TY][threadIdx.x * VEC + v] = vin" << n
@@ -95,16 +90,14 @@ llvm::Expected<EmittedKernel> emitTiledKernel(dm::KernelOp kernel, const KernelS
   const std::string ind = "    ", in2 = "      ";
   for (auto [n, v] : llvm::enumerate(kernel.getInputs())) {
     Type t = v.getType();
-    if (!reads(n) || !vectorized(t))
-      continue;
-    if (isStaged(t))
+    if (ts.reads[n] == TileRead::Staged)
       os << ind << "float vin" << n << "[VEC];\n"
          << "#pragma unroll\n"
          << ind << "for (int v = 0; v < VEC; ++v)\n"
          << ind << "  vin" << n << "[v] = stage" << n << "[threadIdx.x * VEC + v][threadIdx.y + k * TY];\n";
-    else
+    else if (ts.reads[n] == TileRead::Vector)
       os << ind << vectorLoad(t, n, vec, "in" + std::to_string(n) + " + " +
-                                             offsetExpr(t, s.outer, b), g, b);
+                                             offsetExpr(t, s.outer, ts.b), g, ts.b);
   }
   for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
     os << ind << "float vout" << n << "[VEC];\n";
@@ -112,7 +105,7 @@ llvm::Expected<EmittedKernel> emitTiledKernel(dm::KernelOp kernel, const KernelS
      << ind << "for (int v = 0; v < VEC; ++v) {\n"
      << in2 << "const Idx i_" << B << " = first_" << B << " + v;\n";
   for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
-    if (reads(n) && !vectorized(v.getType()))
+    if (ts.reads[n] == TileRead::Scalar)
       os << in2 << "const Idx off_in" << n << " = " << offsetExpr(v.getType(), s.outer) << ";\n";
   for (size_t id = 0; id < g.nodes.size(); ++id) {
     std::set<int> used;
@@ -125,7 +118,8 @@ llvm::Expected<EmittedKernel> emitTiledKernel(dm::KernelOp kernel, const KernelS
     os << in2 << "vout" << n << "[v] = " << NodeGraph::name(id) << ";\n";
   os << ind << "}\n";
   for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
-    os << ind << vectorStore(t, n, "out" + std::to_string(n) + " + " + offsetExpr(t, s.outer, b));
+    os << ind << vectorStore(t, n, "out" + std::to_string(n) + " + " +
+                                       offsetExpr(t, s.outer, ts.b));
   os << "  }\n"
      << "}\n";
 
@@ -134,7 +128,7 @@ llvm::Expected<EmittedKernel> emitTiledKernel(dm::KernelOp kernel, const KernelS
   k.source = std::move(src);
   k.blockX = 32;
   k.blockY = config.ty;
-  k.grid = blocks;
+  k.grid = ts.blocks;
   k.sharedBytes = 0; // static shared memory only
   k.passes = 1;
   return k;

@@ -12,6 +12,7 @@
 #include "codegen/EmitSupport.h"
 #include "codegen/KernelCostModel.h"
 #include "codegen/KernelEmitter.h"
+#include "codegen/TileSchedule.h"
 #include "codegen/nvrtc/NvrtcCompiler.h"
 #include "compiler/Driver.h"
 #include "ir/DmDialect.h"
@@ -116,6 +117,29 @@ TEST_F(TiledKernel, OnlyTransposedInputsGoThroughSharedMemory) {
   EXPECT_EQ(emitted->grid, 4 * (256 / 64) * (128 / 64));
   EXPECT_EQ(emitted->blockX, 32);
   EXPECT_EQ(emitted->blockY, 8);
+}
+
+TEST_F(TiledKernel, TheScheduleStagesTheTransposedInputOnly) {
+  // bias_dropout's tile as data (codegen/TileSchedule.h): lanes along i to
+  // stage w, then along j; s ([b, j], contiguous along j) is read as a vector
+  // in the second phase, not staged.
+  auto schedule = [&](llvm::StringRef name, dmc::codegen::NodeGraph &g) {
+    dmc::dm::KernelOp k = kernel(name);
+    auto space = dmc::codegen::spaceOf(k);
+    EXPECT_FALSE(static_cast<bool>(dmc::codegen::lowerKernel(k, space, g)));
+    return dmc::codegen::scheduleTiledKernel(k, space, g, {'i', 32, 8, 1, 2});
+  };
+  dmc::codegen::NodeGraph g, h;
+  dmc::codegen::TileSchedule t = schedule("bias_dropout", g);
+  EXPECT_EQ(t.a, 'i');
+  EXPECT_EQ(t.b, 'j');
+  EXPECT_EQ(t.tile, 64);
+  EXPECT_EQ(t.others, "b");
+  EXPECT_EQ(t.tilesA * t.tilesB * 4, t.blocks);
+  EXPECT_EQ(t.staged, (std::vector<unsigned>{0}));
+  using R = dmc::codegen::TileRead;
+  EXPECT_EQ(t.reads, (std::vector<R>{R::Staged, R::Vector}));
+  EXPECT_EQ(schedule("transpose", h).reads, (std::vector<R>{R::Staged}));
 }
 
 TEST_F(TiledKernel, EveryTileCompilesAndIsPricedBelowTheStridedLoop) {
