@@ -15,7 +15,7 @@ namespace dmc {
 llvm::DenseSet<Operation *> backwardOps(func::FuncOp f) {
   llvm::DenseSet<Value> tainted;
   for (auto [n, arg] : llvm::enumerate(f.getArguments()))
-    if (dm::argRole(f, n) == "grad_output")
+    if (dm::argRole(f, n) == dmrt::TensorRole::GradOutput)
       tainted.insert(arg);
   llvm::DenseSet<Operation *> ops;
   f.walk([&](Operation *op) {
@@ -58,9 +58,9 @@ void printSummary(func::FuncOp f, llvm::raw_ostream &os) {
   int64_t paramTensors = 0, paramElements = 0, paramBytes = 0;
   os << "\narguments:\n";
   for (auto [n, arg] : llvm::enumerate(f.getArguments())) {
-    os << llvm::formatv("  {0,-11} {1,-16} {2}\n", dm::argRole(f, n), dm::argName(f, n),
+    os << llvm::formatv("  {0,-11} {1,-16} {2}\n", dm::argRoleText(f, n), dm::argName(f, n),
                         arg.getType());
-    if (dm::argRole(f, n) == "param") {
+    if (dm::argRole(f, n) == dmrt::TensorRole::Param) {
       ++paramTensors;
       paramElements += cast<dm::TensorType>(arg.getType()).getNumElements();
       paramBytes += bytes(arg.getType());

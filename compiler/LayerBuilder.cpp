@@ -44,7 +44,7 @@ public:
       prefix = c.layers == 1 ? "" : "layer" + std::to_string(n) + ".";
       y = c.kind == LayerKind::Decoder ? decoder(y, memory, lens) : encoder(y, lens);
     }
-    dm::setResults(f, y, {"y"}, {"output"});
+    dm::setResults(f, y, {"y"}, {dmrt::TensorRole::Output});
     return module;
   }
 
@@ -77,7 +77,7 @@ private:
     return dm::TensorType::get(b.getContext(), dims, shape, elt ? elt : element);
   }
 
-  BlockArgument argument(StringRef name, StringRef dims, StringRef role, Type elt = {}) {
+  BlockArgument argument(StringRef name, StringRef dims, dmrt::TensorRole role, Type elt = {}) {
     BlockArgument a = dm::addArgument(f, type(dims, elt), name, role);
     return a;
   }
@@ -85,13 +85,13 @@ private:
     f.setArgAttr(a.getArgNumber(), key, value);
   }
   Value input(StringRef name, StringRef dims, double range) {
-    BlockArgument a = argument(name, dims, "input");
+    BlockArgument a = argument(name, dims, dmrt::TensorRole::Input);
     setInit(a, dm::kInitRangeAttr, b.getF64FloatAttr(range));
     return a;
   }
   /// A parameter initialised uniformly in mean +- range.
   Value param(StringRef name, StringRef dims, double mean, double range) {
-    BlockArgument a = argument(prefix + name.str(), dims, "param");
+    BlockArgument a = argument(prefix + name.str(), dims, dmrt::TensorRole::Param);
     if (mean != 0)
       setInit(a, dm::kInitMeanAttr, b.getF64FloatAttr(mean));
     setInit(a, dm::kInitRangeAttr, b.getF64FloatAttr(range));
@@ -102,7 +102,7 @@ private:
     return param(name, dims, 0.0, 1.0 / std::sqrt(double(fanIn)));
   }
   Value lengths(StringRef name, char keyDim) {
-    BlockArgument a = argument(name, "b", "input", b.getI32Type());
+    BlockArgument a = argument(name, "b", dmrt::TensorRole::Input, b.getI32Type());
     setInit(a, dm::kInitMaxAttr, b.getI64IntegerAttr(size(keyDim)));
     return a;
   }

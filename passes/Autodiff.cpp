@@ -74,15 +74,16 @@ struct DmAutodiffPass : impl::DmAutodiffBase<DmAutodiffPass> {
     OpBuilder b(ret);
     GradientMap grads(b);
     SmallVector<Value> results(ret->getOperands());
-    SmallVector<std::string> names, roles;
+    SmallVector<std::string> names;
+    SmallVector<dmrt::TensorRole> roles;
     for (auto [n, y] : llvm::enumerate(results)) {
       std::string name = dm::resultName(f, n).str();
       if (name.empty())
         name = "result" + std::to_string(n);
-      BlockArgument dy = dm::addArgument(f, y.getType(), "d" + name, "grad_output");
+      BlockArgument dy = dm::addArgument(f, y.getType(), "d" + name, dmrt::TensorRole::GradOutput);
       grads.accumulate(y, dy);
       names.push_back(name);
-      roles.push_back("output");
+      roles.push_back(dmrt::TensorRole::Output);
     }
 
     SavingContext ctx;
@@ -121,7 +122,7 @@ struct DmAutodiffPass : impl::DmAutodiffBase<DmAutodiffPass> {
         return f.emitError() << "argument '" << name << "' receives no gradient (is it used?)";
       results.push_back(g);
       names.push_back(name + ".grad");
-      roles.push_back("grad");
+      roles.push_back(dmrt::TensorRole::Grad);
     }
     dm::setResults(f, results, names, roles);
     f->setAttr(dm::kTrainingAttr, UnitAttr::get(f.getContext()));

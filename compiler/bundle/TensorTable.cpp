@@ -31,17 +31,20 @@ static llvm::Error unsupported(Operation *op, const llvm::Twine &why) {
 
 llvm::Expected<TensorTable> TensorTable::build(func::FuncOp f) {
   TensorTable table;
-  auto roleOf = [&](llvm::StringRef role, dmrt::TensorRole &out) -> llvm::Error {
-    if (dmrt::parseTensorRole(role.str(), out))
+  auto roleOf = [&](std::optional<dmrt::TensorRole> role, llvm::StringRef text,
+                    dmrt::TensorRole &out) -> llvm::Error {
+    if (role) {
+      out = *role;
       return llvm::Error::success();
+    }
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "@" + f.getName() + ": unknown dm.role \"" + role +
+                                   "@" + f.getName() + ": unknown dm.role \"" + text +
                                        "\" (the bundle knows input, param, grad_output, "
                                        "output, grad)");
   };
   for (auto [n, arg] : llvm::enumerate(f.getArguments())) {
     dmrt::TensorRole role;
-    if (llvm::Error e = roleOf(dm::argRole(f, n), role))
+    if (llvm::Error e = roleOf(dm::argRole(f, n), dm::argRoleText(f, n), role))
       return e;
     table.add(arg, dm::argName(f, n).str(), role);
   }
@@ -113,7 +116,7 @@ llvm::Expected<TensorTable> TensorTable::build(func::FuncOp f) {
     TensorInfo &t = table.infos[table.idOf(v)];
     if (t.role == dmrt::TensorRole::Intermediate) {
       t.name = dm::resultName(f, n).str();
-      if (llvm::Error e = roleOf(dm::resultRole(f, n), t.role))
+      if (llvm::Error e = roleOf(dm::resultRole(f, n), dm::resultRoleText(f, n), t.role))
         return e;
     }
   }
