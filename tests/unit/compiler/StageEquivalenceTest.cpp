@@ -183,8 +183,9 @@ TEST_P(StageEquivalence, EveryPassKeepsOutputsAndGradients) {
           acc = acc ? acc : c;
           ++accumulates;
         }
-      if (!config.preNorm)
+      if (!config.preNorm) {
         EXPECT_GE(accumulates, 1) << "no addend folded: the stage would compare nothing new";
+      }
       if (acc) {
         // Planted: the first such contraction without its addend.
         OpBuilder b(acc);
