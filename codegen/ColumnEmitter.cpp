@@ -86,7 +86,8 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
            offsetExpr(kernel.getInputs()[n].getType(), s.row);
   };
   const std::vector<unsigned> &fetched = c.fetched;
-  const std::vector<std::string> &guards = c.guards;
+  // A fetched input's load condition ("" none), as vectorLoad would test it.
+  auto guard = [&](unsigned n) { return loadGuard(g, n, d); };
   auto shared = [&](unsigned n) { return c.reads[n] == ColumnRead::FetchedShared; };
   auto sliceDim = [&](unsigned n) { return g.sliceOf(n).first; };
   auto groupFront = [&](unsigned n) { return c.sharedSlots.at(sliceDim(n)).front(); };
@@ -103,7 +104,7 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
   auto fetch = [&](const std::string &indent, unsigned n, const std::string &slot,
                    const std::string &row) {
     if (!shared(n)) {
-      os << indent << (guards[n].empty() ? "" : "if (" + guards[n] + ") ") << "dmcFetchVec<"
+      os << indent << (guard(n).empty() ? "" : "if (" + guard(n) + ") ") << "dmcFetchVec<"
          << vec << ">(pf" << n << "[" << slot << "], in" << n << " + base_in" << n << " + "
          << rowOffset(n, row) << ");\n";
       return;
@@ -123,7 +124,7 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
       os << "  const " << elementType(kernel.getInputs()[group[0]].getType()) << " *slice_" << sd
          << " = ";
       for (unsigned m : group)
-        os << guards[m] << " ? in" << m << " + base_in" << m << " : ";
+        os << guard(m) << " ? in" << m << " + base_in" << m << " : ";
       os << "nullptr;  // the slice this point reads\n";
     }
     for (unsigned n : fetched)
@@ -160,7 +161,7 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
       break;
     }
     case ColumnRead::Fetched:
-      os << "    " << vectorConvert(t, n, vec, slot, guards[n]);
+      os << "    " << vectorConvert(t, n, vec, slot, guard(unsigned(n)));
       break;
     case ColumnRead::Vector:
       os << "    " << vectorLoad(t, n, vec, address(n), g, d);

@@ -34,17 +34,16 @@ ColumnSchedule scheduleColumnKernel(dm::KernelOp kernel, const KernelSpace &s,
   // The inputs fetched rows ahead (ColumnEmitter.cpp's file comment) and
   // their guards: vector inputs that change from row to row, read under a
   // condition that does not (or none).
-  const size_t numIn = kernel.getInputs().size();
   c.iters = c.rows % config.ty ? 0 : c.rows / config.ty;
   c.depth = int(std::min<int64_t>(kFetchDepth, c.iters));
-  c.guards.assign(numIn, "");
   if (c.iters >= 2 && c.iters <= kMaxFetchIterations)
     for (auto [n, v] : llvm::enumerate(kernel.getInputs())) {
       llvm::StringRef names = cast<dm::TensorType>(v.getType()).getNames();
-      c.guards[n] = loadGuard(g, unsigned(n), d);
       bool rowToRow = llvm::any_of(s.row, [&](char r) { return names.contains(r); });
+      // Guards on the lane dim are dropped (loadGuard); the others must not
+      // change from row to row.
       std::optional<LoadGuard> guard = g.guardOf(unsigned(n));
-      bool rowInvariant = c.guards[n].empty() || s.row.find(guard->dim) == std::string::npos;
+      bool rowInvariant = !guard || guard->dim == d || s.row.find(guard->dim) == std::string::npos;
       if (uses(unsigned(n)) && vectorized(v.getType()) && rowToRow && rowInvariant)
         c.fetched.push_back(unsigned(n));
     }

@@ -43,7 +43,6 @@ struct ColumnSchedule {
   int depth = 0;         ///< rows fetched ahead (min(kFetchDepth, iters))
   std::vector<ColumnRead> reads;  ///< per kernel input
   std::vector<unsigned> fetched;  ///< inputs read Fetched or FetchedShared
-  std::vector<std::string> guards; ///< per input: its load's condition ("" none)
   /// Per stacked dim: the fetched slices sharing one set of slots (the
   /// first fetches for all); one element type and row layout each.
   std::map<char, std::vector<unsigned>> sharedSlots;

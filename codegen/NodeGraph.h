@@ -51,9 +51,14 @@ struct LoadGuard {
   char dim = 0;
   int64_t index = -1;
   bool operator==(const LoadGuard &o) const { return dim == o.dim && index == o.index; }
+  /// The condition as math: the stack's select tests this expression.
+  PointExpr expr() const {
+    return PointExpr::index(dim).equals(PointExpr::literal(std::to_string(index)));
+  }
   /// As CUDA C++: "i_<dim> == <index>".
   std::string text() const {
-    return "i_" + std::string(1, dim) + " == " + std::to_string(index);
+    auto none = [](unsigned) { return std::string(); }; // neither operands nor loads
+    return expr().print({none, none});
   }
 };
 

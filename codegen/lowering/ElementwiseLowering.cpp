@@ -118,10 +118,10 @@ LogicalResult stack(dm::StackOp o, L &l) {
   std::vector<int> parts;
   E y = zero;
   for (size_t n = o.getInputs().size(); n-- > 0;) {
-    E cond = E::index(dim).equals(E::literal(std::to_string(n)));
+    codegen::LoadGuard guard{dim, int64_t(n)};
+    E cond = guard.expr();
     E part = E::operand(unsigned(parts.size()));
     if (auto arg = dyn_cast<BlockArgument>(o.getInputs()[n])) {
-      codegen::LoadGuard guard{dim, int64_t(n)}; // what `cond` tests
       auto [it, fresh] = g.loadGuards.insert({arg.getArgNumber(), guard});
       if (!fresh && !(it->second == guard))
         g.unguardedLoads.insert(arg.getArgNumber());

@@ -39,6 +39,7 @@ class Pool:
         self.dy_desc = next((d for d in self.tensors if d.role == "grad_output"), None)
         self._free = [first]
         self._groups = {}  # tuple of names -> tensors.group_by_buffer of those descs
+        self._layouts = {}  # tuple of names -> tensors.GradientLayout of those descs
 
     @property
     def validate_only(self):
@@ -69,10 +70,10 @@ class Pool:
 
     def gradient_layout(self, descs):
         """tensors.GradientLayout of the buffers of `descs`, made once."""
-        key = ("layout",) + tuple(d.name for d in descs)
-        if key not in self._groups:
-            self._groups[key] = T.GradientLayout(self.groups(descs))
-        return self._groups[key]
+        key = tuple(d.name for d in descs)
+        if key not in self._layouts:
+            self._layouts[key] = T.GradientLayout(self.groups(descs))
+        return self._layouts[key]
 
     def bind_parameters(self, handle, descs, params):
         """Binds the parameters whose buffer moved since this instance last bound them
