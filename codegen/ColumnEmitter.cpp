@@ -185,7 +185,7 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
     os << "    }\n";
   }
   auto isRowOutput = [&](int id) { return !g.nodes[id].outer; };
-  for (auto [n, id] : llvm::enumerate(g.outputs))
+  for (auto [n, id] : g.nodeOutputs())
     if (isRowOutput(id) && vectorized(kernel.getResultTypes()[n]))
       os << "    float vout" << n << "[VEC];\n";
   emitVectorDraws(os, "    ", c.draws, g, s, d, vec);
@@ -204,7 +204,7 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
   for (int id : reductions)
     os << "      acc" << id << "[v] = " << g.nodes[id].combine << "::apply(acc" << id
        << "[v], " << g.value(id, nullptr) << ");\n";
-  for (auto [n, id] : llvm::enumerate(g.outputs)) {
+  for (auto [n, id] : g.nodeOutputs()) {
     if (!isRowOutput(id))
       continue;
     Type t = kernel.getResultTypes()[n];
@@ -218,7 +218,7 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
          << "\n";
   }
   os << "    }\n";
-  for (auto [n, id] : llvm::enumerate(g.outputs))
+  for (auto [n, id] : g.nodeOutputs())
     if (isRowOutput(id) && vectorized(kernel.getResultTypes()[n]))
       os << "    "
          << vectorStore(kernel.getResultTypes()[n], n,
@@ -302,7 +302,7 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
       else if (g.nodes[id].outer)
         os << "    const float " << NodeGraph::name(id) << " = "
            << nodeValue(g, id, kernel, [](Type) { return false; }) << ";\n";
-    for (auto [n, id] : llvm::enumerate(g.outputs))
+    for (auto [n, id] : g.nodeOutputs())
       if (!isRowOutput(id)) {
         Type t = kernel.getResultTypes()[n];
         os << "    " << storeCall(t, "out" + std::to_string(n), offsetExpr(t, outer),

@@ -79,8 +79,8 @@ ColumnSchedule scheduleColumnKernel(dm::KernelOp kernel, const KernelSpace &s,
       read = ColumnRead::Scalar;
     c.reads.push_back(read);
   }
-  for (auto [n, id] : llvm::enumerate(g.outputs))
-    (g.nodes[id].outer ? c.outerStores : c.rowStores).push_back(unsigned(n));
+  for (auto [n, id] : g.nodeOutputs())
+    (g.nodes[id].outer ? c.outerStores : c.rowStores).push_back(n);
   return c;
 }
 

@@ -87,11 +87,51 @@ std::string counterIndex(const Draw &d, const KernelSpace &s, char vd) {
   return e;
 }
 
+namespace {
+/// The element offset of the keep-bits word holding key `keyIndex` (an
+/// expression) at the point's other indices.
+std::string bitsWord(const Draw &d, const std::string &keyIndex) {
+  std::string e = "(Idx)0";
+  int64_t stride = 1;
+  for (size_t n = d.bitsDims.size(); n-- > 0;) {
+    char c = d.bitsDims[n];
+    std::string index = c == d.word ? "((" + keyIndex + ") >> 5)" : "i_" + std::string(1, c);
+    e += " + (Idx)" + index + " * " + std::to_string(stride);
+    stride *= d.bitsShape[n];
+  }
+  return e;
+}
+
+/// Stores the keep byte of the group whose words are `words` and whose
+/// first key is `keyIndex` into the draw's output.
+std::string storeKeepByte(const Draw &d, const std::string &keyIndex, const std::string &words) {
+  return "reinterpret_cast<unsigned char *>(out" + std::to_string(d.bitsOutput) + ")[4 * (" +
+         bitsWord(d, keyIndex) + ") + (((" + keyIndex + ") & 31) >> 3)] = (unsigned char)dmrt::dropoutKeepByte(" +
+         words + ", " + std::to_string(d.threshold) + "u);";
+}
+
+/// The keep-bits word of input `d.bitsInput` holding key `keyIndex`.
+std::string loadBitsWord(const Draw &d, const std::string &keyIndex) {
+  return "(uint32_t)in" + std::to_string(d.bitsInput) + "[" + bitsWord(d, keyIndex) + "]";
+}
+} // namespace
+
 void emitVectorDraws(llvm::raw_ostream &os, const std::string &indent, const std::set<int> &used,
                      const NodeGraph &g, const KernelSpace &s, char vd, int vec) {
   for (auto [k, d] : llvm::enumerate(g.draws)) {
     std::string w = NodeGraph::wordName(k);
-    if (!used.count(int(k)) || d.order.back() != vd || vec % 4)
+    if (!used.count(int(k)) || d.key() != vd)
+      continue;
+    std::string first = "first_" + std::string(1, vd);
+    if (d.bitsInput >= 0) {
+      // A vector of a power of two at most 32 lies in one word.
+      if (vec > 1)
+        os << indent << "const uint32_t bw" << w << " = " << loadBitsWord(d, first)
+           << ";  // dropout keep bits\n"
+           << indent << "const unsigned bs" << w << " = (unsigned)(" << first << " & 31);\n";
+      continue;
+    }
+    if (vec % 4)
       continue;
     // The vector's first element is a multiple of 4 in the op's order (its
     // last dim is the vector dim): with vec 4, half of a group of 8.
@@ -103,6 +143,18 @@ void emitVectorDraws(llvm::raw_ostream &os, const std::string &indent, const std
        << indent << "for (int q = 0; q < " << groups << "; ++q)\n"
        << indent << "  dmrt::dropoutWords(seed, " << d.opId << "u, (n" << w << " >> 3) + q, wv" << w
        << " + 4 * q);\n";
+    if (d.bitsOutput < 0)
+      continue;
+    // The keep bytes of the vector's groups (with vec 4, the group's first half writes).
+    if (vec % 8)
+      os << indent << "if ((" << first << " & 7) == 0) "
+         << storeKeepByte(d, first, "wv" + w) << "\n";
+    else
+      for (int q = 0; q < groups; ++q)
+        os << indent
+           << storeKeepByte(d, first + " + " + std::to_string(8 * q), "wv" + w + " + " +
+                                                                           std::to_string(4 * q))
+           << "\n";
   }
 }
 
@@ -112,16 +164,33 @@ void emitWords(llvm::raw_ostream &os, const std::string &indent, const std::set<
     std::string w = NodeGraph::wordName(k);
     if (!used.count(int(k)))
       continue;
-    if (vd && d.order.back() == vd && vec % 4 == 0) {
+    std::string key = "i_" + std::string(1, d.key());
+    if (d.bitsInput >= 0) {
+      if (vd && d.key() == vd && vec > 1)
+        os << indent << "const uint32_t " << w << " = (bw" << w << " >> (bs" << w
+           << " + (unsigned)v)) & 1u;\n";
+      else
+        os << indent << "const uint32_t " << w << " = (" << loadBitsWord(d, key) << " >> (" << key
+           << " & 31)) & 1u;\n";
+      continue;
+    }
+    if (vd && d.key() == vd && vec % 4 == 0) {
       // Element v is half (n & 7) + v of the vector's groups.
       std::string j = vec % 8 == 0 ? std::string("(unsigned)v")
                                    : "(unsigned)(n" + w + " & 7ull) + (unsigned)v";
       os << indent << "const uint32_t " << w << " = dmrt::dropoutHalf(wv" << w << " + 4 * ((" << j
          << ") >> 3), (" << j << ") & 7u);\n";
-    } else {
-      os << indent << "const uint32_t " << w << " = dmrt::dropoutWord(seed, " << d.opId << "u, "
-         << counterIndex(d, s, 0) << ");\n";
+      continue;
     }
+    os << indent << "const uint32_t " << w << " = dmrt::dropoutWord(seed, " << d.opId << "u, "
+       << counterIndex(d, s, 0) << ");\n";
+    if (d.bitsOutput >= 0) // the group's first element writes its keep byte
+      os << indent << "if ((" << key << " & 7) == 0) {\n"
+         << indent << "  uint32_t g" << w << "[4];\n"
+         << indent << "  dmrt::dropoutWords(seed, " << d.opId << "u, (" << counterIndex(d, s, 0)
+         << ") >> 3, g" << w << ");\n"
+         << indent << "  " << storeKeepByte(d, key, "g" + w) << "\n"
+         << indent << "}\n";
   }
 }
 

@@ -72,9 +72,15 @@ double modelKernelUs(dm::KernelOp kernel, const KernelSpace &space, const Kernel
   }
 
   double bytes = 0, pointBytes = 0;
-  for (Value v : kernel.getInputs()) {
+  size_t pointInputs = 0; // inputs read at every point (packed keep bits aside)
+  for (auto [n, v] : llvm::enumerate(kernel.getInputs())) {
     bytes += bytesOf(v.getType());
+    if (space.isPacked(n)) { // a word serves many points
+      pointBytes += bytesOf(v.getType()) / double(space.outerPoints * space.rowPoints);
+      continue;
+    }
     pointBytes += double(dmrt::dtypeSize(dm::storageDType(v.getType()).value_or(dmrt::DType::F32)));
+    ++pointInputs;
   }
   for (Type t : kernel.getResultTypes())
     bytes += bytesOf(t);
@@ -121,7 +127,7 @@ double modelKernelUs(dm::KernelOp kernel, const KernelSpace &space, const Kernel
   double coalescing = 1;
   if (!space.row.empty() && !isColumnConfig(config) &&
       space.row.find(contiguous) == std::string::npos)
-    coalescing = std::min(1.0, pointBytes / std::max<size_t>(1, kernel.getInputs().size()) *
+    coalescing = std::min(1.0, pointBytes / std::max<size_t>(1, pointInputs) *
                                    std::max(1, config.vec) / 32.0);
   // Row kernels with column sums take their rows in groups, each group
   // waiting at the block's barriers (its row reductions): a block above 256

@@ -247,7 +247,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     k.finishGrid = (int64_t(r.sums.size()) * s.rowPoints + kFinishPoints - 1) / kFinishPoints;
     k.finishBlockX = kFinishPoints;
     k.finishBlockY = kFinishSlices;
-    for (auto [n, id] : llvm::enumerate(g.outputs))
+    for (auto [n, id] : g.nodeOutputs())
       if (g.nodes[id].column)
         k.finishOutputs.push_back(int64_t(n));
   }

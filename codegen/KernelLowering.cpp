@@ -57,8 +57,16 @@ llvm::Error PointwiseLowering::run() {
       return fail(problem.empty() ? "cannot generate code for '" + op.getName().getStringRef() + "'"
                                   : problem);
   }
-  for (Value v : body.getTerminator()->getOperands())
+  for (Value v : body.getTerminator()->getOperands()) {
+    if (auto it = packedDraw.find(v); it != packedDraw.end()) {
+      if (g.draws[size_t(it->second)].bitsOutput >= 0)
+        return fail("the keep bits of one dropout are yielded twice");
+      g.draws[size_t(it->second)].bitsOutput = int(g.outputs.size());
+      g.outputs.push_back(codegen::NodeGraph::kPacked);
+      continue;
+    }
     g.outputs.push_back(get(v));
+  }
   return llvm::Error::success();
 }
 

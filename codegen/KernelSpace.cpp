@@ -29,7 +29,7 @@ KernelSpace spaceOf(dm::KernelOp kernel) {
   std::string all;
   std::vector<dm::RegionReduction> reducing = dm::regionReductions(kernel.getBody());
   kernel.getBody().walk([&](dm::IterationSpaceOpInterface op) {
-    for (char c : dm::iterationDims(op))
+    for (char c : dm::iterationDims(op)) // packed dims aside
       if (all.find(c) == std::string::npos) {
         all.push_back(c);
         s.sizes[c] = dm::dimSize(op, c);
@@ -117,10 +117,14 @@ bool isColumnConfig(const KernelConfig &c) { return c.laneDim && (c.vec > 1 || c
 char tiledWriteDim(const KernelSpace &s) {
   if (!s.row.empty() || s.tensors.size() == s.inputs)
     return 0;
-  char b = s.tensors[s.inputs].first.back();
-  for (size_t n = s.inputs; n < s.tensors.size(); ++n)
-    if (s.tensors[n].first.back() != b)
+  char b = 0;
+  for (size_t n = s.inputs; n < s.tensors.size(); ++n) {
+    if (s.isPacked(n))
+      continue;
+    if (b && s.tensors[n].first.back() != b)
       return 0;
+    b = s.tensors[n].first.back();
+  }
   return b;
 }
 
@@ -129,7 +133,7 @@ std::vector<unsigned> tiledInputs(const KernelSpace &s, char a) {
   char b = tiledWriteDim(s);
   for (size_t n = 0; n < s.inputs; ++n) {
     const std::string &dims = s.tensors[n].first;
-    if (b && a != b && dims.back() == a && dims.find(b) != std::string::npos)
+    if (b && a != b && !s.isPacked(n) && dims.back() == a && dims.find(b) != std::string::npos)
       staged.push_back(unsigned(n));
   }
   return staged;
@@ -243,7 +247,10 @@ std::string whyInfeasible(const KernelSpace &s, const KernelConfig &c) {
     if (s.sizes.at(d) % c.vec)
       return llvm::formatv("the contiguous dim '{0}' of size {1} is not a multiple of {2}", d,
                            s.sizes.at(d), c.vec);
-    for (const auto &[dims, bytes] : s.tensors) {
+    for (size_t n = 0; n < s.tensors.size(); ++n) {
+      const auto &[dims, bytes] = s.tensors[n];
+      if (s.isPacked(n))
+        continue;
       if (dims.find(d) != std::string::npos && dims.back() != d)
         return llvm::formatv("a tensor with dims '{0}' has the vector dim '{1}' but not "
                              "innermost",
@@ -329,11 +336,14 @@ KernelConfig defaultConfig(const KernelSpace &s) {
     // Inputs contiguous along another dim than the outputs (a transpose):
     // tiles through shared memory, the first such input's dim the lanes.
     const char b = tiledWriteDim(s);
-    for (size_t n = 0; b && n < s.inputs; ++n)
+    for (size_t n = 0; b && n < s.inputs; ++n) {
+      if (s.isPacked(n))
+        continue;
       for (KernelConfig c : {KernelConfig{s.tensors[n].first.back(), 32, 8, 1, 2},
                              KernelConfig{s.tensors[n].first.back(), 32, 8, 1, 1}})
         if (c.laneDim != b && whyInfeasible(s, c).empty())
           return c;
+    }
     // The widest vector that fits 16 bytes, then fewer points per thread.
     for (KernelConfig c : {KernelConfig{0, 256, 1, 2, 8}, KernelConfig{0, 256, 1, 2, 4},
                            KernelConfig{0, 256, 1, 4, 2}})

@@ -39,6 +39,15 @@ struct KernelSpace {
   bool columnSums = false;
   /// SMs of the GPU the kernel is compiled for (the module's dm.target).
   int sms = 132;
+  /// Whether tensors[n] has a dim outside the space: dropout keep bits
+  /// packed 32 points per word, which the kernel's draws write or read
+  /// (NodeGraph's Draw), not its loops.
+  bool isPacked(size_t n) const {
+    for (char c : tensors[n].first)
+      if (!sizes.count(c))
+        return true;
+    return false;
+  }
 };
 
 /// The GPU `op`'s module is compiled for (its dm.target; the default target

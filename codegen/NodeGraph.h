@@ -65,15 +65,31 @@ struct LoadGuard {
 /// The Philox draws of one dropout op: node code reads its 16-bit draw
 /// through the variable wordName(k); the emitter defines it, drawing once
 /// per eight elements when a vector runs along the counter's innermost dim.
+/// With saved keep bits (dm-save-dropout-bits) the draw also packs its keep
+/// decisions into a kernel output, or the word is instead the keep bit (0
+/// or 1) read from a kernel input: 32 per i32 word along the counter's
+/// innermost dim (the key), a byte per group of eight draws.
 struct Draw {
   int64_t opId = 0;
   std::string order; ///< the counter's dims, outermost first
+  int bitsOutput = -1; ///< the output the keep bits go to (-1: none)
+  int bitsInput = -1;  ///< the input the keep bits come from (-1: drawn)
+  uint32_t threshold = 0; ///< keep iff the draw is at least this (bitsOutput)
+  /// The keep bits' tensor: dims outermost first, the word dim as `word`.
+  std::string bitsDims;
+  std::vector<int64_t> bitsShape;
+  char word = 0;
+  char key() const { return order.back(); }
 };
 
 class NodeGraph {
 public:
+  /// The node of an output that is no node's value: keep bits a draw packs
+  /// (Draw::bitsOutput).
+  static constexpr int kPacked = -1;
+
   std::vector<Node> nodes;
-  std::vector<int> outputs; ///< one node per kernel output
+  std::vector<int> outputs; ///< one node per kernel output (or kPacked)
   std::vector<Draw> draws;
   /// Inputs read only under a condition on the point (a stack's slice
   /// select): a vector load of them can be skipped elsewhere. Inputs also
@@ -114,6 +130,15 @@ public:
     if (nodes[id].expr)
       for (int k : nodes[id].expr->draws())
         used.insert(k);
+  }
+
+  /// The outputs that are node values, as (output number, node).
+  std::vector<std::pair<unsigned, int>> nodeOutputs() const {
+    std::vector<std::pair<unsigned, int>> r;
+    for (size_t n = 0; n < outputs.size(); ++n)
+      if (outputs[n] != kPacked)
+        r.push_back({unsigned(n), outputs[n]});
+    return r;
   }
 
   /// The first pass in which node `id`'s value exists.

@@ -25,7 +25,7 @@ std::vector<bool> neededIn(const NodeGraph &g, const RowSchedule &r, int p) {
   for (size_t id = 0; id < g.nodes.size(); ++id)
     if (g.nodes[id].reduce && g.nodes[id].pass == p)
       work.push_back(g.nodes[id].deps[0]);
-  for (int id : g.outputs)
+  for (auto [n, id] : g.nodeOutputs())
     if (isOutputAt(id))
       work.push_back(id);
   for (int id : r.sums)
@@ -98,7 +98,7 @@ RowSchedule scheduleRowKernel(dm::KernelOp kernel, const KernelSpace &s, const N
   for (size_t id = 0; id < g.nodes.size(); ++id)
     for (int d : g.nodes[id].deps)
       lastUse[d] = std::max(lastUse[d], g.nodes[id].pass);
-  for (int id : g.outputs)
+  for (auto [n, id] : g.nodeOutputs())
     lastUse[id] = std::max(lastUse[id], g.nodes[id].pass);
   r.cached.assign(g.nodes.size(), false);
   for (size_t id = 0; id < g.nodes.size(); ++id)
@@ -147,15 +147,15 @@ RowSchedule scheduleRowKernel(dm::KernelOp kernel, const KernelSpace &s, const N
       for (int id : r.sums)
         if (g.nodes[id].pass == p)
           plan.sums.push_back(id);
-      for (auto [n, id] : llvm::enumerate(g.outputs))
+      for (auto [n, id] : g.nodeOutputs())
         if (!g.nodes[id].outer && !g.nodes[id].column && g.nodes[id].pass == p)
-          plan.stores.push_back(unsigned(n));
+          plan.stores.push_back(n);
     }
     r.passPlans.push_back(std::move(plan));
   }
-  for (auto [n, id] : llvm::enumerate(g.outputs))
+  for (auto [n, id] : g.nodeOutputs())
     if (g.nodes[id].outer)
-      r.outerStores.push_back(unsigned(n));
+      r.outerStores.push_back(n);
   r.grid = (r.outerChunks + int64_t(config.tx) * r.per - 1) / (int64_t(config.tx) * r.per);
   return r;
 }

@@ -99,7 +99,7 @@ llvm::Expected<EmittedKernel> emitTiledKernel(dm::KernelOp kernel, const KernelS
       os << ind << vectorLoad(t, n, vec, "in" + std::to_string(n) + " + " +
                                              offsetExpr(t, s.outer, ts.b), g, ts.b);
   }
-  for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
+  for (auto [n, id] : g.nodeOutputs())
     os << ind << "float vout" << n << "[VEC];\n";
   os << "#pragma unroll\n"
      << ind << "for (int v = 0; v < VEC; ++v) {\n"
@@ -114,12 +114,14 @@ llvm::Expected<EmittedKernel> emitTiledKernel(dm::KernelOp kernel, const KernelS
     os << in2 << "const float " << NodeGraph::name(id) << " = "
        << nodeValue(g, id, kernel, vectorized) << ";\n";
   }
-  for (auto [n, id] : llvm::enumerate(g.outputs))
+  for (auto [n, id] : g.nodeOutputs())
     os << in2 << "vout" << n << "[v] = " << NodeGraph::name(id) << ";\n";
   os << ind << "}\n";
-  for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
+  for (auto [n, id] : g.nodeOutputs()) {
+    Type t = kernel.getResultTypes()[n];
     os << ind << vectorStore(t, n, "out" + std::to_string(n) + " + " +
                                        offsetExpr(t, s.outer, ts.b));
+  }
   os << "  }\n"
      << "}\n";
 

@@ -131,7 +131,7 @@ void HostKernels<T>::dropout(const HostTensor &x, double p, uint32_t id,
 template <typename T>
 void HostKernels<T>::dropoutKeepBits(const HostTensor &x, double p, uint32_t id,
                                      const std::string &order, char key, char word,
-                                     uint64_t seed, HostTensor &out) {
+                                     bool masked, uint64_t seed, HostTensor &out) {
   uint32_t threshold = dmrt::dropoutThreshold(p);
   std::vector<uint32_t> words(out.data.size(), 0u);
   const size_t ki = order.find(key);
@@ -141,7 +141,7 @@ void HostKernels<T>::dropoutKeepBits(const HostTensor &x, double p, uint32_t id,
   forEachPoint<2>(order, sizesIn(x, order), {&x, &out}, [&](const auto &idx, const auto &o) {
     const int64_t k = idx[ki];
     const bool keep = dmrt::dropoutKeep(seed, id, n++, threshold);
-    if (keep && in<T>(x, o[0]) != -std::numeric_limits<T>::infinity())
+    if (keep && (!masked || in<T>(x, o[0]) != -std::numeric_limits<T>::infinity()))
       words[o[1] + (k / 32) * wordStride] |= 1u << (k % 32);
   });
   for (size_t e = 0; e < words.size(); ++e)

@@ -30,10 +30,11 @@ template <typename T> struct HostKernels {
   static void dropout(const HostTensor &x, double p, uint32_t id, const std::string &order,
                       uint64_t seed, HostTensor &out);
   /// dm.dropout_keep_bits: out (x's dims, `key` replaced by `word`) packs
-  /// 32 keep bits per word, 0 where x is -inf; words stored as int32 values.
+  /// 32 keep bits per word, 0 where x is -inf when `masked`; words stored as
+  /// int32 values.
   static void dropoutKeepBits(const HostTensor &x, double p, uint32_t id,
-                              const std::string &order, char key, char word, uint64_t seed,
-                              HostTensor &out);
+                              const std::string &order, char key, char word, bool masked,
+                              uint64_t seed, HostTensor &out);
   /// dm.dropout_apply_bits: x / (1 - p) where its bit in `bits` is 1, else 0.
   static void dropoutApplyBits(const HostTensor &x, const HostTensor &bits, double p, char key,
                                char word, HostTensor &out);

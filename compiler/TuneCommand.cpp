@@ -86,7 +86,8 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(MLIRContext &ctx, bo
                                                             Stage stage = Stage::Config,
                                                             const char *biasGrads = "saving",
                                                             bool addends = true,
-                                                            bool stackInPlace = false) {
+                                                            bool stackInPlace = false,
+                                                            bool dropoutBits = true) {
   PipelineOptions options;
   options.target = target;
   options.fusedAttention = fused;
@@ -94,6 +95,7 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(MLIRContext &ctx, bo
   options.biasGrads = biasGrads;
   options.gemmAddends = addends;
   options.stackInPlace = stackInPlace;
+  options.dropoutBits = dropoutBits;
   return buildGraph(ctx, model, /*train=*/true, stage, options);
 }
 
@@ -297,7 +299,7 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
   struct Alternative {
     bool fused, columns;
     const char *biasGrads, *file, *what;
-    bool addends = true, stackInPlace = false;
+    bool addends = true, stackInPlace = false, dropoutBits = true;
   };
   for (const Alternative &alt :
        {Alternative{false, true, "saving", "unfused.dmlib", "attention unfused"},
@@ -306,9 +308,11 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
         Alternative{true, true, "none", "nobgrad.dmlib", "every bias gradient in a kernel"},
         Alternative{true, true, "saving", "noaddend.dmlib", "every addend in a kernel", false},
         Alternative{true, true, "none", "inplace.dmlib",
-                    "stacks written in place, bias gradients in kernels", true, true}}) {
+                    "stacks written in place, bias gradients in kernels", true, true},
+        Alternative{true, true, "saving", "drawn.dmlib",
+                    "dropout masks drawn again in the backward", true, false, false}}) {
     auto module = configuredGraph(ctx, alt.fused, alt.columns, Stage::Config, alt.biasGrads,
-                                  alt.addends, alt.stackInPlace);
+                                  alt.addends, alt.stackInPlace, alt.dropoutBits);
     if (!module)
       return module.takeError();
     if (stepShape(layerFunction(**module)) == *fusedSteps)

@@ -107,6 +107,12 @@ cl::opt<bool> noColumnFusion(
              "off)"),
     cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd), cl::sub(evalCmd),
     cl::cat(dmcCategory));
+cl::opt<bool> noDropoutBits(
+    "no-dropout-bits",
+    cl::desc("Have backward kernels draw their dropout masks again instead of reading the keep "
+             "bits the forward kernel saved (dm-save-dropout-bits off)"),
+    cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd), cl::sub(evalCmd),
+    cl::cat(dmcCategory));
 cl::opt<bool> stackInPlace(
     "stack-in-place",
     cl::desc("Have the producers of stacked tensors (the Q, K and V gradients) write into the "
@@ -324,7 +330,8 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> graphWithConfig(mlir::MLIRContext &c
   if (!module)
     return module.takeError();
   if (Error e = dmc::bundle::applyConfiguration(dmc::layerFunction(**module), config, origin,
-                                                checkForms, pipeline.stackInPlace))
+                                                checkForms, pipeline.stackInPlace,
+                                                pipeline.dropoutBits))
     return e;
   return module;
 }
@@ -357,6 +364,7 @@ dmc::PipelineOptions pipelineOptions() {
   o.columnFusion = !noColumnFusion;
   o.gemmAddends = !noGemmAddends;
   o.stackInPlace = stackInPlace;
+  o.dropoutBits = !noDropoutBits;
   o.biasGrads = biasGrads;
   if (!target.empty())
     o.target = target;
@@ -491,7 +499,9 @@ int runCompile(mlir::MLIRContext &ctx) {
           Alternative{nullptr, "bias gradients", nullptr, nullptr, "all"},
           Alternative{nullptr, "bias gradients", nullptr, nullptr, "none"},
           Alternative{&dmc::PipelineOptions::stackInPlace, "stacks", "written in place",
-                      "copied"}}) {
+                      "copied"},
+          Alternative{&dmc::PipelineOptions::dropoutBits, "dropout masks",
+                      "saved for the backward", "drawn again"}}) {
       dmc::PipelineOptions off = pipeline;
       dmc::bundle::PathNames names{alt.what, alt.on, alt.off};
       if (alt.pass) {

@@ -37,6 +37,10 @@ def Dm_IterationSpaceOpInterface : OpInterface<"IterationSpaceOpInterface"> {
       "unsigned", "getNumSpaceOperands", (ins), [{}], [{
         return $_op->getNumOperands();
       }]>,
+    InterfaceMethod<[{Dims of the op's tensors that pack many points of the
+      space into one element (the words of dropout keep bits): they are not
+      loops of the space, which runs over the packed dims instead.}],
+      "std::string", "getPackedDims", (ins), [{}], [{ return std::string(); }]>,
     InterfaceMethod<"A short name for kernel names and reports.",
       "std::string", "getShortName", (ins), [{}], [{
         return $_op->getName().stripDialect().str();

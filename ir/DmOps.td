@@ -150,27 +150,30 @@ def Dm_DropoutOp : Dm_UnaryOp<"dropout", [], ["readsElementIndex"]> {
 }
 
 def Dm_DropoutKeepBitsOp : Dm_SpaceOp<"dropout_keep_bits", [],
-    ["getFlopPerPoint", "getShortName", "readsElementIndex"]> {
+    ["getFlopPerPoint", "getShortName", "readsElementIndex", "getPackedDims",
+     "getReductionDims"]> {
   let summary = "a dropout's keep decisions, 32 keys per i32 word";
   let description = [{
     Bit i (least significant first) of the word at position w along `word`
     is 1 iff the element at 32 w + i along `key` exists, is not -inf in x (a
-    masked score) and dm.dropout with the same `p`, `id` and `order` keeps
-    it. The result has x's dims with `key` replaced by `word`, of size
-    ceil(size(key) / 32); a word holds its 32 bits as an i32 (bit 31 is the
-    sign). A fused attention forward writes these so that its backward
-    applies the same mask (dm.dropout_apply_bits) without drawing the Philox
-    words again.
+    masked score; with `unmasked` x's values are not read) and dm.dropout
+    with the same `p`, `id` and `order` keeps it. The result has x's dims
+    with `key` replaced by `word`, of size ceil(size(key) / 32); a word holds
+    its 32 bits as an i32 (bit 31 is the sign). A fused attention forward
+    writes these so that its backward applies the same mask
+    (dm.dropout_apply_bits) without drawing the Philox words again;
+    dm-save-dropout-bits does the same for dropouts in other kernels
+    (`unmasked`).
   }];
   let arguments = (ins Dm_FloatTensor:$x, F64Attr:$p, I64Attr:$id, StrAttr:$order,
-                       StrAttr:$key, StrAttr:$word);
+                       StrAttr:$key, StrAttr:$word, UnitAttr:$unmasked);
   let results = (outs Dm_I32Tensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
   let hasVerifier = 1;
 }
 
 def Dm_DropoutApplyBitsOp : Dm_SpaceOp<"dropout_apply_bits", [AllTypesMatch<["x", "result"]>],
-    ["getFlopPerPoint", "getShortName", "getNumSpaceOperands"]> {
+    ["getShortName", "getNumSpaceOperands", "getPackedDims", "getReductionDims"]> {
   let summary = "dropout from saved keep bits: x / (1 - p) where the bit is 1, else 0";
   let description = [{
     `bits` as dm.dropout_keep_bits writes them: its dims are x's with `key`

@@ -22,6 +22,10 @@ std::string iterationDims(Operation *op) {
     addNames(names, t);
   for (Type t : op->getOperandTypes())
     addNames(names, t);
+  if (auto space = llvm::dyn_cast<IterationSpaceOpInterface>(op))
+    for (char c : space.getPackedDims())
+      if (size_t at = names.find(c); at != std::string::npos)
+        names.erase(at, 1);
   return names;
 }
 
@@ -216,12 +220,17 @@ std::string SoftmaxGradOp::getShortName() { return "softmax_dx"; }
 std::string LayerNormGradInputOp::getShortName() { return "layernorm_dx"; }
 std::string LayerNormGradParamsOp::getShortName() { return "layernorm_dparams"; }
 bool DropoutOp::readsElementIndex() { return true; }
-// Packing and applying keep bits: their dims span keys and words at once, so
-// the iteration space overcounts; they count as bit operations, not flop.
+// Packing keep bits is bit operations, not flop; applying them scales each
+// kept point, as the dropout it stands for does (one flop per point).
 bool DropoutKeepBitsOp::readsElementIndex() { return true; }
 double DropoutKeepBitsOp::getFlopPerPoint() { return 0.0; }
-double DropoutApplyBitsOp::getFlopPerPoint() { return 0.0; }
 unsigned DropoutApplyBitsOp::getNumSpaceOperands() { return 1; }
+// Packing keys into words (or reading them back) reduces nothing: each key
+// is one bit of its word.
+std::string DropoutKeepBitsOp::getPackedDims() { return getWord().str(); }
+std::string DropoutApplyBitsOp::getPackedDims() { return getWord().str(); }
+std::string DropoutKeepBitsOp::getReductionDims() { return std::string(); }
+std::string DropoutApplyBitsOp::getReductionDims() { return std::string(); }
 std::string DropoutKeepBitsOp::getShortName() { return "dropout_bits"; }
 std::string DropoutApplyBitsOp::getShortName() { return "dropout"; }
 bool RenameOp::isView() { return true; }

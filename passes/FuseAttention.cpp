@@ -46,22 +46,6 @@ dm::KernelOp buildKernel(OpBuilder &b, Location loc, StringRef name, StringRef k
   return kernel;
 }
 
-/// A dimension letter no tensor of `func` uses (for the keep bits' words);
-/// 0 when every candidate is taken, and the kernels then draw the mask.
-char unusedDimLetter(func::FuncOp func) {
-  std::string used;
-  func.walk([&](Operation *op) {
-    for (auto range : {TypeRange(op->getResultTypes()), TypeRange(op->getOperandTypes())})
-      for (Type t : range)
-        if (auto tt = dyn_cast<dm::TensorType>(t))
-          used += tt.getNames().str();
-  });
-  for (char c : llvm::StringRef("wxyzvutrqonmlgfedcaWXYZ"))
-    if (used.find(c) == std::string::npos)
-      return c;
-  return 0;
-}
-
 struct Rewriter {
   AttentionForward f;
   AttentionBackward *g; // null: no backward (inference graph)
@@ -166,7 +150,7 @@ struct Rewriter {
             yields.push_back(in.create<dm::DropoutKeepBitsOp>(
                 loc, bits, masked, f.dropout.getPAttr(), f.dropout.getIdAttr(),
                 f.dropout.getOrderAttr(), in.getStringAttr(std::string(1, f.key)),
-                in.getStringAttr(std::string(1, word))));
+                in.getStringAttr(std::string(1, word)), /*unmasked=*/UnitAttr()));
           return yields;
         });
     f.output.getResult().replaceAllUsesWith(fwd.getResult(0));

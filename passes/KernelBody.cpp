@@ -84,4 +84,18 @@ void pruneKernel(dm::KernelOp k, const llvm::DenseMap<unsigned, Value> &replaced
 }
 
 
+char unusedDimLetter(func::FuncOp func) {
+  std::string used;
+  func.walk([&](Operation *op) {
+    for (auto range : {TypeRange(op->getResultTypes()), TypeRange(op->getOperandTypes())})
+      for (Type t : range)
+        if (auto tt = dyn_cast<dm::TensorType>(t))
+          used += tt.getNames().str();
+  });
+  for (char c : llvm::StringRef("wxyzvutrqonmlgfedcaWXYZ"))
+    if (used.find(c) == std::string::npos)
+      return c;
+  return 0;
+}
+
 } // namespace dmc

@@ -4,6 +4,7 @@
 
 #include "ir/DmDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -25,6 +26,10 @@ dm::KernelOp buildKernelOp(
 /// is left. The rebuilt kernel is named after its remaining members and keeps
 /// the names stamped for its remaining results (passes/TensorNames.h).
 void pruneKernel(dm::KernelOp k, const llvm::DenseMap<unsigned, mlir::Value> &replaced);
+
+/// A dimension letter no tensor of `func` uses (the words of dropout keep
+/// bits); 0 when every candidate is taken.
+char unusedDimLetter(mlir::func::FuncOp func);
 
 } // namespace dmc
 

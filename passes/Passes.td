@@ -201,4 +201,25 @@ def DmGemmEpilogues : Pass<"dm-gemm-epilogues", "mlir::func::FuncOp"> {
   let dependentDialects = ["::dmc::dm::DmDialect"];
 }
 
+def DmSaveDropoutBits : Pass<"dm-save-dropout-bits", "mlir::func::FuncOp"> {
+  let summary = "The first kernel drawing a dropout saves its keep bits for the later ones";
+  let description = [{
+    A dropout's gradient is the same dm.dropout (same `id`, `p` and `order`)
+    applied to the gradient, so a backward kernel holding it draws every
+    Philox word again. The first kernel (in block order, fused attention
+    kernels aside: they save their own) holding a dropout also yields its
+    keep decisions (`dm.dropout_keep_bits` with `unmasked`, saved): 32 per
+    i32 word along the dropout's innermost counter dim, which a fresh dim
+    letter replaces. Every later kernel holding the same dropout reads them
+    as a new input and applies them (`dm.dropout_apply_bits`). A dropout
+    whose innermost counter dim is not a multiple of 32 is drawn again;
+    with `remarks` it gets a remark saying so.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Remark on every dropout drawn again, with the reason">
+  ];
+  let dependentDialects = ["::dmc::dm::DmDialect"];
+}
+
 #endif // DMC_PASSES_TD

@@ -63,6 +63,10 @@ void addConfigPasses(mlir::OpPassManager &f, const PipelineOptions &options) {
     epilogues.addends = options.gemmAddends;
     f.addPass(createDmGemmEpilogues(epilogues));
   }
+  // Last: it adds tensors, which are named after the stamps above
+  // (passes/TensorNames.h), so no earlier name moves.
+  if (options.dropoutBits)
+    f.addPass(createDmSaveDropoutBits());
 }
 
 } // namespace dmc

@@ -40,6 +40,10 @@ struct PipelineOptions {
   /// results by strides write a stack's slices in place. Off by default:
   /// measured no faster (docs/fused-attention.md, "dQ, dK, dV in place").
   bool stackInPlace = false;
+  /// dm-save-dropout-bits at the end of the config stage: a dropout's
+  /// backward kernels read the keep bits its forward kernel saved instead of
+  /// drawing the mask again.
+  bool dropoutBits = true;
   /// The GPU the graph is compiled for (codegen/target/GpuTarget.h): set on
   /// the module as `dm.target`, read by codegen's configurations.
   std::string target = "h100";
@@ -50,8 +54,8 @@ struct PipelineOptions {
 void buildPipeline(mlir::OpPassManager &pm, Stage last, bool train,
                    PipelineOptions options = {});
 /// The config stage alone, on a function pass manager: dm-default-layouts,
-/// dm-stack-in-place (stackInPlace), then dm-gemm-epilogues as `options` say
-/// (epilogues, biasGrads).
+/// dm-stack-in-place (stackInPlace), dm-gemm-epilogues as `options` say
+/// (epilogues, biasGrads), then dm-save-dropout-bits (dropoutBits).
 void addConfigPasses(mlir::OpPassManager &funcPm, const PipelineOptions &options);
 
 } // namespace dmc

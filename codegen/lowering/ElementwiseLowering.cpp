@@ -91,6 +91,61 @@ LogicalResult dropout(dm::DropoutOp o, L &l) {
                  /*pointwise=*/true));
   return success();
 }
+/// The packed layout of keep bits `t` (Draw::bitsDims, bitsShape).
+void setBitsTensor(codegen::Draw &d, dm::TensorType t, char word) {
+  d.bitsDims = t.getNames().str();
+  d.bitsShape.assign(t.getShape().begin(), t.getShape().end());
+  d.word = word;
+}
+/// Keep bits of a dropout drawn in this kernel (dm-save-dropout-bits): its
+/// draw packs them into the output the value is yielded as.
+LogicalResult dropoutKeepBits(dm::DropoutKeepBitsOp o, L &l) {
+  NodeGraph &g = l.graph();
+  if (!o.getUnmasked())
+    return l.fail("keep bits of masked scores belong to a fused attention kernel");
+  if (o.getKey() != o.getOrder().take_back(1))
+    return l.fail("keep bits are packed along the dropout's innermost counter dim '" +
+                  o.getOrder().take_back(1) + "', not '" + o.getKey() + "'");
+  auto t = cast<dm::TensorType>(o.getX().getType());
+  if (t.getSize(o.getKey()[0]) % 32)
+    return l.fail("keep bits need whole words: '" + o.getKey() + "' has " +
+                  std::to_string(t.getSize(o.getKey()[0])) + " elements");
+  for (auto [k, d] : llvm::enumerate(g.draws))
+    if (d.opId == o.getId() && d.order == o.getOrder() && d.bitsInput < 0) {
+      d.threshold = dmrt::dropoutThreshold(o.getP().convertToDouble());
+      setBitsTensor(d, cast<dm::TensorType>(o.getResult().getType()), o.getWord()[0]);
+      l.setPacked(o.getResult(), int(k));
+      return success();
+    }
+  return l.fail("keep bits of dropout " + std::to_string(o.getId()) +
+                ", which the kernel does not draw");
+}
+/// The dropout applied with keep bits read from a kernel input: the draw's
+/// word is the bit.
+LogicalResult dropoutApplyBits(dm::DropoutApplyBitsOp o, L &l) {
+  auto arg = dyn_cast<BlockArgument>(o.getBits());
+  if (!arg)
+    return l.fail("keep bits must be an input of the kernel");
+  auto t = cast<dm::TensorType>(o.getX().getType());
+  // The counter order only places the key innermost: the bits are indexed by
+  // the point's own indices.
+  std::string order;
+  for (char c : t.getNames())
+    if (c != o.getKey()[0])
+      order.push_back(c);
+  order += o.getKey().str();
+  NodeGraph &g = l.graph();
+  int k = static_cast<int>(g.draws.size());
+  codegen::Draw d{-1, order};
+  d.bitsInput = int(arg.getArgNumber());
+  setBitsTensor(d, cast<dm::TensorType>(arg.getType()), o.getWord()[0]);
+  g.draws.push_back(std::move(d));
+  double p = o.getP().convertToDouble();
+  E keep = E::draw(k).equals(E::literal("1u"));
+  l.set(o, l.map(E::select(keep, x0 * E::constant(1.0 / (1.0 - p)), zero), {l.operand(o, 0)},
+                 /*pointwise=*/true));
+  return success();
+}
 LogicalResult causalMask(dm::CausalMaskOp o, L &l) {
   E masked = E::index(o.getKey()[0]).greater(E::index(o.getQuery()[0]));
   l.set(o, l.map(E::select(masked, E::constant(o.getFill().convertToDouble()), x0),
@@ -144,6 +199,8 @@ void attachElementwiseLowering(MLIRContext &ctx) {
   attach<dm::ActivationOp, activation>(ctx);
   attach<dm::ActivationGradOp, activationGrad>(ctx);
   attach<dm::DropoutOp, dropout>(ctx);
+  attach<dm::DropoutKeepBitsOp, dropoutKeepBits>(ctx);
+  attach<dm::DropoutApplyBitsOp, dropoutApplyBits>(ctx);
   attach<dm::CausalMaskOp, causalMask>(ctx);
   attach<dm::KeyPaddingMaskOp, keyPaddingMask>(ctx);
   attach<dm::BroadcastOp, copy<dm::BroadcastOp>>(ctx);

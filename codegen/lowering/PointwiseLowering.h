@@ -61,6 +61,8 @@ public:
     return codegen::PointExpr::literal(std::to_string(space.rowPoints) + ".f");
   }
   codegen::NodeGraph &graph() { return g; }
+  /// `v` is no node: the keep bits draw `k` packs (an output of the kernel).
+  void setPacked(mlir::Value v, int k) { packedDraw[v] = k; }
   /// Fails with `why` (the error run() reports).
   mlir::LogicalResult fail(const llvm::Twine &why) {
     problem = why.str();
@@ -72,6 +74,7 @@ private:
   const codegen::KernelSpace &space;
   codegen::NodeGraph &g;
   llvm::DenseMap<mlir::Value, int> valueNode;
+  llvm::DenseMap<mlir::Value, int> packedDraw;
   std::string problem; ///< why the op being lowered cannot be
 };
 

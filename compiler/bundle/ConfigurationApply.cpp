@@ -14,6 +14,7 @@
 #include "compiler/bundle/TensorTable.h"
 #include "passes/EpilogueRewrite.h"
 #include "passes/LayoutRewrite.h"
+#include "passes/SaveDropoutBits.h"
 #include "passes/StackInPlace.h"
 
 #include "mlir/IR/Builders.h"
@@ -32,7 +33,8 @@ std::string quoted(llvm::StringRef s) { return ("\"" + s + "\"").str(); }
 } // namespace
 
 llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config,
-                               llvm::StringRef file, bool checkForms, bool stackInPlace) {
+                               llvm::StringRef file, bool checkForms, bool stackInPlace,
+                               bool dropoutBits) {
   auto reject = [&](const std::string &path, llvm::StringRef entry, const llvm::Twine &why) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    file + ": " + path + " (" + quoted(entry) + "): " + why);
@@ -59,6 +61,10 @@ llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config
       return reject(path, e.name, "epilogue " + quoted(e.epilogue) + ": " + why);
     it->second = epilogue::apply(cand);
   }
+  // Keep bits as the config stage saves them, last there too: their tensors
+  // are named after the epilogues' and have layouts in the configuration.
+  if (dropoutBits)
+    saveDropoutBits(f);
 
   auto table = TensorTable::build(f);
   if (!table)

@@ -126,8 +126,9 @@ llvm::Error writeComputed(Operation *op, const std::string &path,
   std::vector<bool> bitFields(op->getNumOperands(), false);
   if (auto kernel = dyn_cast<dm::KernelOp>(op))
     for (auto [k, arg] : llvm::enumerate(kernel.getBody().getArguments()))
-      bitFields[k] = !arg.use_empty() && llvm::all_of(arg.getUsers(), [](Operation *u) {
-        return isa<dm::DropoutApplyBitsOp>(u);
+      bitFields[k] = !arg.use_empty() && llvm::all_of(arg.getUsers(), [&](Operation *u) {
+        auto apply = dyn_cast<dm::DropoutApplyBitsOp>(u);
+        return apply && apply.getBits() == arg; // not the values it drops
       });
   for (auto [k, v] : llvm::enumerate(op->getOperands()))
     inputs.push_back(draw(v.getType(), options.seed, dmrt::referenceStream(unit, k),

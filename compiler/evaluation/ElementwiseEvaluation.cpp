@@ -44,7 +44,7 @@ void dropoutKeepBits(dm::DropoutKeepBitsOp o, dm::Evaluation &e) {
   withKernels(e, [&](auto K) {
     K.dropoutKeepBits(e.operand(o.getX()), o.getP().convertToDouble(),
                       static_cast<uint32_t>(o.getId()), o.getOrder().str(), o.getKey()[0],
-                      o.getWord()[0], e.seed(), e.result(o));
+                      o.getWord()[0], /*masked=*/!o.getUnmasked(), e.seed(), e.result(o));
   });
 }
 void dropoutApplyBits(dm::DropoutApplyBitsOp o, dm::Evaluation &e) {

@@ -30,7 +30,7 @@ bool isFile(const std::string &p) { return access(p.c_str(), X_OK) == 0; }
 
 bool isPathBundle(const std::string &name) {
   for (const char *path : {"unfused.dmlib", "apart.dmlib", "bgrad.dmlib", "nobgrad.dmlib",
-                           "noaddend.dmlib", "inplace.dmlib"})
+                           "noaddend.dmlib", "inplace.dmlib", "drawn.dmlib"})
     if (name == path)
       return true;
   return false;

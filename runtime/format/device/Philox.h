@@ -125,6 +125,16 @@ DMRT_HD inline uint32_t dropoutWord(uint64_t seed, uint32_t opId, uint64_t n) {
   return dropoutHalf(out, (unsigned)(n & 7u));
 }
 
+/// The keep decisions of a group's eight elements as one byte, element i in
+/// bit i (saved keep bits: element 8 g + i of the dropout's order is bit
+/// 8 g + i of the little-endian bit stream).
+DMRT_HD inline uint32_t dropoutKeepByte(const uint32_t words[4], uint32_t threshold) {
+  uint32_t byte = 0;
+  for (unsigned i = 0; i < kDropoutGroup; ++i)
+    byte |= (dropoutHalf(words, i) >= threshold ? 1u : 0u) << i;
+  return byte;
+}
+
 /// True iff logical element `n` survives dropout op `opId` under `threshold`
 /// (from dropoutThreshold).
 DMRT_HD inline bool dropoutKeep(uint64_t seed, uint32_t opId, uint64_t n,

@@ -115,6 +115,14 @@ TEST_P(StageEquivalence, EveryPassKeepsOutputsAndGradients) {
           o.biasGrads = "none";
           return dmc::createDmGemmEpilogues(o);
         }}},
+      // The whole pipeline's passes, then the backward kernels read the
+      // forward kernels' saved keep bits (dm-save-dropout-bits).
+      {"dropout-bits",
+       {dmc::createDmStackContractions, dmc::createDmAutodiff, dmc::createDmClassify,
+        dmc::createDmFuseAttention, dmc::createDmFuse, dmc::createDmFuseColumnReductions,
+        dmc::createDmDefaultLayouts,
+        +[]() -> std::unique_ptr<Pass> { return dmc::createDmGemmEpilogues(); },
+        dmc::createDmSaveDropoutBits}},
   };
   // Each result within 1e-5 of its own largest value; a result whose
   // values are rounding noise of an exact zero (a key bias's gradient under
@@ -197,6 +205,23 @@ TEST_P(StageEquivalence, EveryPassKeepsOutputsAndGradients) {
         EXPECT_GT(mismatches(f, "planted", /*report=*/false), 0)
             << "a contraction that dropped its addend went unnoticed";
       }
+    }
+    if (std::string(stage) == "dropout-bits") {
+      // The residual dropouts (over hidden 32: one word per row) save bits.
+      int applied = 0;
+      f.walk([&](dmc::dm::DropoutApplyBitsOp a) {
+        applied += !a->getParentOfType<dmc::dm::KernelOp>()->hasAttr(dmc::dm::kFusedAttr);
+      });
+      EXPECT_GE(applied, 1) << "no saved keep bits applied: the stage would compare nothing new";
+      // Planted: every forward kernel packs the keep bits of another
+      // dropout (id + 1000), so the backward applies a mask the forward
+      // never used.
+      f.walk([&](dmc::dm::DropoutKeepBitsOp k) {
+        if (k.getUnmasked())
+          k.setIdAttr(Builder(&ctx).getI64IntegerAttr(k.getId() + 1000));
+      });
+      EXPECT_GT(mismatches(f, "planted", /*report=*/false), 0)
+          << "keep bits of another mask went unnoticed";
     }
     if (std::string(stage) != "fuse-attention")
       continue;
