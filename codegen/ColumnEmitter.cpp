@@ -115,8 +115,21 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
          << slot << "], slice_" << sd << " + " << rowOffset(n, row) << ");\n";
   };
   const int depth = c.depth;
+  // Keep-bits words fetched ahead like the inputs (ColumnSchedule::fetchedBits).
+  std::map<int, std::string> bitsSlots;
+  auto fetchBits = [&](const std::string &indent, const std::string &slot,
+                       const std::string &row) {
+    for (int k : c.fetchedBits) {
+      const Draw &dr = g.draws[size_t(k)];
+      int64_t stride =
+          c.allLinear ? linearStride(kernel.getInputs()[unsigned(dr.bitsInput)].getType(), s.row, s)
+                      : 0;
+      os << indent << "pfb" << k << "[" << slot << "] = "
+         << loadBitsWordOfRow(dr, first, s.row, c.allLinear ? row : "", stride) << ";\n";
+    }
+  };
   os << "  const Idx rowBegin = (Idx)blockIdx.y * ROWS;\n";
-  if (fetched.empty()) {
+  if (!c.fetchesAhead()) {
     os << "#pragma unroll 4\n"
        << "  for (Idx r = rowBegin + threadIdx.y; r < rowBegin + ROWS; r += TY) {\n";
   } else {
@@ -132,6 +145,10 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
         os << "  DmcRawVec<" << vec << ", " << elementType(kernel.getInputs()[n].getType())
            << "> " << slots(n) << "[" << depth << "]" << (shared(n) ? " = {}" : "")
            << ";  // rows fetched ahead\n";
+    for (int k : c.fetchedBits) {
+      os << "  uint32_t pfb" << k << "[" << depth << "];  // keep-bits words fetched ahead\n";
+      bitsSlots[k] = "fbw" + std::to_string(k);
+    }
     os << "#pragma unroll\n"
        << "  for (int q = 0; q < " << depth << "; ++q) {\n"
        << "    const Idx r = rowBegin + threadIdx.y + (Idx)q * TY;\n";
@@ -139,6 +156,7 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
       decode(os, "    ", "r", s.row, s);
     for (unsigned n : fetched)
       fetch("    ", n, "q", "r");
+    fetchBits("    ", "q", "r");
     os << "  }\n"
        << "#pragma unroll\n"
        << "  for (int it = 0; it < " << c.iters << "; ++it) {\n"
@@ -172,7 +190,9 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
       break;
     }
   }
-  if (!fetched.empty()) {
+  for (int k : c.fetchedBits) // read before the refill below overwrites the slot
+    os << "    const uint32_t fbw" << k << " = pfb" << k << "[it % " << depth << "];\n";
+  if (c.fetchesAhead()) {
     // Refill the slots just converted with the row `depth` iterations on.
     os << "    if (it + " << depth << " < " << c.iters << ") {\n";
     std::string next = "r + (Idx)" + std::to_string(depth) + " * TY";
@@ -182,13 +202,14 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
     }
     for (unsigned n : fetched)
       fetch("      ", n, "it % " + std::to_string(depth), next);
+    fetchBits("      ", "it % " + std::to_string(depth), next);
     os << "    }\n";
   }
   auto isRowOutput = [&](int id) { return !g.nodes[id].outer; };
   for (auto [n, id] : g.nodeOutputs())
     if (isRowOutput(id) && vectorized(kernel.getResultTypes()[n]))
       os << "    float vout" << n << "[VEC];\n";
-  emitVectorDraws(os, "    ", c.draws, g, s, d, vec);
+  emitVectorDraws(os, "    ", c.draws, g, s, d, vec, bitsSlots);
   os << "#pragma unroll\n"
      << "    for (int v = 0; v < VEC; ++v) {\n"
      << "      const Idx " << di << " = " << first << " + v;\n";

@@ -63,8 +63,15 @@ ColumnSchedule scheduleColumnKernel(dm::KernelOp kernel, const KernelSpace &s,
     });
     it = it->second.size() < 2 || !alike ? c.sharedSlots.erase(it) : std::next(it);
   }
+  if (c.iters >= 2 && c.iters <= kMaxFetchIterations)
+    for (int k : c.draws)
+      if (g.draws[size_t(k)].bitsInput >= 0 && g.draws[size_t(k)].key() == d)
+        c.fetchedBits.push_back(k);
   c.allLinear = llvm::all_of(c.fetched, [&](unsigned n) {
     return linearStride(kernel.getInputs()[n].getType(), s.row, s) >= 0;
+  }) && llvm::all_of(c.fetchedBits, [&](int k) {
+    return linearStride(kernel.getInputs()[unsigned(g.draws[size_t(k)].bitsInput)].getType(),
+                        s.row, s) >= 0;
   });
   for (auto [n, v] : llvm::enumerate(kernel.getInputs())) {
     ColumnRead read = ColumnRead::None;

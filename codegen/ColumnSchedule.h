@@ -43,10 +43,15 @@ struct ColumnSchedule {
   int depth = 0;         ///< rows fetched ahead (min(kFetchDepth, iters))
   std::vector<ColumnRead> reads;  ///< per kernel input
   std::vector<unsigned> fetched;  ///< inputs read Fetched or FetchedShared
+  /// Draws reading saved keep bits along the lane dim (Draw::bitsInput):
+  /// their words are fetched `depth` rows ahead too, into pfb<k>[].
+  std::vector<int> fetchedBits;
+  bool fetchesAhead() const { return !fetched.empty() || !fetchedBits.empty(); }
   /// Per stacked dim: the fetched slices sharing one set of slots (the
   /// first fetches for all); one element type and row layout each.
   std::map<char, std::vector<unsigned>> sharedSlots;
-  /// Every fetched input is addressed as row * stride (no row decode).
+  /// Every fetched input (and keep-bits word) is addressed as row * stride
+  /// (no row decode).
   bool allLinear = true;
   /// Outputs (positions) stored per point in the sweep, and those of one
   /// value per outer point stored after the reductions.

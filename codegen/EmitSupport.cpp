@@ -89,14 +89,15 @@ std::string counterIndex(const Draw &d, const KernelSpace &s, char vd) {
 
 namespace {
 /// The element offset of the keep-bits word holding key `keyIndex` (an
-/// expression) at the point's other indices.
-std::string bitsWord(const Draw &d, const std::string &keyIndex) {
+/// expression) at the point's other indices, dims in `skip` left out.
+std::string bitsWord(const Draw &d, const std::string &keyIndex, llvm::StringRef skip = "") {
   std::string e = "(Idx)0";
   int64_t stride = 1;
   for (size_t n = d.bitsDims.size(); n-- > 0;) {
     char c = d.bitsDims[n];
     std::string index = c == d.word ? "((" + keyIndex + ") >> 5)" : "i_" + std::string(1, c);
-    e += " + (Idx)" + index + " * " + std::to_string(stride);
+    if (!skip.contains(c))
+      e += " + (Idx)" + index + " * " + std::to_string(stride);
     stride *= d.bitsShape[n];
   }
   return e;
@@ -116,8 +117,17 @@ std::string loadBitsWord(const Draw &d, const std::string &keyIndex) {
 }
 } // namespace
 
+std::string loadBitsWordOfRow(const Draw &d, const std::string &keyIndex, llvm::StringRef rowDims,
+                              const std::string &row, int64_t rowStride) {
+  if (row.empty())
+    return loadBitsWord(d, keyIndex);
+  return "(uint32_t)in" + std::to_string(d.bitsInput) + "[(Idx)(" + row + ") * " +
+         std::to_string(rowStride) + " + " + bitsWord(d, keyIndex, rowDims) + "]";
+}
+
 void emitVectorDraws(llvm::raw_ostream &os, const std::string &indent, const std::set<int> &used,
-                     const NodeGraph &g, const KernelSpace &s, char vd, int vec) {
+                     const NodeGraph &g, const KernelSpace &s, char vd, int vec,
+                     const std::map<int, std::string> &fetchedBits) {
   for (auto [k, d] : llvm::enumerate(g.draws)) {
     std::string w = NodeGraph::wordName(k);
     if (!used.count(int(k)) || d.key() != vd)
@@ -125,8 +135,10 @@ void emitVectorDraws(llvm::raw_ostream &os, const std::string &indent, const std
     std::string first = "first_" + std::string(1, vd);
     if (d.bitsInput >= 0) {
       // A vector of a power of two at most 32 lies in one word.
+      auto fetched = fetchedBits.find(int(k));
       if (vec > 1)
-        os << indent << "const uint32_t bw" << w << " = " << loadBitsWord(d, first)
+        os << indent << "const uint32_t bw" << w << " = "
+           << (fetched != fetchedBits.end() ? fetched->second : loadBitsWord(d, first))
            << ";  // dropout keep bits\n"
            << indent << "const unsigned bs" << w << " = (unsigned)(" << first << " & 31);\n";
       continue;

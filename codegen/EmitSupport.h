@@ -79,8 +79,16 @@ std::string counterIndex(const Draw &d, const KernelSpace &s, char vd);
 /// for every draw in `used` (NodeGraph::addDraws) that a vector of `vec` (a
 /// multiple of 4) along `vd` serves with one Philox call per group of eight
 /// elements.
+/// A draw reading saved keep bits loads the vector's word, or takes it from
+/// `fetchedBits` (draw -> expression: a word fetched rows ahead).
 void emitVectorDraws(llvm::raw_ostream &os, const std::string &indent, const std::set<int> &used,
-                     const NodeGraph &g, const KernelSpace &s, char vd, int vec);
+                     const NodeGraph &g, const KernelSpace &s, char vd, int vec,
+                     const std::map<int, std::string> &fetchedBits = {});
+/// The load of the keep-bits word of draw `d` (Draw::bitsInput) holding key
+/// `keyIndex`: at the point's indices i_<dim>, or, with `row` (an expression),
+/// at row `row` as row * `rowStride` and the other dims than `rowDims`.
+std::string loadBitsWordOfRow(const Draw &d, const std::string &keyIndex, llvm::StringRef rowDims,
+                              const std::string &row, int64_t rowStride);
 /// Defines the 16-bit draw of each dropout in `used`: from the array
 /// emitVectorDraws made (inside the loop over v), else with its own Philox call.
 void emitWords(llvm::raw_ostream &os, const std::string &indent, const std::set<int> &used,
@@ -118,12 +126,16 @@ struct RowShape {
 /// and changing from row to row.
 struct RowFetch {
   std::vector<unsigned> inputs;
+  /// Draws reading saved keep bits along the row vectors' dim, in any pass:
+  /// their words are fetched too, into pfb<k>[perRow], and the sweep keeps
+  /// its group's in bwc<k>[perRow] for the later passes.
+  std::vector<int> bits;
   int sweep = -1;
 };
 /// The inputs that the sweep of pass `sweep` (its nodes: `needed`) reads and
 /// that qualify.
 RowFetch chooseRowFetch(dm::KernelOp kernel, const NodeGraph &g, const std::string &outer,
-                        int sweep, const std::vector<bool> &needed,
+                        char vd, int sweep, const std::vector<bool> &needed,
                         llvm::function_ref<bool(mlir::Type)> vectorized);
 /// Declares the raw vectors pf<n>[perRow] of the fetched inputs.
 void emitRowFetchRegisters(llvm::raw_ostream &os, const std::string &indent,
@@ -131,8 +143,8 @@ void emitRowFetchRegisters(llvm::raw_ostream &os, const std::string &indent,
 /// Fetches row group `group` (an expression) of the inputs into pf<n>[];
 /// `chunks` is the kernel's space with the vector dim counted in chunks.
 void emitRowFetch(llvm::raw_ostream &os, const std::string &indent, dm::KernelOp kernel,
-                  const RowFetch &f, const RowShape &r, const KernelSpace &chunks,
-                  const std::string &group);
+                  const NodeGraph &g, const RowFetch &f, const RowShape &r,
+                  const KernelSpace &chunks, const std::string &group);
 
 /// The column strategy (ColumnEmitter.cpp), for configs with
 /// isColumnConfig(config); `g` is the kernel lowered for `s`.

@@ -73,7 +73,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   std::string ind = "  ";
   if (!fetch.inputs.empty()) {
     emitRowFetchRegisters(os, ind, kernel, fetch, shape);
-    emitRowFetch(os, ind, kernel, fetch, shape, r.chunks, "0");
+    emitRowFetch(os, ind, kernel, g, fetch, shape, r.chunks, "0");
   }
   if (per > 1) {
     os << (r.sums.empty() ? "#pragma unroll\n" : "#pragma unroll 1\n")
@@ -157,7 +157,14 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
       for (unsigned n : plan.stores)
         if (vectorized(kernel.getResultTypes()[n]))
           os << in2 << "float vout" << n << "[" << vec << "];\n";
-      emitVectorDraws(os, in2, plan.draws, g, s, vd, vec);
+      std::map<int, std::string> fetchedBits; // words of this row chunk, fetched ahead
+      if (fetch.sweep >= 0 && p >= fetch.sweep)
+        for (int k : fetch.bits) {
+          if (p == fetch.sweep) // before the refill after this sweep
+            os << in2 << "bwc" << k << "[it] = pfb" << k << "[it];\n";
+          fetchedBits[k] = "bwc" + std::to_string(k) + "[it]";
+        }
+      emitVectorDraws(os, in2, plan.draws, g, s, vd, vec, fetchedBits);
       os << in2 << "#pragma unroll\n"
          << in2 << "for (int v = 0; v < " << vec << "; ++v) {\n";
       in3 = in2 + "  ";
@@ -206,7 +213,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
     os << ind << "}\n";
     if (p == fetch.sweep && !fetch.inputs.empty()) {
       os << ind << "if (k + 1 < " << per << ")\n";
-      emitRowFetch(os, ind, kernel, fetch, shape, r.chunks, "k + 1");
+      emitRowFetch(os, ind, kernel, g, fetch, shape, r.chunks, "k + 1");
     }
     for (int id : plan.reductions)
       os << ind << "const float " << NodeGraph::name(id) << " = dmcBlockReduce<"

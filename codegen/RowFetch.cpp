@@ -21,7 +21,7 @@ using namespace mlir;
 namespace dmc::codegen {
 
 RowFetch chooseRowFetch(dm::KernelOp kernel, const NodeGraph &g, const std::string &outer,
-                        int sweep, const std::vector<bool> &needed,
+                        char vd, int sweep, const std::vector<bool> &needed,
                         llvm::function_ref<bool(Type)> vectorized) {
   RowFetch f;
   f.sweep = sweep;
@@ -33,6 +33,11 @@ RowFetch chooseRowFetch(dm::KernelOp kernel, const NodeGraph &g, const std::stri
         readsInput(g, n, [&](size_t id) { return needed[id]; }))
       f.inputs.push_back(unsigned(n));
   }
+  // Saved keep bits read in any pass: one word per row chunk, fetched with
+  // the inputs (a later pass would otherwise wait for its load).
+  for (auto [k, d] : llvm::enumerate(g.draws))
+    if (d.bitsInput >= 0 && d.key() == vd)
+      f.bits.push_back(int(k));
   return f;
 }
 
@@ -42,11 +47,14 @@ void emitRowFetchRegisters(llvm::raw_ostream &os, const std::string &indent,
     os << indent << "DmcRawVec<" << r.vec << ", "
        << elementType(kernel.getInputs()[n].getType()) << "> pf" << n << "[" << r.perRow
        << "];\n";
+  for (int k : f.bits) // the next group's words; the current group's, kept for every pass
+    os << indent << "uint32_t pfb" << k << "[" << r.perRow << "], bwc" << k << "["
+       << r.perRow << "];  // keep-bits words\n";
 }
 
 void emitRowFetch(llvm::raw_ostream &os, const std::string &indent, dm::KernelOp kernel,
-                  const RowFetch &f, const RowShape &r, const KernelSpace &chunks,
-                  const std::string &group) {
+                  const NodeGraph &g, const RowFetch &f, const RowShape &r,
+                  const KernelSpace &chunks, const std::string &group) {
   const std::string in = indent + "  ", in2 = indent + "    ";
   os << indent << "{  // the inputs of row group " << group << "\n"
      << in << "const Idx o = ((Idx)blockIdx.x * " << r.per << " + " << group
@@ -65,6 +73,10 @@ void emitRowFetch(llvm::raw_ostream &os, const std::string &indent, dm::KernelOp
   for (unsigned n : f.inputs)
     os << in2 << "dmcFetchVec<" << r.vec << ">(pf" << n << "[it], in" << n << " + base_in" << n
        << " + " << offsetExpr(kernel.getInputs()[n].getType(), chunks.row, r.vd) << ");\n";
+  for (int k : f.bits) // at the point's indices, decoded above
+    os << in2 << "pfb" << k << "[it] = "
+       << loadBitsWordOfRow(g.draws[size_t(k)], "first_" + std::string(1, r.vd), "", "", 0)
+       << ";\n";
   os << in << "}\n" << indent << "}\n";
 }
 

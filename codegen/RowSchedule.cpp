@@ -113,7 +113,7 @@ RowSchedule scheduleRowKernel(dm::KernelOp kernel, const KernelSpace &s, const N
   if (!r.sums.empty() && r.per > 1 && r.rowVec)
     for (int p = 0; p < r.passes && r.fetch.sweep < 0; ++p)
       if (llvm::is_contained(neededBy[p], true))
-        r.fetch = chooseRowFetch(kernel, g, r.outer, p, neededBy[p], vectorized);
+        r.fetch = chooseRowFetch(kernel, g, r.outer, r.vd, p, neededBy[p], vectorized);
 
   for (int p = 0; p < r.passes; ++p) {
     PassPlan plan;

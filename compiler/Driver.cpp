@@ -30,8 +30,9 @@ size_t stepCount(func::FuncOp layer) {
 std::string stepShape(func::FuncOp layer) {
   std::string key;
   for (Operation &op : layer.getBody().front()) {
-    if (auto k = dyn_cast<dm::KernelOp>(op))
-      key += "k " + k.getName().str() + ";";
+    if (auto k = dyn_cast<dm::KernelOp>(op)) // its tensors too: saved keep bits add some
+      key += "k " + k.getName().str() + " " + std::to_string(k.getInputs().size()) + "->" +
+             std::to_string(k->getNumResults()) + ";";
     else if (auto c = dyn_cast<dm::ContractOp>(op))
       key += "c " + c.getEpilogue().str() + ";";
   }

@@ -130,6 +130,29 @@ TEST_F(SavedKeepBits, EveryConfigurationStoresOrReadsTheBitsAndCompiles) {
   EXPECT_GE(jobs.size(), 6u);
 }
 
+// The kernels that fetch their inputs rows ahead fetch the keep-bits words
+// with them: a word loaded where it is used stalls the sweep (H200, bert-large:
+// the layer norms' gradients with their column sums took 21.9 us against 17.2
+// drawing; fetched ahead, 18.6; the FFN's gradient 31.5 -> 31.1).
+TEST_F(SavedKeepBits, WordsAreFetchedAheadWithTheInputs) {
+  dmc::dm::KernelOp column = kernels("dropout_dgelu_reduce_sum").at(0);
+  auto c = emitKernel(column, defaultConfig(spaceOf(column)), "k");
+  ASSERT_TRUE(static_cast<bool>(c));
+  EXPECT_GE(count(c->source, "pfb"), 3) << "no keep-bits words fetched ahead";
+  EXPECT_EQ(count(c->source, "const uint32_t bww0_ = (uint32_t)in"), 0)
+      << "a word loaded in the sweep";
+  for (dmc::dm::KernelOp row : kernels("layernorm_dx_dropout_layernorm_dparams")) {
+    KernelConfig config = defaultConfig(spaceOf(row));
+    ASSERT_GT(config.perThread, 1) << "rows are fetched ahead only for several per thread";
+    auto r = emitKernel(row, config, "k");
+    ASSERT_TRUE(static_cast<bool>(r));
+    EXPECT_GE(count(r->source, "pfb"), 3) << "no keep-bits words fetched ahead";
+    EXPECT_GE(count(r->source, "= bwc"), 1) << "the later pass does not read the kept words";
+    EXPECT_EQ(count(r->source, "const uint32_t bww0_ = (uint32_t)in"), 0)
+        << "a word loaded in the sweep";
+  }
+}
+
 TEST_F(SavedKeepBits, WithoutThePassEveryKernelDraws) {
   dmc::PipelineOptions drawn;
   drawn.dropoutBits = false;
