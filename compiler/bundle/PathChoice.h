@@ -5,7 +5,8 @@
 // path plus the contractions' chosen algorithms (DatabaseKnobs.h). The
 // faster path wins when both are priced in full; otherwise the default path
 // stays and the line says why. The choices are made this way, one after the
-// other (compiler/dmc.cpp): fused against unfused attention
+// other (compiler/dmc.cpp): dropout keep bits saved against drawn again
+// (dm-save-dropout-bits; drawn.dmlib), fused against unfused attention
 // (dm-fuse-attention; `dmc tune` measures unfused.dmlib), column sums inside
 // the row kernels against apart (dm-fuse-column-reductions; apart.dmlib),
 // addends in the GEMMs against in kernels (dm-gemm-epilogues' accumulate;
