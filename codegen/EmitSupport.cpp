@@ -106,9 +106,11 @@ std::string bitsWord(const Draw &d, const std::string &keyIndex, llvm::StringRef
 /// Stores the keep byte of the group whose words are `words` and whose
 /// first key is `keyIndex` into the draw's output.
 std::string storeKeepByte(const Draw &d, const std::string &keyIndex, const std::string &words) {
-  return "reinterpret_cast<unsigned char *>(out" + std::to_string(d.bitsOutput) + ")[4 * (" +
-         bitsWord(d, keyIndex) + ") + (((" + keyIndex + ") & 31) >> 3)] = (unsigned char)dmrt::dropoutKeepByte(" +
-         words + ", " + std::to_string(d.threshold) + "u);";
+  // Byte b of a little-endian word holds its keys 8 b .. 8 b + 7.
+  std::string byte = "4 * (" + bitsWord(d, keyIndex) + ") + (((" + keyIndex + ") & 31) >> 3)";
+  return "reinterpret_cast<unsigned char *>(out" + std::to_string(d.bitsOutput) + ")[" + byte +
+         "] = (unsigned char)dmrt::dropoutKeepByte(" + words + ", " +
+         std::to_string(d.threshold) + "u);";
 }
 
 /// The keep-bits word of input `d.bitsInput` holding key `keyIndex`.

@@ -34,8 +34,9 @@ mlir::func::FuncOp layerFunction(mlir::ModuleOp module);
 /// nothing to fuse.
 size_t stepCount(mlir::func::FuncOp layer);
 /// The layer's steps as a comparable key: each kernel's name and numbers of
-/// inputs and outputs, and each contraction's epilogue, in order. Two graphs of one layer with equal keys
-/// run the same steps (a pass that changed nothing).
+/// inputs and outputs, and each contraction's epilogue, in order. Two graphs
+/// of one layer with equal keys run the same steps (a pass that changed
+/// nothing).
 std::string stepShape(mlir::func::FuncOp layer);
 
 } // namespace dmc
