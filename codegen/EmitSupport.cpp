@@ -196,15 +196,20 @@ void emitWords(llvm::raw_ostream &os, const std::string &indent, const std::set<
          << ") >> 3), (" << j << ") & 7u);\n";
       continue;
     }
-    os << indent << "const uint32_t " << w << " = dmrt::dropoutWord(seed, " << d.opId << "u, "
-       << counterIndex(d, s, 0) << ");\n";
-    if (d.bitsOutput >= 0) // the group's first element writes its keep byte
-      os << indent << "if ((" << key << " & 7) == 0) {\n"
-         << indent << "  uint32_t g" << w << "[4];\n"
-         << indent << "  dmrt::dropoutWords(seed, " << d.opId << "u, (" << counterIndex(d, s, 0)
-         << ") >> 3, g" << w << ");\n"
-         << indent << "  " << storeKeepByte(d, key, "g" + w) << "\n"
-         << indent << "}\n";
+    if (d.bitsOutput < 0) {
+      os << indent << "const uint32_t " << w << " = dmrt::dropoutWord(seed, " << d.opId << "u, "
+         << counterIndex(d, s, 0) << ");\n";
+      continue;
+    }
+    // One Philox call gives the point's draw and, at the group's first
+    // element, the group's keep byte.
+    os << indent << "const unsigned long long n" << w << " = " << counterIndex(d, s, 0) << ";\n"
+       << indent << "uint32_t g" << w << "[4];\n"
+       << indent << "dmrt::dropoutWords(seed, " << d.opId << "u, n" << w << " >> 3, g" << w
+       << ");\n"
+       << indent << "const uint32_t " << w << " = dmrt::dropoutHalf(g" << w << ", (unsigned)(n"
+       << w << " & 7ull));\n"
+       << indent << "if ((" << key << " & 7) == 0) " << storeKeepByte(d, key, "g" + w) << "\n";
   }
 }
 
