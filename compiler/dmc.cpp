@@ -12,7 +12,7 @@
 #include "codegen/target/GpuTarget.h"
 #include "compiler/Driver.h"
 #include "compiler/bundle/BundleWriter.h"
-#include "compiler/bundle/PathChoice.h"
+#include "compiler/bundle/PathSearch.h"
 #include "compiler/bundle/DatabaseKnobs.h"
 #include "compiler/bundle/KernelModelReport.h"
 #include "compiler/bundle/Configuration.h"
@@ -21,6 +21,7 @@
 #include "compiler/TuneCommand.h"
 #include "compiler/report/Report.h"
 #include "compiler/report/TuningReport.h"
+#include "passes/SaveDropoutBits.h"
 
 #include "ir/Signature.h"
 
@@ -113,6 +114,13 @@ cl::opt<bool> noDropoutBits(
              "bits the forward kernel saved (dm-save-dropout-bits off)"),
     cl::sub(compileCmd), cl::sub(reportCmd), cl::sub(graphCmd), cl::sub(evalCmd),
     cl::cat(dmcCategory));
+cl::list<int64_t> drawDropouts(
+    "draw-dropout",
+    cl::desc("With keep bits saved, have this dropout's backward kernels draw its mask again "
+             "all the same (its id as in its tensor dropout<ID>.keep_bits; a list: "
+             "1,3); dmc compile --db chooses for every other dropout"),
+    cl::value_desc("ID"), cl::CommaSeparated, cl::sub(compileCmd), cl::sub(reportCmd),
+    cl::sub(graphCmd), cl::sub(evalCmd), cl::cat(dmcCategory));
 cl::opt<bool> stackInPlace(
     "stack-in-place",
     cl::desc("Have the producers of stacked tensors (the Q, K and V gradients) write into the "
@@ -365,6 +373,7 @@ dmc::PipelineOptions pipelineOptions() {
   o.gemmAddends = !noGemmAddends;
   o.stackInPlace = stackInPlace;
   o.dropoutBits = !noDropoutBits;
+  o.drawnDropouts.assign(drawDropouts.begin(), drawDropouts.end());
   o.biasGrads = biasGrads;
   if (!target.empty())
     o.target = target;
@@ -373,45 +382,37 @@ dmc::PipelineOptions pipelineOptions() {
   return o;
 }
 
-/// --db: the graph of `alternative` (the compiled pipeline with one pass
-/// off) compiled into a temporary bundle and priced from the same database
-/// against `current` (bundle/PathChoice.h); the line goes to the log. True,
-/// with its tuned configuration in `altConfig` and its pricing in `altView`,
-/// when it is faster; false when it is not, or when the pass changed nothing
-/// (the same steps, dmc::stepShape; `currentShape` becomes the alternative's
-/// when it is faster).
-Expected<bool> alternativeIsFaster(mlir::MLIRContext &ctx, const dmc::bundle::BundleOptions &options,
-                                   const dmc::PipelineOptions &alternative,
-                                   const dmc::bundle::PathNames &names, std::string &currentShape,
-                                   const dmc::bundle::DatabaseView &currentView,
-                                   dmc::bundle::DatabaseView &altView,
-                                   dmrt::Configuration &altConfig) {
-  auto module = configuredGraph(ctx, alternative);
+/// --draw-dropout: keep bits saved, no --config (which says which dropouts
+/// save them), and ids of dropouts that can save them (SaveDropoutBits.h).
+Error checkDrawDropouts(mlir::MLIRContext &ctx) {
+  if (noDropoutBits)
+    return createStringError(inconvertibleErrorCode(),
+                             "--draw-dropout and --no-dropout-bits: every dropout is drawn "
+                             "again already");
+  if (compileCmd && !configFile.empty())
+    return createStringError(inconvertibleErrorCode(),
+                             "--draw-dropout and --config: the configuration says which "
+                             "dropouts save their keep bits (the dropout<ID>.keep_bits tensors "
+                             "it lists)");
+  dmc::PipelineOptions all = pipelineOptions();
+  all.drawnDropouts.clear();
+  auto module = dmc::buildGraph(ctx, modelPath, /*train=*/true, dmc::Stage::Fuse, all);
   if (!module)
     return module.takeError();
-  auto f = dmc::layerFunction(**module);
-  const std::string shape = dmc::stepShape(f);
-  if (shape == currentShape)
-    return false; // the pass found nothing: one path only
-  SmallString<128> tmp;
-  if (std::error_code ec = sys::fs::createUniqueDirectory("dmc-alternative", tmp))
-    return createStringError(ec, "cannot make a temporary folder: " + ec.message());
-  dmc::bundle::BundleOptions o = options;
-  o.reference = false;
-  dmc::bundle::WrittenBundle written;
-  std::string log;
-  raw_string_ostream quiet(log);
-  bool changed = false;
-  Error e = dmc::bundle::writeBundle(f, (tmp + "/alternative.dmlib").str(), o, quiet, &written);
-  if (!e)
-    e = dmc::bundle::knobsFromDatabase(written, dbFile, dbDevice, altConfig, changed, quiet,
-                                       &altView);
-  sys::fs::remove_directories(tmp);
-  if (e)
-    return std::move(e);
-  dmc::bundle::PathChoice choice = dmc::bundle::choosePath(names, currentView, altView);
-  errs() << "dmc compile: " << choice.line << "\n";
-  return choice.alternative;
+  std::set<int64_t> ids = dmc::savableDropouts(dmc::layerFunction(**module));
+  for (int64_t id : drawDropouts)
+    if (!ids.count(id)) {
+      std::string known;
+      for (int64_t k : ids)
+        known += (known.empty() ? "" : ", ") + std::to_string(k);
+      return createStringError(
+          inconvertibleErrorCode(),
+          "--draw-dropout " + std::to_string(id) + ": " + modelPath.getValue() +
+              " has no dropout " + std::to_string(id) +
+              " whose keep bits a later kernel could read (" +
+              (known.empty() ? "none has" : "those that have: " + known) + ")");
+    }
+  return Error::success();
 }
 
 int runCompile(mlir::MLIRContext &ctx) {
@@ -476,62 +477,22 @@ int runCompile(mlir::MLIRContext &ctx) {
         return report(std::move(e));
       errs() << "dmc compile: wrote " << dbReport << "\n";
     }
-    // Each pass that has an alternative, one after the other: the path
-    // kept so far against the same path with the pass off (or, for the bias
-    // gradients, in another mode).
-    std::string shape = compiledShape;
-    struct Alternative {
-      bool dmc::PipelineOptions::*pass; ///< null: biasGrads becomes `mode`
-      const char *what, *on, *off;
-      const char *mode = nullptr;
-    };
-    auto biasGradsName = [](const std::string &mode) {
-      return mode == "all"    ? "in every GEMM that computes them"
-             : mode == "none" ? "in kernels"
-                              : "in the GEMMs where they save bytes";
-    };
-    for (const Alternative &alt :
-         {// First: saving keep bits changes the signatures of the kernels every other
-          // choice prices (gpt2-medium, H200: decided last, it kept the bits under
-          // bias gradients in every GEMM, 1.772 ms measured; first, drawing and
-          // bias gradients in kernels, 1.708 ms).
-          Alternative{&dmc::PipelineOptions::dropoutBits, "dropout masks",
-                      "saved for the backward", "drawn again"},
-          Alternative{&dmc::PipelineOptions::fusedAttention, "attention", "fused", "unfused"},
-          Alternative{&dmc::PipelineOptions::columnFusion, "column sums", "in the row kernels",
-                      "apart"},
-          Alternative{&dmc::PipelineOptions::gemmAddends, "addends", "in the GEMMs (C)",
-                      "in kernels"},
-          Alternative{nullptr, "bias gradients", nullptr, nullptr, "all"},
-          Alternative{nullptr, "bias gradients", nullptr, nullptr, "none"},
-          Alternative{&dmc::PipelineOptions::stackInPlace, "stacks", "written in place",
-                      "copied"}}) {
-      dmc::PipelineOptions off = pipeline;
-      dmc::bundle::PathNames names{alt.what, alt.on, alt.off};
-      if (alt.pass) {
-        if (!(pipeline.*alt.pass))
-          continue;
-        off.*alt.pass = false;
-      } else {
-        if (!pipeline.epilogues || pipeline.biasGrads == alt.mode)
-          continue;
-        off.biasGrads = alt.mode;
-        names.current = biasGradsName(pipeline.biasGrads);
-        names.alternative = biasGradsName(alt.mode);
-      }
-      dmrt::Configuration altConfig;
-      dmc::bundle::DatabaseView altView;
-      auto faster = alternativeIsFaster(ctx, options, off, names, shape, view, altView,
-                                        altConfig);
-      if (!faster)
-        return report(faster.takeError());
-      if (*faster) {
-        pipeline = off;
-        tuned = std::move(altConfig);
-        view = std::move(altView);
-        changed = true;
-      }
-    }
+    // Each pass that has an alternative, one after the other (PathSearch.h).
+    std::set<int64_t> dropouts;
+    for (const dmrt::ConfigTensor &t : written.configuration.tensors)
+      if (std::optional<int64_t> id = dmc::keepBitsDropout(t.name))
+        if (!llvm::is_contained(pipeline.drawnDropouts, *id))
+          dropouts.insert(*id);
+    dmc::bundle::PathState path{pipeline, std::move(tuned), std::move(view), compiledShape,
+                                changed};
+    if (Error e = dmc::bundle::choosePaths(
+            [&](const dmc::PipelineOptions &p) { return configuredGraph(ctx, p); }, options,
+            dbFile, dbDevice, dropouts, path, errs()))
+      return report(std::move(e));
+    pipeline = path.pipeline;
+    tuned = std::move(path.config);
+    view = std::move(path.view);
+    changed = path.changed;
     if (changed)
       module = graphWithConfig(ctx, tuned, dbFile, pipeline, /*checkForms=*/false);
     if (!module)
@@ -609,6 +570,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   mlir::MLIRContext ctx;
+  if (!drawDropouts.empty())
+    if (Error e = checkDrawDropouts(ctx))
+      return report(std::move(e));
   if (graphCmd)
     return runGraph(ctx);
   if (evalCmd)

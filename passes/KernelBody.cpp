@@ -85,6 +85,11 @@ void pruneKernel(dm::KernelOp k, const llvm::DenseMap<unsigned, Value> &replaced
 
 
 char unusedDimLetter(func::FuncOp func) {
+  std::string free = unusedDimLetters(func);
+  return free.empty() ? 0 : free.front();
+}
+
+std::string unusedDimLetters(func::FuncOp func) {
   std::string used;
   func.walk([&](Operation *op) {
     for (auto range : {TypeRange(op->getResultTypes()), TypeRange(op->getOperandTypes())})
@@ -92,10 +97,11 @@ char unusedDimLetter(func::FuncOp func) {
         if (auto tt = dyn_cast<dm::TensorType>(t))
           used += tt.getNames().str();
   });
+  std::string free;
   for (char c : llvm::StringRef("wxyzvutrqonmlgfedcaWXYZ"))
     if (used.find(c) == std::string::npos)
-      return c;
-  return 0;
+      free += c;
+  return free;
 }
 
 } // namespace dmc

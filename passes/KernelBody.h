@@ -27,8 +27,10 @@ dm::KernelOp buildKernelOp(
 /// the names stamped for its remaining results (passes/TensorNames.h).
 void pruneKernel(dm::KernelOp k, const llvm::DenseMap<unsigned, mlir::Value> &replaced);
 
-/// A dimension letter no tensor of `func` uses (the words of dropout keep
-/// bits); 0 when every candidate is taken.
+/// The dimension letters no tensor of `func` uses (for the words of dropout
+/// keep bits), in the order they are taken.
+std::string unusedDimLetters(mlir::func::FuncOp func);
+/// The first of them; 0 when every candidate is taken.
 char unusedDimLetter(mlir::func::FuncOp func);
 
 } // namespace dmc

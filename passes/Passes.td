@@ -213,11 +213,15 @@ def DmSaveDropoutBits : Pass<"dm-save-dropout-bits", "mlir::func::FuncOp"> {
     letter replaces. Every later kernel holding the same dropout reads them
     as a new input and applies them (`dm.dropout_apply_bits`). A dropout
     whose innermost counter dim is not a multiple of 32 is drawn again;
-    with `remarks` it gets a remark saying so.
+    with `remarks` it gets a remark saying so. The dropouts listed in
+    `drawn` (by `id`) are drawn again too: `dmc compile --db` chooses per
+    dropout.
   }];
   let options = [
     Option<"remarks", "remarks", "bool", /*default=*/"false",
-           "Remark on every dropout drawn again, with the reason">
+           "Remark on every dropout drawn again, with the reason">,
+    ListOption<"drawn", "drawn", "int64_t",
+               "Ids of the dropouts whose later kernels draw the mask again">
   ];
   let dependentDialects = ["::dmc::dm::DmDialect"];
 }

@@ -65,8 +65,11 @@ void addConfigPasses(mlir::OpPassManager &f, const PipelineOptions &options) {
   }
   // Last: it adds tensors, which are named after the stamps above
   // (passes/TensorNames.h), so no earlier name moves.
-  if (options.dropoutBits)
-    f.addPass(createDmSaveDropoutBits());
+  if (options.dropoutBits) {
+    DmSaveDropoutBitsOptions bits;
+    bits.drawn = options.drawnDropouts;
+    f.addPass(createDmSaveDropoutBits(bits));
+  }
 }
 
 } // namespace dmc

@@ -5,6 +5,8 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace dmc {
 
@@ -44,6 +46,9 @@ struct PipelineOptions {
   /// backward kernels read the keep bits its forward kernel saved instead of
   /// drawing the mask again.
   bool dropoutBits = true;
+  /// With dropoutBits: the ids of the dropouts whose masks the backward
+  /// draws again all the same (`dmc compile --db` chooses per dropout).
+  std::vector<int64_t> drawnDropouts;
   /// The GPU the graph is compiled for (codegen/target/GpuTarget.h): set on
   /// the module as `dm.target`, read by codegen's configurations.
   std::string target = "h100";

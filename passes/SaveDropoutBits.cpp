@@ -51,10 +51,7 @@ dm::TensorType bitsTypeOf(dm::DropoutOp d, char key, char word) {
   return dm::TensorType::get(t.getContext(), names, shape, IntegerType::get(t.getContext(), 32));
 }
 
-/// The keep bits' tensor name: "dropout<id>.keep_bits".
-std::string bitsName(dm::DropoutOp d) {
-  return "dropout" + std::to_string(d.getId()) + ".keep_bits";
-}
+std::string bitsName(dm::DropoutOp d) { return keepBitsName(d.getId()); }
 
 /// `k` again with one more result, `bits` of `d`'s dropout: the region moves
 /// over and yields the keep bits; readers of `k` read the new kernel.
@@ -105,32 +102,54 @@ void applySavedBits(dm::KernelOp k, dm::DropoutOp d, Value saved, char key, char
   d.erase();
 }
 
-/// Saves the keep bits of the first dropout not in `done` that a later
-/// kernel draws again; returns its id (none: nothing left).
-std::optional<int64_t> saveNext(func::FuncOp func, const std::set<int64_t> &done,
-                                bool remarks) {
-  // Each dropout id's ops in kernels, in block order.
-  std::map<int64_t, SmallVector<std::pair<dm::KernelOp, dm::DropoutOp>>> byId;
+using DropoutUse = std::pair<dm::KernelOp, dm::DropoutOp>;
+
+/// Each dropout id's ops in kernels (fused attention aside), in block order,
+/// but for the ids in `skip`.
+std::map<int64_t, SmallVector<DropoutUse>> dropoutUses(func::FuncOp func,
+                                                       const std::set<int64_t> &skip) {
+  std::map<int64_t, SmallVector<DropoutUse>> byId;
   for (auto k : func.getBody().front().getOps<dm::KernelOp>()) {
     if (k->hasAttr(dm::kFusedAttr))
       continue;
     for (auto d : k.getBody().front().getOps<dm::DropoutOp>())
-      if (!done.count(d.getId()))
+      if (!skip.count(d.getId()))
         byId[d.getId()].push_back({k, d});
   }
-  for (auto &[id, uses] : byId) {
+  return byId;
+}
+
+/// The uses after the first that draw the first kernel's mask again (same
+/// `p` and counter order, another kernel).
+SmallVector<DropoutUse> laterDraws(ArrayRef<DropoutUse> uses) {
+  auto [first, draw] = uses.front();
+  SmallVector<DropoutUse> later;
+  for (auto [k, d] : llvm::drop_begin(uses))
+    if (k != first && d.getPAttr() == draw.getPAttr() && d.getOrder() == draw.getOrder())
+      later.push_back({k, d});
+  return later;
+}
+
+/// Whether `draw`'s counter dim holds whole words of keep bits.
+bool packs(dm::DropoutOp draw) {
+  return tensorOf(draw.getX()).getSize(draw.getOrder().back()) % kWordBits == 0;
+}
+
+/// Saves the keep bits of the first dropout not in `done` that a later
+/// kernel draws again, its words along dim letter `wordOf[id]`; returns its
+/// id (none: nothing left).
+std::optional<int64_t> saveNext(func::FuncOp func, const std::set<int64_t> &done,
+                                const std::map<int64_t, char> &wordOf, bool remarks) {
+  for (auto &[id, uses] : dropoutUses(func, done)) {
     auto [first, draw] = uses.front();
-    SmallVector<std::pair<dm::KernelOp, dm::DropoutOp>> later;
-    for (auto [k, d] : llvm::drop_begin(uses))
-      if (k != first && d.getPAttr() == draw.getPAttr() && d.getOrder() == draw.getOrder())
-        later.push_back({k, d});
+    SmallVector<DropoutUse> later = laterDraws(uses);
     if (later.empty())
       continue;
     std::string whyNot;
     char key = draw.getOrder().back();
     int64_t keys = tensorOf(draw.getX()).getSize(key);
-    char word = unusedDimLetter(func);
-    if (keys % kWordBits)
+    char word = wordOf.count(id) ? wordOf.at(id) : 0;
+    if (!packs(draw))
       whyNot = "its innermost counter dim '" + std::string(1, key) + "' has " +
                std::to_string(keys) + " elements, not a multiple of 32";
     else if (!word)
@@ -159,16 +178,49 @@ std::optional<int64_t> saveNext(func::FuncOp func, const std::set<int64_t> &done
 
 struct SaveDropoutBits : impl::DmSaveDropoutBitsBase<SaveDropoutBits> {
   using DmSaveDropoutBitsBase::DmSaveDropoutBitsBase;
-  void runOnOperation() override { saveDropoutBits(getOperation(), remarks); }
+  void runOnOperation() override {
+    saveDropoutBits(getOperation(), remarks, std::set<int64_t>(drawn.begin(), drawn.end()));
+  }
 };
+
+constexpr llvm::StringLiteral kBitsPrefix = "dropout", kBitsSuffix = ".keep_bits";
 
 } // namespace
 
-void saveDropoutBits(func::FuncOp func, bool remarks) {
-  std::set<int64_t> done;
+void saveDropoutBits(func::FuncOp func, bool remarks, const std::set<int64_t> &drawn) {
+  // Each dropout that can save its bits has its own word letter, whichever
+  // others save theirs: a kernel's signature (its tensors' dims) is then the
+  // same in every graph where its dropouts are saved alike, and one tuning
+  // database prices all of them.
+  std::map<int64_t, char> wordOf;
+  std::string letters = unusedDimLetters(func);
+  for (int64_t id : savableDropouts(func))
+    if (wordOf.size() < letters.size())
+      wordOf[id] = letters[wordOf.size()];
+  std::set<int64_t> done = drawn;
   // One dropout at a time: rebuilding its first kernel replaces that op.
-  while (std::optional<int64_t> id = saveNext(func, done, remarks))
+  while (std::optional<int64_t> id = saveNext(func, done, wordOf, remarks))
     done.insert(*id);
+}
+
+std::string keepBitsName(int64_t id) {
+  return (kBitsPrefix + std::to_string(id) + kBitsSuffix).str();
+}
+
+std::optional<int64_t> keepBitsDropout(llvm::StringRef name) {
+  int64_t id;
+  if (!name.consume_front(kBitsPrefix) || !name.consume_back(kBitsSuffix) ||
+      name.getAsInteger(10, id) || id < 0)
+    return std::nullopt;
+  return id;
+}
+
+std::set<int64_t> savableDropouts(func::FuncOp func) {
+  std::set<int64_t> ids;
+  for (auto &[id, uses] : dropoutUses(func, {}))
+    if (!laterDraws(uses).empty() && packs(uses.front().second))
+      ids.insert(id);
+  return ids;
 }
 
 } // namespace dmc

@@ -69,9 +69,10 @@ llvm::Expected<dmrt::Configuration> extractConfiguration(mlir::func::FuncOp f,
 /// whose layouts were moved by the tuner's selection or a layout candidate,
 /// whose forms extractConfiguration then reads back. `stackInPlace`: stacks
 /// move in place as the config stage's dm-stack-in-place moves them;
-/// `dropoutBits`: dropout keep bits are saved as dm-save-dropout-bits saves
-/// them (after the epilogues, so that their tensors take config.json's
-/// names and layouts).
+/// `dropoutBits`: the dropouts whose keep bits `config` lists
+/// ("dropout<id>.keep_bits") save them as dm-save-dropout-bits saves them
+/// (after the epilogues, so that their tensors take config.json's names and
+/// layouts); the others, and every one without `dropoutBits`, draw again.
 llvm::Error applyConfiguration(mlir::func::FuncOp f, const dmrt::Configuration &config,
                                llvm::StringRef file, bool checkForms = true,
                                bool stackInPlace = false, bool dropoutBits = true);

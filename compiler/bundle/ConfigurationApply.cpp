@@ -20,6 +20,8 @@
 #include "mlir/IR/Builders.h"
 
 #include <map>
+#include <optional>
+#include <set>
 
 using namespace mlir;
 
@@ -62,9 +64,15 @@ llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config
     it->second = epilogue::apply(cand);
   }
   // Keep bits as the config stage saves them, last there too: their tensors
-  // are named after the epilogues' and have layouts in the configuration.
-  if (dropoutBits)
-    saveDropoutBits(f);
+  // are named after the epilogues' and have layouts in the configuration,
+  // which lists those of the dropouts that save them; the others draw again.
+  if (dropoutBits) {
+    std::set<int64_t> drawn = savableDropouts(f);
+    for (const dmrt::ConfigTensor &t : config.tensors)
+      if (std::optional<int64_t> id = keepBitsDropout(t.name))
+        drawn.erase(*id);
+    saveDropoutBits(f, /*remarks=*/false, drawn);
+  }
 
   auto table = TensorTable::build(f);
   if (!table)

@@ -26,6 +26,16 @@ PathChoice choosePath(const PathNames &names, const DatabaseView &current,
   std::string what = names.what;
   std::string prices =
       price(names.current, current) + ", " + price(names.alternative, alternative);
+  if (!current.complete && alternative.complete) {
+    // Every later choice and the prediction are priced on the path kept: a
+    // database older than a new default path (its kernels unmeasured) still
+    // tunes the path it measured.
+    c.alternative = true;
+    c.line = what + ": " + prices + ": " + names.alternative +
+             " chosen, the only path priced in full (" + names.current +
+             " has kernels or contractions without records; dmc tune measures both paths)";
+    return c;
+  }
   if (!current.complete || !alternative.complete) {
     c.line = what + ": " + prices + ": " + names.current +
              " kept, not compared (a path has kernels or contractions without records; dmc "

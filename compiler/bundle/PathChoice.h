@@ -3,10 +3,13 @@
 // `dmc compile --db` prices a pass's graph against the graph without it from
 // the same tuning database: each path's tuned step, the kernels' shortest
 // path plus the contractions' chosen algorithms (DatabaseKnobs.h). The
-// faster path wins when both are priced in full; otherwise the default path
-// stays and the line says why. The choices are made this way, one after the
-// other (compiler/dmc.cpp): dropout keep bits saved against drawn again
-// (dm-save-dropout-bits; drawn.dmlib), fused against unfused attention
+// faster path wins when both are priced in full; when only the alternative
+// is (a database measured before the default path changed), it is taken, so
+// that the later choices are priced too; otherwise the default path stays.
+// The line says which and why. The choices are made this way, one after the
+// other (PathSearch.h): dropout keep bits saved against drawn again
+// (dm-save-dropout-bits; drawn.dmlib) and then each dropout alone,
+// fused against unfused attention
 // (dm-fuse-attention; `dmc tune` measures unfused.dmlib), column sums inside
 // the row kernels against apart (dm-fuse-column-reductions; apart.dmlib),
 // addends in the GEMMs against in kernels (dm-gemm-epilogues' accumulate;
@@ -30,7 +33,7 @@ struct PathNames {
 
 struct PathChoice {
   bool compared = false;    ///< both paths priced in full
-  bool alternative = false; ///< the alternative path is faster
+  bool alternative = false; ///< the alternative path is taken: faster, or the only one priced
   std::string line;         ///< the report: both prices, bytes, the choice or why none
 };
 

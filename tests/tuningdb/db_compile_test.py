@@ -177,18 +177,20 @@ def priced_json(bundle, path, kernel_us, contraction_us, only=None):
 def compare_paths(args, tmp, model, bundles, names, cases, is_default):
     """dmc compile --db prices the default path of `model` (bundles[0]) against the
     alternative (bundles[1]) from one database per case and compiles the faster; with
-    the alternative unmeasured it keeps the default and says why. `names`: the choice
+    the alternative unmeasured it keeps the default and says why; with the default
+    unmeasured it takes the alternative, the only path priced, and says so. `names`: the choice
     and its two paths as the line spells them; `cases`: (name, the alternative's kernel
     us, its contraction us, the path wanted), the default's steps at 10 us each;
-    `is_default(kernels)`: whether a bundle's kernels are the default path's."""
+    `is_default(bundle)`: whether a compiled bundle is the default path's."""
     default, alternative = bundles
     what, default_name, alt_name = names
     out = os.path.join(tmp, "choice.dmlib")
 
-    def database(name, alt_prices):
+    def database(name, alt_prices, default_priced=True):
         db = os.path.join(tmp, name + ".jsonl")
-        run([args.dmc_db, "import", db, priced_json(default, db + ".d.json", 10.0, 10.0),
-             "--bundle", default])
+        if default_priced:
+            run([args.dmc_db, "import", db, priced_json(default, db + ".d.json", 10.0, 10.0),
+                 "--bundle", default])
         if alt_prices:
             run([args.dmc_db, "import", db, priced_json(alternative, db + ".a.json", *alt_prices),
                  "--bundle", alternative])
@@ -201,15 +203,21 @@ def compare_paths(args, tmp, model, bundles, names, cases, is_default):
                      if f"{what}: {default_name}" in l and alt_name in l), "")
         if f": {want} chosen" not in line:
             sys.exit(f"FAIL: {name}: expected {want} chosen, got {line!r}\n{r.stderr}")
-        if is_default(kernels(out)) != (want == default_name):
+        if is_default(out) != (want == default_name):
             sys.exit(f"FAIL: {name}: the bundle has kernels {kernels(out)}")
         print(f"ok: {name}: {line.split('dmc compile: ')[-1]}")
     r = run([args.dmc, "compile", model, "-o", out, "--db",
              database(f"{what}-{alt_name}-default-only", None)])
     assert f"{default_name} kept, not compared" in r.stderr and f"{alt_name} not priced" in r.stderr, \
         r.stderr
-    assert is_default(kernels(out)), kernels(out)
+    assert is_default(out), kernels(out)
     print(f"ok: the {alt_name} path unmeasured: {default_name} kept, said why")
+    r = run([args.dmc, "compile", model, "-o", out, "--db",
+             database(f"{what}-{alt_name}-only", (10.0, 10.0), default_priced=False)])
+    assert f"{default_name} not priced" in r.stderr and \
+        f"{alt_name} chosen, the only path priced in full" in r.stderr, r.stderr
+    assert not is_default(out), kernels(out)
+    print(f"ok: the {default_name} path unmeasured: {alt_name} taken, said why")
 
 
 def column_paths(args, tmp):
@@ -221,7 +229,7 @@ def column_paths(args, tmp):
     compare_paths(args, tmp, TINY, (inside, apart), ("column sums", "in the row kernels", "apart"),
                   (("apart faster", 1.0, 10.0, "apart"),
                    ("inside faster", 50.0, 10.0, "in the row kernels")),
-                  lambda ks: "layernorm_dparams" not in ks)
+                  lambda b: "layernorm_dparams" not in kernels(b))
 
 
 def prediction_written(args, tmp):
@@ -281,7 +289,7 @@ def addend_paths(args, tmp):
     compare_paths(args, tmp, TINY, (gemm, kern), ("addends", "in the GEMMs (C)", "in kernels"),
                   (("kernels faster", 1.0, 1.0, "in kernels"),
                    ("GEMMs faster", 50.0, 50.0, "in the GEMMs (C)")),
-                  lambda ks: "add_layernorm_dx_layernorm_dparams" not in ks)
+                  lambda b: "add_layernorm_dx_layernorm_dparams" not in kernels(b))
 
 
 def bias_grad_paths(args, tmp):
@@ -303,7 +311,7 @@ def bias_grad_paths(args, tmp):
                    "in every GEMM that computes them"),
                   (("every GEMM faster", 1.0, 10.0, "in every GEMM that computes them"),
                    ("saving bytes faster", 50.0, 10.0, "in the GEMMs where they save bytes")),
-                  lambda ks: "dgelu_reduce_sum" in ks)
+                  lambda b: "dgelu_reduce_sum" in kernels(b))
     # --bias-grads none: the bias gradient cuBLASLt computed goes back into a row
     # kernel (dm-fuse-column-reductions merges it) and no contraction has bgrad.
     none = os.path.join(tmp, "bg-n.dmlib")
@@ -316,7 +324,7 @@ def bias_grad_paths(args, tmp):
                   ("bias gradients", "in the GEMMs where they save bytes", "in kernels"),
                   (("kernels faster", 1.0, 1.0, "in kernels"),
                    ("GEMMs faster", 50.0, 50.0, "in the GEMMs where they save bytes")),
-                  lambda ks: "layernorm_dx_layernorm_dparams_reduce_sum" not in ks)
+                  lambda b: "layernorm_dx_layernorm_dparams_reduce_sum" not in kernels(b))
     expect_error([args.dmc, "compile", TINY, "-o", none, "--bias-grads", "some"],
                  "--bias-grads is 'some': expected saving, all or none", "a bad --bias-grads")
     cands = os.path.join(tmp, "bg-cands")
@@ -361,13 +369,75 @@ def attention_paths(args, tmp):
         sys.exit(f"FAIL: {TGPT} must fuse its attention: {kernels(fused)} / {kernels(unfused)}")
     compare_paths(args, tmp, TGPT, (fused, unfused), ("attention", "fused", "unfused"),
                   (("unfused faster", 1.0, 1.0, "unfused"), ("fused faster", 50.0, 50.0, "fused")),
-                  lambda ks: "attention" in ks)
+                  lambda b: "attention" in kernels(b))
     cands = os.path.join(tmp, "tg-cands")
     run([args.dmc, "tune", TGPT, "--emit-candidates", cands, "--candidates", "1",
          "--layout-candidates", "0"])
     assert os.path.isdir(os.path.join(cands, "unfused.dmlib", "reference")), os.listdir(cands)
     assert "attention" not in kernels(os.path.join(cands, "unfused.dmlib"))
     print("ok: dmc tune wrote unfused.dmlib (with references) beside default.dmlib")
+
+
+def dropout_paths(args, tmp):
+    """Dropout keep bits saved for the backward (dm-save-dropout-bits) against drawn
+    again, decided first; dmc tune writes drawn.dmlib."""
+    saved, drawn = os.path.join(tmp, "tg-s.dmlib"), os.path.join(tmp, "tg-d.dmlib")
+    run([args.dmc, "compile", TGPT, "-o", saved])
+    run([args.dmc, "compile", TGPT, "-o", drawn, "--no-dropout-bits"])
+    if not saved_bits(saved) or saved_bits(drawn):
+        sys.exit(f"FAIL: {TGPT} must save keep bits only by default")
+    compare_paths(args, tmp, TGPT, (saved, drawn),
+                  ("dropout masks", "saved for the backward", "drawn again"),
+                  (("drawn faster", 1.0, 10.0, "drawn again"),
+                   ("saved faster", 50.0, 10.0, "saved for the backward")),
+                  saved_bits)
+    each_dropout(args, tmp, saved, drawn)
+    cands = os.path.join(tmp, "tg-drawn-cands")
+    run([args.dmc, "tune", TGPT, "--emit-candidates", cands, "--candidates", "1",
+         "--layout-candidates", "0"])
+    assert saved_bits(os.path.join(cands, "default.dmlib")), os.listdir(cands)
+    assert not saved_bits(os.path.join(cands, "drawn.dmlib")), os.listdir(cands)
+    print("ok: dmc tune wrote drawn.dmlib beside default.dmlib")
+
+
+def each_dropout(args, tmp, saved, drawn):
+    """Then each dropout alone: with dropout 1's kernels faster drawing (1 against
+    10 us) and dropout 3's slower (20), the whole graph saves (4 x 10 < 2 x 1 + 2 x 20)
+    and then dropout 1 alone is drawn; dropout 3 keeps its bits."""
+    m = json.load(open(os.path.join(saved, "manifest.json")))
+    name = {t["id"]: t["name"] for t in m["tensors"]}
+    holding = lambda d: {f"k{k['id']}" for k in m["kernels"]
+                         if any(name[t].startswith(f"dropout{d}.keep_bits")
+                                for t in k["inputs"] + k["outputs"])}
+    one, three = holding(1), holding(3)
+    assert len(one) == 2 and len(three) == 2 and not one & three, (one, three)
+    db = os.path.join(tmp, "each-dropout.jsonl")
+    run([args.dmc_db, "import", db, priced_json(saved, db + ".s.json", 10.0, 10.0),
+         "--bundle", saved])
+    for ks, us in ((one, 1.0), (three, 20.0)):
+        run([args.dmc_db, "import", db, priced_json(drawn, db + f".{us}.json", us, 10.0, ks),
+             "--bundle", drawn])
+    out = os.path.join(tmp, "each-dropout.dmlib")
+    r = run([args.dmc, "compile", TGPT, "-o", out, "--db", db])
+    lines = [l for l in r.stderr.splitlines() if "dropout" in l and " chosen" in l]
+    want = ["dropout masks: saved for the backward 240.0 us", ": saved for the backward chosen",
+            "dropout 1's mask: saved for the backward 240.0 us", "drawn again 222.0 us",
+            ": drawn again chosen", "dropout 3's mask: saved for the backward 222.0 us",
+            "drawn again 242.0 us", "saved for the backward chosen"]
+    text = "\n".join(lines)
+    missing = [w for w in want if w not in text]
+    if missing:
+        sys.exit(f"FAIL: each dropout alone: {missing} not in\n{r.stderr}")
+    kept = [n for n in (t["name"] for t in json.load(open(os.path.join(out, "manifest.json")))
+                        ["tensors"]) if n.endswith(".keep_bits")]
+    assert kept == ["dropout3.keep_bits"], kept
+    print("ok: each dropout alone: dropout 1 drawn again, dropout 3 saved")
+
+
+def saved_bits(bundle):
+    """Whether a bundle saves dropout keep bits (its `dropout<id>.keep_bits` tensors)."""
+    manifest = json.load(open(os.path.join(bundle, "manifest.json")))
+    return any(t["name"].endswith(".keep_bits") for t in manifest["tensors"])
 
 
 def kernels(bundle):
@@ -574,6 +644,7 @@ def main():
     layouts_by_shortest_path(args, tmp, db)
     contraction_algorithms(args, tmp)
     attention_paths(args, tmp)
+    dropout_paths(args, tmp)
     column_paths(args, tmp)
     bias_grad_paths(args, tmp)
     addend_paths(args, tmp)

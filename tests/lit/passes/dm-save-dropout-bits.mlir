@@ -1,6 +1,8 @@
 // RUN: dmc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dm-save-dropout-bits{remarks=true}))' --verify-diagnostics | FileCheck %s
 // The rewritten IR parses and verifies again.
 // RUN: dmc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dm-save-dropout-bits))' | dmc-opt --split-input-file --verify-each | FileCheck %s
+// Dropouts listed in `drawn` stay drawing; the others keep their own word letter.
+// RUN: dmc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dm-save-dropout-bits{drawn=1}))' | FileCheck %s --check-prefix=DRAWN
 
 // dm-save-dropout-bits: the forward kernel drawing dropout 2 also yields its
 // keep bits (32 columns of u per i32 word along a fresh dim, w), saved; the
@@ -72,4 +74,47 @@ func.func @near_misses(%x: !dm.tensor<[b=2, u=40], bf16>, %z: !dm.tensor<[b=2, u
     dm.yield %d : !dm.tensor<[b=2, u=64], bf16>
   }
   return %a, %b, %c, %e, %f : !dm.tensor<[b=2, u=40], bf16>, !dm.tensor<[b=2, u=40], bf16>, !dm.tensor<[b=2, u=64], bf16>, !dm.tensor<[b=2, u=64], bf16>, !dm.tensor<[b=2, u=64], bf16>
+}
+
+// -----
+
+// Two dropouts, each drawn in two kernels: each gets its own word letter, in
+// id order (w, x), whether or not the other saves its bits; with drawn=1
+// dropout 1 is drawn in both kernels and dropout 2 still words along x.
+
+// CHECK-LABEL: func.func @two_dropouts
+// CHECK: dm.dropout_keep_bits {{.*}}id = 1 : i64{{.*}}word = "w"
+// CHECK: dm.dropout_keep_bits {{.*}}id = 2 : i64{{.*}}word = "x"
+// CHECK-COUNT-2: dm.dropout_apply_bits
+// DRAWN-LABEL: func.func @two_dropouts
+// DRAWN-NOT: dm.dropout_keep_bits {{.*}}id = 1
+// DRAWN: dm.dropout_keep_bits {{.*}}id = 2 : i64{{.*}}word = "x"
+// DRAWN: dm.kernel "back_1"
+// DRAWN-NEXT: ^bb0
+// DRAWN-NEXT: dm.dropout %{{.*}} {id = 1 : i64
+// DRAWN: dm.kernel "back_2"
+// DRAWN: dm.dropout_apply_bits {{.*}}word = "x"
+// DRAWN: return
+func.func @two_dropouts(%x: !dm.tensor<[b=2, u=64], bf16>, %y: !dm.tensor<[b=2, u=64], bf16>) -> (!dm.tensor<[b=2, u=64], bf16>, !dm.tensor<[b=2, u=64], bf16>, !dm.tensor<[b=2, u=64], bf16>, !dm.tensor<[b=2, u=64], bf16>) {
+  %a = dm.kernel "fwd_1"(%x) : (!dm.tensor<[b=2, u=64], bf16>) -> !dm.tensor<[b=2, u=64], bf16> {
+  ^bb0(%v: !dm.tensor<[b=2, u=64], bf16>):
+    %d = dm.dropout %v {id = 1 : i64, order = "bu", p = 1.000000e-01 : f64} : <[b=2, u=64], bf16>
+    dm.yield %d : !dm.tensor<[b=2, u=64], bf16>
+  }
+  %b = dm.kernel "fwd_2"(%y) : (!dm.tensor<[b=2, u=64], bf16>) -> !dm.tensor<[b=2, u=64], bf16> {
+  ^bb0(%v: !dm.tensor<[b=2, u=64], bf16>):
+    %d = dm.dropout %v {id = 2 : i64, order = "bu", p = 1.000000e-01 : f64} : <[b=2, u=64], bf16>
+    dm.yield %d : !dm.tensor<[b=2, u=64], bf16>
+  }
+  %c = dm.kernel "back_1"(%a) : (!dm.tensor<[b=2, u=64], bf16>) -> !dm.tensor<[b=2, u=64], bf16> {
+  ^bb0(%v: !dm.tensor<[b=2, u=64], bf16>):
+    %d = dm.dropout %v {id = 1 : i64, order = "bu", p = 1.000000e-01 : f64} : <[b=2, u=64], bf16>
+    dm.yield %d : !dm.tensor<[b=2, u=64], bf16>
+  }
+  %e = dm.kernel "back_2"(%b) : (!dm.tensor<[b=2, u=64], bf16>) -> !dm.tensor<[b=2, u=64], bf16> {
+  ^bb0(%v: !dm.tensor<[b=2, u=64], bf16>):
+    %d = dm.dropout %v {id = 2 : i64, order = "bu", p = 1.000000e-01 : f64} : <[b=2, u=64], bf16>
+    dm.yield %d : !dm.tensor<[b=2, u=64], bf16>
+  }
+  return %a, %b, %c, %e : !dm.tensor<[b=2, u=64], bf16>, !dm.tensor<[b=2, u=64], bf16>, !dm.tensor<[b=2, u=64], bf16>, !dm.tensor<[b=2, u=64], bf16>
 }
