@@ -6,6 +6,7 @@
 #include "tuning-db/Database.h"
 #include "tuning-db/Problem.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -230,18 +231,62 @@ bool importBench(const std::string &benchText, const std::string &benchFile,
   return true;
 }
 
+namespace {
+
+/// A bundle's manifest and configuration, read from its directory.
+bool readBundle(const std::string &bundleDir, dmrt::Manifest &manifest,
+                dmrt::Configuration &config, std::string &error) {
+  std::string manifestPath = bundleDir + "/manifest.json";
+  std::string configPath = bundleDir + "/config.json";
+  std::string manifestText, configText;
+  return readFile(manifestPath, manifestText, error) &&
+         readFile(configPath, configText, error) &&
+         dmrt::parseManifest(manifestText, manifestPath, manifest, error) &&
+         dmrt::parseConfig(configText, configPath, config, error);
+}
+
+} // namespace
+
+bool kernelsRecorded(const std::string &dbPath, const std::string &bundleDir,
+                     const Record &measured, const std::vector<int64_t> &ids,
+                     std::vector<int64_t> &known, std::vector<int64_t> &left,
+                     std::string &error, std::vector<std::string> &warnings) {
+  dmrt::Manifest m;
+  dmrt::Configuration config;
+  Database db;
+  if (!readBundle(bundleDir, m, config, error) ||
+      !db.load(dbPath, /*missingIsEmpty=*/true, error, warnings))
+    return false;
+  known.clear();
+  left.clear();
+  for (const dmrt::BundleKernel &k : m.kernels) {
+    if (!ids.empty() && std::find(ids.begin(), ids.end(), k.id) == ids.end())
+      continue;
+    const dmrt::ConfigKernel *knobs = knobsOf(config, k.entry);
+    if (!knobs) { // importBench rejects its run: let the tuner say so
+      left.push_back(k.id);
+      continue;
+    }
+    Record rec;
+    rec.device = measured.device;
+    rec.software = measured.software;
+    rec.software.nvrtc = m.nvrtc;
+    rec.software.codegen = kCodegenVersion;
+    fillProblem(kernelProblem(m, k), rec);
+    rec.knobs = recordKnobs(*knobs);
+    const Record *old = db.find(key(rec));
+    (old && !old->rejected ? known : left).push_back(k.id);
+  }
+  return true;
+}
+
 bool importRun(const std::string &dbPath, const std::string &benchPath,
                const std::string &bundleDir, std::string &line, std::string &error,
                std::vector<std::string> &warnings, std::vector<Record> *imported) {
-  std::string manifestPath = bundleDir + "/manifest.json";
-  std::string configPath = bundleDir + "/config.json";
-  std::string manifestText, configText, benchText;
+  std::string benchText;
   dmrt::Manifest manifest;
   dmrt::Configuration config;
-  if (!readFile(manifestPath, manifestText, error) || !readFile(configPath, configText, error) ||
-      !readFile(benchPath, benchText, error) ||
-      !dmrt::parseManifest(manifestText, manifestPath, manifest, error) ||
-      !dmrt::parseConfig(configText, configPath, config, error))
+  if (!readBundle(bundleDir, manifest, config, error) || !readFile(benchPath, benchText, error))
     return false;
   ImportResult result;
   if (!importBench(benchText, benchPath, manifest, config, utcNow(), result, error))

@@ -55,6 +55,17 @@ bool importRun(const std::string &dbPath, const std::string &benchPath,
                const std::string &bundleDir, std::string &line, std::string &error,
                std::vector<std::string> &warnings, std::vector<Record> *imported = nullptr);
 
+/// The ids of the kernels of the bundle directory `bundleDir` (of those in
+/// `ids`; empty: every kernel) that the database `dbPath` already holds an
+/// ok record of for the device and software of `measured` (a record of this
+/// GPU: its device, CUDA and cuBLASLt; NVRTC from the manifest, codegen this
+/// build's): a tuner need not measure them again; `left`: the others. False
+/// with `error` when a file cannot be read.
+bool kernelsRecorded(const std::string &dbPath, const std::string &bundleDir,
+                     const Record &measured, const std::vector<int64_t> &ids,
+                     std::vector<int64_t> &known, std::vector<int64_t> &left,
+                     std::string &error, std::vector<std::string> &warnings);
+
 } // namespace dmc::tuningdb
 
 #endif // DMC_TUNINGDB_BENCHIMPORT_H

@@ -5,12 +5,13 @@
 # wrote on a compiler machine: every bundle measured and checked by dmrt-bench,
 # the checked measurements appended to DB, progress per bundle.
 # Usage: tuning-db/tune-device.sh DIR DB [--time-budget S] [--reps N] [--algorithms N] [--resume]
+#        [--remeasure]
 #        [--devices LIST | --all-gpus]
 # --all-gpus: every GPU nvidia-smi lists, measuring in parallel into DB (dmrt-tune --devices).
 # Exit: dmrt-tune's (0 ok, 1 a bundle failed, 2 usage, 77 no GPU), 1 when the
 # build failed. Then, on the compiler machine: dmc compile MODEL --db DB.
 set -o pipefail
-[ $# -ge 2 ] || { echo "usage: tuning-db/tune-device.sh DIR DB [--time-budget S] [--reps N] [--algorithms N] [--resume] [--devices LIST | --all-gpus]" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: tuning-db/tune-device.sh DIR DB [--time-budget S] [--reps N] [--algorithms N] [--resume] [--remeasure] [--devices LIST | --all-gpus]" >&2; exit 2; }
 args=()
 for a in "$@"; do
   if [ "$a" = "--all-gpus" ]; then

@@ -10,12 +10,50 @@ Usage: tune_devices_test.py --dmc BUILD/bin/dmc --dmc-db BUILD/bin/dmc-db
 
 import argparse
 import collections
+import json
 import os
 import shutil
 import sys
 import tempfile
 
 from db_compile_test import TINY, bench_json, expect_error, run
+
+
+def skip_recorded(args, tmp, tune, cands, base, bench, log):
+    """Without --remeasure, once a bundle of a GPU is imported, the kernels the
+    database holds for it are left out of the later bundles: the copies of one
+    bundle are not run at all, and a bundle with other knobs for some kernels
+    (--config-index 1) runs those only (dmrt-bench --kernel)."""
+    other = os.path.join(cands, "c8.dmlib")
+    run([args.dmc, "compile", TINY, "-o", other, "--config-index", "1"])
+    bench_json(other, other + ".template", 5.0)
+    entry = lambda b: {k["entry"]: k["id"] for k in
+                       json.load(open(os.path.join(b, "manifest.json")))["kernels"]}
+    knobs = lambda b: {k["name"]: k for k in json.load(open(os.path.join(b, "config.json")))["kernels"]}
+    ids = entry(other)
+    kb, ko = knobs(base), knobs(other)
+    changed = sorted(ids[n] for n in ko if {**ko[n], "describe": ""} != {**kb[n], "describe": ""})
+    assert 0 < len(changed) < len(ids), (changed, ids)
+    text = open(bench).read().split("\n", 1)
+    bench = bench + ".args.sh"  # the same, logging its arguments first
+    open(bench, "w").write(f"{text[0]}\necho \"$@\" >> {log}.args\n{text[1]}")
+    os.chmod(bench, 0o755)
+    db = os.path.join(tmp, "skip.jsonl")
+    r = run([tune, cands, db, "--bench", bench])
+    runs = open(log + ".args").read().splitlines()
+    assert len(runs) == 2 and runs[0].split()[0].endswith("c0.dmlib"), runs
+    assert runs[1].split()[0].endswith("c8.dmlib"), runs
+    kernel_arg = runs[1].split()[runs[1].split().index("--kernel") + 1]
+    assert kernel_arg == ",".join(map(str, changed)), (kernel_arg, changed)
+    assert r.stdout.count("nothing left to measure") == 7, r.stdout
+    assert f"c8.dmlib: {len(ids) - len(changed)} of {len(ids)} kernel(s) already in" in r.stdout, \
+        r.stdout
+    print(f"ok: 7 copies of a measured bundle not run; c8 runs its {len(changed)} other "
+          f"kernel(s) only (--kernel {kernel_arg})")
+    os.remove(log + ".args")
+    run([tune, cands, db, "--bench", bench, "--remeasure"])
+    assert len(open(log + ".args").read().splitlines()) == 9
+    print("ok: --remeasure runs every bundle")
 
 
 def main():
@@ -44,7 +82,7 @@ def main():
             f"echo \"$(basename $bundle) $device\" >> {log}\n")
         os.chmod(bench, 0o755)
         db = os.path.join(tmp, "db.jsonl")
-        r = run([tune, cands, db, "--bench", bench, "--devices", "0,1"])
+        r = run([tune, cands, db, "--bench", bench, "--devices", "0,1", "--remeasure"])
         lines = [l.split() for l in open(log).read().splitlines()]
         per_bundle = collections.Counter(b for b, _ in lines)
         per_device = collections.Counter(d for _, d in lines)
@@ -56,10 +94,12 @@ def main():
         assert "8/8 " in r.stdout and "problem(s) measured" in r.stdout, r.stdout
         for d in ("0", "1"):
             assert f" on device {d}, " in r.stdout, r.stdout
-        again = run([tune, cands, db, "--bench", bench, "--devices", "1,0"]).stdout
+        again = run([tune, cands, db, "--bench", bench, "--devices", "1,0",
+                     "--remeasure"]).stdout
         assert again.count(" 0 appended") == len(names), again
         print(f"ok: 8 bundles over devices 0 and 1 ({dict(per_device)}), each once, "
               "into one database; nothing added twice")
+        skip_recorded(args, tmp, tune, cands, base, bench, log)
         for bad, text in (("0,0", "names device 0 twice"), ("a", "device ordinals"),
                           ("", "device ordinals"), ("1,", "device ordinals")):
             expect_error([tune, cands, db, "--bench", bench, "--devices", bad], text,

@@ -1,7 +1,7 @@
 //===- dmrt-tune.cpp - Measure candidate bundles into a tuning database ---===//
 //
 //   dmrt-tune CANDIDATES DB [--time-budget S] [--reps N] [--algorithms N] [--bench PATH]
-//             [--resume] [--devices LIST]
+//             [--resume] [--remeasure] [--devices LIST]
 //
 // The GPU side of `dmc tune`: every bundle of CANDIDATES (`dmc tune
 // --emit-candidates`: default.dmlib first, then c0.dmlib, c1.dmlib, ...) is
@@ -18,9 +18,14 @@
 // faster than every bundle before it, elapsed time and the estimate of what
 // is left (`dmc-db show DB` then lists the fastest candidate of every
 // problem). With --time-budget no bundle starts after S seconds (what was
-// measured stays in DB). Re-running appends only what DB lacks; with
-// --resume a bundle whose run file (BUNDLE.run.json) an earlier run left
-// complete is imported from it instead of being measured again. MLIR-free.
+// measured stays in DB). Once a run on a GPU is imported, the kernels DB
+// already holds for that GPU (device and software as the run's records
+// have them) are left out of its later bundles, and a bundle left with
+// nothing to measure is not run (--remeasure: every kernel measured; the
+// contractions are always measured); re-running appends only what DB
+// lacks. With --resume a bundle whose run file (BUNDLE.run.json) an earlier
+// run left complete is imported from it instead of being measured again.
+// MLIR-free.
 //
 // Exit: 0 every bundle measured and imported; 1 a bundle failed (the others
 // are imported); 2 usage; 77 no GPU (a dmrt-bench said so).
@@ -31,10 +36,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -50,7 +57,7 @@ constexpr long kDefaultPrune = 12;
 const char *kUsage =
     "usage: dmrt-tune CANDIDATES DB [--time-budget S] [--reps N] [--algorithms N]\n"
     "                 [--prune-algorithms N | --exhaustive]\n"
-    "                 [--bench PATH] [--resume] [--devices LIST]\n"
+    "                 [--bench PATH] [--resume] [--remeasure] [--devices LIST]\n"
     "Measures every bundle of CANDIDATES (dmc tune --emit-candidates) with dmrt-bench\n"
     "(checked against its references) and appends the checked measurements to DB.\n"
     "The contractions are measured in default.dmlib and the other paths' bundles\n"
@@ -70,7 +77,9 @@ const char *kUsage =
     "--bench: the dmrt-bench to run (default: ../runtime/tools/dmrt-bench from this\n"
     "binary's folder, then dmrt-bench beside it). --resume: a bundle whose run file\n"
     "(BUNDLE.run.json) an interrupted run left complete is imported from it, not\n"
-    "measured again. Exit: 0 ok, 1 a bundle failed,\n"
+    "measured again. Once a bundle of a GPU is imported, a kernel DB already holds\n"
+    "for that GPU (device, CUDA, cuBLASLt, NVRTC, codegen) is not measured again\n"
+    "(--remeasure: measure every one). Exit: 0 ok, 1 a bundle failed,\n"
     "2 usage, 77 no GPU.\n";
 
 int usage(const std::string &msg) {
@@ -83,6 +92,7 @@ struct Options {
   double budget = 0;
   long algorithms = 32, prune = kDefaultPrune;
   bool resume = false;
+  bool remeasure = false; ///< measure kernels DB holds for this GPU again
   std::vector<int> devices; ///< empty: dmrt-bench's default device
 };
 
@@ -123,12 +133,14 @@ private:
   /// Imports bundle `name`'s run file into DB and reports it ("  LINE NOTE",
   /// the problems it made faster, warnings); false with `error` when it
   /// cannot. Holds the lock.
-  bool import(const std::string &name, const std::string &run, const char *note,
+  bool import(const std::string &name, const std::string &run, int device, const char *note,
               std::string &error) {
     std::string line;
     std::vector<std::string> warnings;
     std::vector<Record> records;
     bool ok = importRun(o_.db, run, o_.dir + "/" + name, line, error, warnings, &records);
+    if (ok && !records.empty())
+      gpu_.emplace(device, records.front()); // this GPU's device and software
     if (ok) {
       std::printf("  %s%s\n", line.c_str(), note);
       std::string faster = best_.update(records, name);
@@ -147,7 +159,7 @@ private:
     if (o_.resume && access(run.c_str(), R_OK) == 0) {
       std::lock_guard<std::mutex> lock(mutex_);
       std::string error;
-      if (import(name, run, " (resumed: not measured again)", error)) {
+      if (import(name, run, device, " (resumed: not measured again)", error)) {
         ++done_;
         return;
       }
@@ -169,6 +181,8 @@ private:
       ++done_;
       return;
     }
+    if (!o_.remeasure && !leaveOutRecorded(name, bundle, device, kernels, contractions))
+      return;
     std::vector<std::string> args = {o_.bench, bundle};
     if (!kernels.empty())
       args.insert(args.end(), {"--kernel", kernels});
@@ -200,7 +214,7 @@ private:
       std::printf("dmrt-tune: %s%s: dmrt-bench exit %d (see %s)\n", name.c_str(), on.c_str(), rc,
                   log.c_str());
       status_ = 1;
-    } else if (!import(name, run, "", error)) {
+    } else if (!import(name, run, device, "", error)) {
       std::printf("dmrt-tune: %s: %s\n", name.c_str(), error.c_str());
       status_ = 1;
     }
@@ -209,6 +223,47 @@ private:
                 bundles_.size(), name.c_str(), on.c_str(), t,
                 t / double(measured_) * double(bundles_.size() - done_));
     std::fflush(stdout);
+  }
+
+  /// Leaves out of `kernels` ("all" or a list "3,5") those DB already holds
+  /// for the GPU of `device` (known once a run on it was imported); false
+  /// when nothing is left to measure (the bundle is then done). Holds the lock.
+  bool leaveOutRecorded(const std::string &name, const std::string &bundle, int device,
+                        std::string &kernels, const std::string &contractions) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto gpu = gpu_.find(device);
+    if (gpu == gpu_.end() || kernels.empty())
+      return true;
+    std::vector<int64_t> ids, known, left;
+    if (kernels != "all")
+      for (size_t at = 0; at < kernels.size();) {
+        size_t comma = std::min(kernels.find(',', at), kernels.size());
+        ids.push_back(std::strtoll(kernels.substr(at, comma - at).c_str(), nullptr, 10));
+        at = comma + 1;
+      }
+    std::string error;
+    std::vector<std::string> warnings;
+    if (!kernelsRecorded(o_.db, bundle, gpu->second, ids, known, left, error, warnings)) {
+      std::printf("dmrt-tune: %s: %s; measuring it whole\n", name.c_str(), error.c_str());
+      return true;
+    }
+    for (const std::string &w : warnings)
+      std::fprintf(stderr, "dmrt-tune: warning: %s\n", w.c_str());
+    if (known.empty())
+      return true;
+    kernels.clear();
+    for (int64_t id : left)
+      kernels += (kernels.empty() ? "" : ",") + std::to_string(id);
+    std::printf("  %s: %zu of %zu kernel(s) already in %s for this GPU, not measured again "
+                "(--remeasure: every one)\n",
+                name.c_str(), known.size(), known.size() + left.size(), o_.db.c_str());
+    if (!kernels.empty() || !contractions.empty())
+      return true;
+    ++done_;
+    std::printf("dmrt-tune: %zu/%zu %s: nothing left to measure, %.0f s elapsed\n", done_,
+                bundles_.size(), name.c_str(), elapsed());
+    std::fflush(stdout);
+    return false;
   }
 
   const Options &o_;
@@ -221,6 +276,9 @@ private:
   int status_ = 0;
   bool budgetSaid_ = false;
   BestSoFar best_;
+  /// Per device (-1: dmrt-bench's default): a record measured on it, whose
+  /// device and software key the records its bundles would add.
+  std::map<int, Record> gpu_;
 };
 
 } // namespace
@@ -234,6 +292,10 @@ int main(int argc, char **argv) {
       return std::printf("%s", kUsage), 0;
     if (a == "--resume") {
       o.resume = true;
+      continue;
+    }
+    if (a == "--remeasure") {
+      o.remeasure = true;
       continue;
     }
     if (a == "--exhaustive") {
