@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <set>
 
 namespace dmc::tuningdb {
 namespace {
@@ -247,35 +248,76 @@ bool readBundle(const std::string &bundleDir, dmrt::Manifest &manifest,
 
 } // namespace
 
-bool kernelsRecorded(const std::string &dbPath, const std::string &bundleDir,
-                     const Record &measured, const std::vector<int64_t> &ids,
-                     std::vector<int64_t> &known, std::vector<int64_t> &left,
-                     std::string &error, std::vector<std::string> &warnings) {
+namespace {
+
+/// Whether id `id` is selected by `sel`: "all", "" (none) or a list "3,5".
+bool selected(const std::string &sel, int64_t id) {
+  if (sel == "all")
+    return true;
+  for (size_t at = 0; at < sel.size();) {
+    size_t comma = std::min(sel.find(',', at), sel.size());
+    if (sel.substr(at, comma - at) == std::to_string(id))
+      return true;
+    at = comma + 1;
+  }
+  return false;
+}
+
+} // namespace
+
+bool stepsRecorded(const std::string &dbPath, const std::string &bundleDir,
+                   const Record &measured, const std::string &kernels,
+                   const std::string &contractions, bool sweep, RecordedSteps &out,
+                   std::string &error, std::vector<std::string> &warnings) {
   dmrt::Manifest m;
   dmrt::Configuration config;
   Database db;
   if (!readBundle(bundleDir, m, config, error) ||
       !db.load(dbPath, /*missingIsEmpty=*/true, error, warnings))
     return false;
-  known.clear();
-  left.clear();
-  for (const dmrt::BundleKernel &k : m.kernels) {
-    if (!ids.empty() && std::find(ids.begin(), ids.end(), k.id) == ids.end())
-      continue;
-    const dmrt::ConfigKernel *knobs = knobsOf(config, k.entry);
-    if (!knobs) { // importBench rejects its run: let the tuner say so
-      left.push_back(k.id);
-      continue;
-    }
+  out = RecordedSteps{};
+  auto base = [&] {
     Record rec;
     rec.device = measured.device;
     rec.software = measured.software;
     rec.software.nvrtc = m.nvrtc;
     rec.software.codegen = kCodegenVersion;
-    fillProblem(kernelProblem(m, k), rec);
-    rec.knobs = recordKnobs(*knobs);
+    return rec;
+  };
+  auto held = [&](const Record &rec) {
     const Record *old = db.find(key(rec));
-    (old && !old->rejected ? known : left).push_back(k.id);
+    return old && !old->rejected;
+  };
+  for (const dmrt::BundleKernel &k : m.kernels) {
+    if (!selected(kernels, k.id))
+      continue;
+    const dmrt::ConfigKernel *knobs = knobsOf(config, k.entry);
+    Record rec = base();
+    if (knobs) { // without, importBench rejects the run: the tuner says so
+      fillProblem(kernelProblem(m, k), rec);
+      rec.knobs = recordKnobs(*knobs);
+    }
+    (knobs && held(rec) ? out.knownKernels : out.leftKernels).push_back(k.id);
+  }
+  // A contraction in its layouts and epilogue, whichever algorithm: held
+  // with an ok record of any (with `sweep`, of one the sweep measures:
+  // records of the step's own run, "heuristic", do not count).
+  auto stepKey = [](Record r) {
+    r.algorithm.clear();
+    r.knobs.clear();
+    return key(r);
+  };
+  std::set<std::string> measuredSteps;
+  for (const Record &r : db.records())
+    if (r.kind == Kind::Contraction && !r.rejected && (!sweep || r.algorithm != "heuristic"))
+      measuredSteps.insert(stepKey(r));
+  for (const dmrt::BundleContraction &c : m.contractions) {
+    if (!c.mappable || !selected(contractions, c.id))
+      continue;
+    Record rec = base();
+    fillProblem(contractionProblem(m, c), rec);
+    (measuredSteps.count(stepKey(rec)) ? out.knownContractions : out.leftContractions)
+        .push_back(c.id);
   }
   return true;
 }

@@ -55,16 +55,25 @@ bool importRun(const std::string &dbPath, const std::string &benchPath,
                const std::string &bundleDir, std::string &line, std::string &error,
                std::vector<std::string> &warnings, std::vector<Record> *imported = nullptr);
 
-/// The ids of the kernels of the bundle directory `bundleDir` (of those in
-/// `ids`; empty: every kernel) that the database `dbPath` already holds an
-/// ok record of for the device and software of `measured` (a record of this
-/// GPU: its device, CUDA and cuBLASLt; NVRTC from the manifest, codegen this
-/// build's): a tuner need not measure them again; `left`: the others. False
-/// with `error` when a file cannot be read.
-bool kernelsRecorded(const std::string &dbPath, const std::string &bundleDir,
-                     const Record &measured, const std::vector<int64_t> &ids,
-                     std::vector<int64_t> &known, std::vector<int64_t> &left,
-                     std::string &error, std::vector<std::string> &warnings);
+/// Which steps of a bundle a tuning database already holds (stepsRecorded).
+struct RecordedSteps {
+  std::vector<int64_t> knownKernels, leftKernels;
+  std::vector<int64_t> knownContractions, leftContractions;
+};
+
+/// The steps of the bundle directory `bundleDir` that the database `dbPath`
+/// already holds for the device and software of `measured` (a record of
+/// this GPU: its device, CUDA and cuBLASLt; NVRTC from the manifest, codegen
+/// this build's), so that a tuner need not measure them again: a kernel
+/// with an ok record of its knobs; a contraction (with a cuBLASLt form) with
+/// an ok record of any algorithm (with `sweep`, of a swept one: a cuBLASLt
+/// algorithm, not "heuristic"). Of the kernels in `kernels` and the contractions in
+/// `contractions`, each "all", "" (none) or a list "3,5"; the others are
+/// `left`. False with `error` when a file cannot be read.
+bool stepsRecorded(const std::string &dbPath, const std::string &bundleDir,
+                   const Record &measured, const std::string &kernels,
+                   const std::string &contractions, bool sweep, RecordedSteps &out,
+                   std::string &error, std::vector<std::string> &warnings);
 
 } // namespace dmc::tuningdb
 

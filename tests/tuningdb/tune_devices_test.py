@@ -16,7 +16,7 @@ import shutil
 import sys
 import tempfile
 
-from db_compile_test import TINY, bench_json, expect_error, run
+from db_compile_test import TINY, bench_json, expect_error, priced_json, run
 
 
 def skip_recorded(args, tmp, tune, cands, base, bench, log):
@@ -46,14 +46,41 @@ def skip_recorded(args, tmp, tune, cands, base, bench, log):
     kernel_arg = runs[1].split()[runs[1].split().index("--kernel") + 1]
     assert kernel_arg == ",".join(map(str, changed)), (kernel_arg, changed)
     assert r.stdout.count("nothing left to measure") == 7, r.stdout
-    assert f"c8.dmlib: {len(ids) - len(changed)} of {len(ids)} kernel(s) already in" in r.stdout, \
-        r.stdout
+    assert f"c8.dmlib: {len(ids) - len(changed)} of {len(ids)} kernel(s) and 0 of 0 " \
+        "contraction(s) already in" in r.stdout, r.stdout
     print(f"ok: 7 copies of a measured bundle not run; c8 runs its {len(changed)} other "
           f"kernel(s) only (--kernel {kernel_arg})")
     os.remove(log + ".args")
     run([tune, cands, db, "--bench", bench, "--remeasure"])
     assert len(open(log + ".args").read().splitlines()) == 9
     print("ok: --remeasure runs every bundle")
+    skip_contractions(args, tmp, tune, base, bench, log)
+
+
+def skip_contractions(args, tmp, tune, base, bench, log):
+    """Contractions too: a path bundle (measured with its contractions and their
+    algorithm sweeps) whose kernels and contractions default.dmlib's run recorded,
+    but for contraction 1's, runs contraction 1 only."""
+    cands = os.path.join(tmp, "paths")
+    default, path = os.path.join(cands, "default.dmlib"), os.path.join(cands, "nobgrad.dmlib")
+    shutil.copytree(base, default)
+    shutil.copytree(base, path)
+    m = json.load(open(os.path.join(base, "manifest.json")))
+    mapped = [c["id"] for c in m["contractions"] if c.get("gemm")]
+    assert len(mapped) >= 2, m["contractions"]
+    steps = {f"k{k['id']}" for k in m["kernels"]} | {f"c{c}" for c in mapped if c != mapped[1]}
+    priced_json(default, default + ".template", 10.0, 10.0, only=steps)
+    priced_json(path, path + ".template", 10.0, 10.0)
+    os.remove(log + ".args")
+    db = os.path.join(tmp, "paths.jsonl")
+    r = run([tune, cands, db, "--bench", bench])
+    runs = [l.split() for l in open(log + ".args").read().splitlines()]
+    assert len(runs) == 2 and runs[1][0] == path, runs
+    assert "--kernel" not in runs[1] and runs[1][runs[1].index("--contraction") + 1] == \
+        str(mapped[1]), runs[1]
+    assert f"{len(m['kernels'])} of {len(m['kernels'])} kernel(s) and {len(mapped) - 1} of " \
+        f"{len(mapped)} contraction(s) already in" in r.stdout, r.stdout
+    print(f"ok: a path bundle runs its one unrecorded contraction only (--contraction {mapped[1]})")
 
 
 def main():

@@ -18,12 +18,11 @@
 // faster than every bundle before it, elapsed time and the estimate of what
 // is left (`dmc-db show DB` then lists the fastest candidate of every
 // problem). With --time-budget no bundle starts after S seconds (what was
-// measured stays in DB). Once a run on a GPU is imported, the kernels DB
+// measured stays in DB). Once a run on a GPU is imported, the steps DB
 // already holds for that GPU (device and software as the run's records
-// have them) are left out of its later bundles, and a bundle left with
-// nothing to measure is not run (--remeasure: every kernel measured; the
-// contractions are always measured); re-running appends only what DB
-// lacks. With --resume a bundle whose run file (BUNDLE.run.json) an earlier
+// have them; stepsRecorded) are left out of its later bundles, and a
+// bundle left with nothing to measure is not run (--remeasure: every step
+// measured); re-running appends only what DB lacks. With --resume a bundle whose run file (BUNDLE.run.json) an earlier
 // run left complete is imported from it instead of being measured again.
 // MLIR-free.
 //
@@ -77,9 +76,9 @@ const char *kUsage =
     "--bench: the dmrt-bench to run (default: ../runtime/tools/dmrt-bench from this\n"
     "binary's folder, then dmrt-bench beside it). --resume: a bundle whose run file\n"
     "(BUNDLE.run.json) an interrupted run left complete is imported from it, not\n"
-    "measured again. Once a bundle of a GPU is imported, a kernel DB already holds\n"
-    "for that GPU (device, CUDA, cuBLASLt, NVRTC, codegen) is not measured again\n"
-    "(--remeasure: measure every one). Exit: 0 ok, 1 a bundle failed,\n"
+    "measured again. Once a bundle of a GPU is imported, a kernel or contraction DB\n"
+    "already holds for that GPU (device, CUDA, cuBLASLt, NVRTC, codegen) is not\n"
+    "measured again (--remeasure: measure every one). Exit: 0 ok, 1 a bundle failed,\n"
     "2 usage, 77 no GPU.\n";
 
 int usage(const std::string &msg) {
@@ -225,38 +224,46 @@ private:
     std::fflush(stdout);
   }
 
-  /// Leaves out of `kernels` ("all" or a list "3,5") those DB already holds
-  /// for the GPU of `device` (known once a run on it was imported); false
-  /// when nothing is left to measure (the bundle is then done). Holds the lock.
+  /// Leaves out of `kernels` and `contractions` ("all", "" or a list "3,5")
+  /// the steps DB already holds for the GPU of `device` (known once a run on
+  /// it was imported); false when nothing is left to measure (the bundle is
+  /// then done). Holds the lock.
   bool leaveOutRecorded(const std::string &name, const std::string &bundle, int device,
-                        std::string &kernels, const std::string &contractions) {
+                        std::string &kernels, std::string &contractions) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto gpu = gpu_.find(device);
-    if (gpu == gpu_.end() || kernels.empty())
+    if (gpu == gpu_.end())
       return true;
-    std::vector<int64_t> ids, known, left;
-    if (kernels != "all")
-      for (size_t at = 0; at < kernels.size();) {
-        size_t comma = std::min(kernels.find(',', at), kernels.size());
-        ids.push_back(std::strtoll(kernels.substr(at, comma - at).c_str(), nullptr, 10));
-        at = comma + 1;
-      }
+    RecordedSteps steps;
     std::string error;
     std::vector<std::string> warnings;
-    if (!kernelsRecorded(o_.db, bundle, gpu->second, ids, known, left, error, warnings)) {
+    if (!stepsRecorded(o_.db, bundle, gpu->second, kernels, contractions, o_.algorithms > 0,
+                       steps, error, warnings)) {
       std::printf("dmrt-tune: %s: %s; measuring it whole\n", name.c_str(), error.c_str());
       return true;
     }
     for (const std::string &w : warnings)
       std::fprintf(stderr, "dmrt-tune: warning: %s\n", w.c_str());
-    if (known.empty())
+    auto list = [](const std::vector<int64_t> &ids) {
+      std::string s;
+      for (int64_t id : ids)
+        s += (s.empty() ? "" : ",") + std::to_string(id);
+      return s;
+    };
+    size_t kernelsKnown = steps.knownKernels.size(),
+           contractionsKnown = steps.knownContractions.size();
+    if (kernelsKnown + contractionsKnown == 0)
       return true;
-    kernels.clear();
-    for (int64_t id : left)
-      kernels += (kernels.empty() ? "" : ",") + std::to_string(id);
-    std::printf("  %s: %zu of %zu kernel(s) already in %s for this GPU, not measured again "
-                "(--remeasure: every one)\n",
-                name.c_str(), known.size(), known.size() + left.size(), o_.db.c_str());
+    // "all" stays "all" where nothing is left out: the run keeps its options.
+    if (kernelsKnown)
+      kernels = list(steps.leftKernels);
+    if (contractionsKnown)
+      contractions = list(steps.leftContractions);
+    std::printf("  %s: %zu of %zu kernel(s) and %zu of %zu contraction(s) already in %s for "
+                "this GPU, not measured again (--remeasure: every one)\n",
+                name.c_str(), kernelsKnown, kernelsKnown + steps.leftKernels.size(),
+                contractionsKnown, contractionsKnown + steps.leftContractions.size(),
+                o_.db.c_str());
     if (!kernels.empty() || !contractions.empty())
       return true;
     ++done_;
