@@ -158,7 +158,7 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
       fetch("    ", n, "q", "r");
     fetchBits("    ", "q", "r");
     os << "  }\n"
-       << "#pragma unroll\n"
+       << "#pragma unroll" << (c.unroll > 0 ? " " + std::to_string(c.unroll) : "") << "\n"
        << "  for (int it = 0; it < " << c.iters << "; ++it) {\n"
        << "    const Idx r = rowBegin + threadIdx.y + (Idx)it * TY;\n";
   }

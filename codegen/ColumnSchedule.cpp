@@ -36,6 +36,7 @@ ColumnSchedule scheduleColumnKernel(dm::KernelOp kernel, const KernelSpace &s,
   // condition that does not (or none).
   c.iters = c.rows % config.ty ? 0 : c.rows / config.ty;
   c.depth = int(std::min<int64_t>(kFetchDepth, c.iters));
+  c.unroll = config.unroll;
   if (c.iters >= 2 && c.iters <= kMaxFetchIterations)
     for (auto [n, v] : llvm::enumerate(kernel.getInputs())) {
       llvm::StringRef names = cast<dm::TensorType>(v.getType()).getNames();

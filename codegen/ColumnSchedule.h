@@ -41,6 +41,9 @@ struct ColumnSchedule {
   /// inputs are fetched ahead only for 2 <= iters <= kMaxFetchIterations.
   int64_t iters = 0;
   int depth = 0;         ///< rows fetched ahead (min(kFetchDepth, iters))
+  /// Rows of the fetching sweep unrolled at once (KernelConfig::unroll; 0:
+  /// all of them).
+  int unroll = 0;
   std::vector<ColumnRead> reads;  ///< per kernel input
   std::vector<unsigned> fetched;  ///< inputs read Fetched or FetchedShared
   /// Draws reading saved keep bits along the lane dim (Draw::bitsInput):

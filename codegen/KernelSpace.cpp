@@ -1,6 +1,8 @@
 //===- KernelSpace.cpp - the loop nest of a fused kernel and its configs --===//
 #include "codegen/KernelSpace.h"
 
+#include "codegen/ColumnSchedule.h"
+
 #include "ir/IterationSpace.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -107,6 +109,8 @@ std::string KernelConfig::describe() const {
     per += llvm::formatv(", vectors of {0}", vec).str();
   if (split > 1)
     per += llvm::formatv(", rows split over {0} blocks", split).str();
+  if (unroll > 0)
+    per += llvm::formatv(", sweep unrolled by {0}", unroll).str();
   if (!laneDim)
     return llvm::formatv("block {0}x{1}{2}", tx, ty, per);
   return llvm::formatv("lanes along {0}, block {1}x{2}{3}", laneDim, tx, ty, per);
@@ -198,6 +202,22 @@ static std::string whyInfeasibleColumnSums(const KernelSpace &s, const KernelCon
 }
 
 std::string whyInfeasible(const KernelSpace &s, const KernelConfig &c) {
+  if (c.unroll != 0) {
+    if (!isColumnConfig(c) || s.row.empty())
+      return "unroll applies to column configurations (lanes with vectors or split rows) of "
+             "kernels that reduce rows";
+    if (c.unroll != kFetchDepth)
+      return llvm::formatv("the sweep is unrolled whole (0) or by the rows fetched ahead ({0}), "
+                           "not {1}",
+                           kFetchDepth, c.unroll);
+    if (c.split < 1 || c.ty < 1)
+      return "split and ty must be at least 1";
+    int64_t rows = s.rowPoints / c.split, iters = rows % c.ty ? 0 : rows / c.ty;
+    if (iters <= c.unroll || iters > kMaxFetchIterations || iters % c.unroll)
+      return llvm::formatv("{0} rows per thread: the sweep fetches ahead (and unrolls) only "
+                           "for 3 to {1}, a multiple of {2}",
+                           iters, kMaxFetchIterations, c.unroll);
+  }
   if (c.tx * c.ty > 1024)
     return llvm::formatv("{0}x{1} = {2} threads exceed the 1024 of a block", c.tx, c.ty,
                          c.tx * c.ty);
@@ -327,6 +347,14 @@ std::vector<KernelConfig> enumerateConfigs(const KernelSpace &s,
       feasible.push_back(c);
     else if (rejected)
       rejected->push_back(c.describe() + ": " + why);
+  }
+  // Then each column configuration's sweep unrolled by the fetch depth,
+  // after every other (`--config-index N` keeps its meaning).
+  for (size_t n = 0, end = feasible.size(); n < end; ++n) {
+    KernelConfig rolled = feasible[n];
+    rolled.unroll = kFetchDepth;
+    if (isColumnConfig(rolled) && whyInfeasible(s, rolled).empty())
+      feasible.push_back(rolled);
   }
   return feasible;
 }

@@ -96,6 +96,8 @@ std::map<std::string, Knob> recordKnobs(const dmrt::ConfigKernel &k) {
     knobs["block_n"] = k.blockN;
     knobs["warps"] = k.warps;
   }
+  if (k.unroll > 0) // absent on records of sweeps unrolled whole
+    knobs["unroll"] = k.unroll;
   return knobs;
 }
 
@@ -132,6 +134,12 @@ bool configKnobs(const Record &r, dmrt::ConfigKernel &k) {
     return false;
   if (present == 0)
     out.blockM = out.blockN = out.warps = 0;
+  out.unroll = 0;
+  if (auto it = r.knobs.find("unroll"); it != r.knobs.end()) {
+    if (!std::holds_alternative<int64_t>(it->second) || std::get<int64_t>(it->second) < 1)
+      return false;
+    out.unroll = std::get<int64_t>(it->second);
+  }
   k = out;
   return true;
 }

@@ -59,6 +59,8 @@ codegen::KernelConfig knobsOf(dm::KernelOp kernel) {
   c.perThread = get("per_thread");
   c.vec = get("vec");
   c.split = get("split");
+  if (knobs.get("unroll"))
+    c.unroll = get("unroll");
   return c;
 }
 
@@ -77,6 +79,8 @@ void setKnobs(dm::KernelOp kernel, const codegen::KernelConfig &k) {
     knobs.push_back(b.getNamedAttr("block_n", b.getI64IntegerAttr(k.blockN)));
     knobs.push_back(b.getNamedAttr("warps", b.getI64IntegerAttr(k.warps)));
   }
+  if (k.unroll > 0)
+    knobs.push_back(b.getNamedAttr("unroll", b.getI64IntegerAttr(k.unroll)));
   kernel->setAttr(kKnobsAttr, b.getDictionaryAttr(knobs));
 }
 
@@ -92,6 +96,7 @@ dmrt::ConfigKernel toConfigKernel(const std::string &name, const codegen::Kernel
   e.blockM = k.blockM;
   e.blockN = k.blockN;
   e.warps = k.warps;
+  e.unroll = k.unroll;
   e.describe = k.describe();
   return e;
 }
@@ -107,6 +112,7 @@ codegen::KernelConfig fromConfigKernel(const dmrt::ConfigKernel &e) {
   k.blockM = int(e.blockM);
   k.blockN = int(e.blockN);
   k.warps = int(e.warps);
+  k.unroll = int(e.unroll);
   return k;
 }
 

@@ -210,10 +210,11 @@ llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config
       if (knobs.warps == 0) // no tiles given: the default for its head dim
         knobs = codegen::defaultFusedConfig(it->second);
       if (knobs.laneDim || knobs.tx != 1 || knobs.ty != 1 || knobs.perThread != 1 ||
-          knobs.vec != 1 || knobs.split != 1)
+          knobs.vec != 1 || knobs.split != 1 || knobs.unroll != 0)
         return reject(path, e.name,
                       "a fused attention kernel takes tiles (block_m, block_n, warps), not "
-                      "loop-nest knobs: leave lane_dim \"\" and tx, ty, per_thread, vec, split at 1");
+                      "loop-nest knobs: leave lane_dim \"\" and tx, ty, per_thread, vec, split at 1, "
+                      "without unroll");
       if (std::string why = codegen::whyInfeasibleFused(it->second, knobs); !why.empty())
         return reject(path, e.name, "infeasible tiles (" + knobs.describe() + "): " + why);
       setKnobs(it->second, knobs);

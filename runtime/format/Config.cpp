@@ -58,11 +58,13 @@ bool oneOf(Reader &r, const json &o, const std::string &path, const char *key, s
 bool parseKernel(Reader &r, const json &o, const std::string &p, ConfigKernel &k,
                  std::set<std::string> &names) {
   if (!r.object(o, p, {"name", "lane_dim", "tx", "ty", "per_thread", "vec", "split", "describe",
-                       "block_m", "block_n", "warps"}) ||
+                       "block_m", "block_n", "warps", "unroll"}) ||
       !name(r, o, p, "name", k.name, names) || !r.str(o, p, "lane_dim", k.laneDim) ||
       !r.integer(o, p, "tx", k.tx, 1) || !r.integer(o, p, "ty", k.ty, 1) ||
       !r.integer(o, p, "per_thread", k.perThread, 1) || !r.integer(o, p, "vec", k.vec, 1) ||
       !r.integer(o, p, "split", k.split, 1) || !r.str(o, p, "describe", k.describe))
+    return false;
+  if (o.contains("unroll") && !r.integer(o, p, "unroll", k.unroll, 0))
     return false;
   // Tiles: all three or none.
   int tiles = int(o.contains("block_m")) + int(o.contains("block_n")) + int(o.contains("warps"));
@@ -245,6 +247,8 @@ std::string writeConfig(const Configuration &c) {
       entry["block_n"] = k.blockN;
       entry["warps"] = k.warps;
     }
+    if (k.unroll > 0)
+      entry["unroll"] = k.unroll;
     kernels.push_back(std::move(entry));
   }
   for (const ConfigContraction &k : c.contractions)

@@ -251,6 +251,52 @@ TEST_F(KernelSchedule, StackSlicesShareTheirFetchSlots) {
     }
 }
 
+TEST_F(KernelSchedule, SweepUnrolledByTheFetchDepthIsALoop) {
+  // The same kernel with its sweep unrolled by the 2 rows fetched ahead: the
+  // same schedule and fetches, the row loop unrolled by 2 instead of whole
+  // (a large body then stays in the instruction cache).
+  dmc::dm::KernelOp k = lower("dropout_dgelu_reduce_sum");
+  KernelConfig whole = defaultConfig(space), rolled = whole;
+  rolled.unroll = kFetchDepth;
+  ASSERT_TRUE(whyInfeasible(space, rolled).empty()) << whyInfeasible(space, rolled);
+  EXPECT_NE(rolled.describe().find("sweep unrolled by 2"), std::string::npos);
+  config = whole;
+  std::string wholeCuda = source("dropout_dgelu_reduce_sum");
+  config = rolled;
+  ColumnSchedule c = scheduleColumnKernel(k, space, graph, config);
+  EXPECT_EQ(c.unroll, kFetchDepth);
+  EXPECT_EQ(c.reads, (std::vector<ColumnRead>{ColumnRead::Fetched, ColumnRead::Fetched}));
+  std::string cuda = source("dropout_dgelu_reduce_sum");
+  std::string loop = "  for (int it = 0; it < " + std::to_string(c.iters) + "; ++it) {";
+  EXPECT_NE(cuda.find("#pragma unroll 2\n" + loop), std::string::npos);
+  EXPECT_NE(wholeCuda.find("#pragma unroll\n" + loop), std::string::npos);
+  // Only that line and the configuration's description differ.
+  std::string back = cuda;
+  for (auto [from, to] : {std::pair<std::string, std::string>{", sweep unrolled by 2", ""},
+                          {"#pragma unroll 2\n" + loop, "#pragma unroll\n" + loop}})
+    back.replace(back.find(from), from.size(), to);
+  EXPECT_EQ(back, wholeCuda);
+  // The twin is enumerated after every other configuration; where the sweep
+  // does not fetch (128 rows per thread) or the kernel is not a column one,
+  // unroll is refused with the reason.
+  std::vector<KernelConfig> all = enumerateConfigs(space);
+  auto first = std::find_if(all.begin(), all.end(), [](const KernelConfig &k) {
+    return k.unroll != 0;
+  });
+  ASSERT_NE(first, all.end());
+  EXPECT_TRUE(std::all_of(first, all.end(), [](const KernelConfig &k) {
+    return k.unroll == kFetchDepth;
+  }));
+  KernelConfig unsplit = rolled;
+  unsplit.split = 1;
+  EXPECT_NE(whyInfeasible(space, unsplit).find("rows per thread: the sweep fetches ahead"),
+            std::string::npos)
+      << whyInfeasible(space, unsplit);
+  KernelConfig three = rolled;
+  three.unroll = 3;
+  EXPECT_NE(whyInfeasible(space, three).find("not 3"), std::string::npos);
+}
+
 TEST_F(KernelSchedule, ManyRowsPerThreadAreNotFetched) {
   // One block per tile (no split): 128 rows per thread, beyond the unrolled
   // fetch; the inputs are read as one vector access per row.

@@ -85,6 +85,24 @@ TEST(Config, RoundTripIsExact) {
   EXPECT_NE(writeConfig(again), text);
 }
 
+TEST(Config, UnrollIsOptionalAndRoundTrips) {
+  // Written only when set, so every configuration without it is unchanged.
+  json j = validConfig();
+  j["kernels"][0]["unroll"] = 2;
+  Configuration c;
+  std::string error;
+  ASSERT_TRUE(parseConfig(j.dump(), "cfg.json", c, error)) << error;
+  EXPECT_EQ(c.kernels[0].unroll, 2);
+  EXPECT_EQ(c.kernels[1].unroll, 0);
+  EXPECT_EQ(json::parse(writeConfig(c)), j);
+  c.kernels[0].unroll = 0;
+  EXPECT_EQ(json::parse(writeConfig(c)), validConfig());
+  j["kernels"][0]["unroll"] = -1;
+  EXPECT_NE(parseError(j).find("kernels[0].unroll: expected a non-negative integer, got number -1"),
+            std::string::npos)
+      << parseError(j);
+}
+
 TEST(Config, ChosenAlgorithmRoundTrips) {
   json j = validConfig();
   const char *algo =

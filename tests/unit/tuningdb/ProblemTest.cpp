@@ -81,5 +81,28 @@ TEST(TuningDbProblem, KernelMatchingLeavesOutTheLibraries) {
   EXPECT_EQ(mismatch(r, h100(), s, false), "other NVRTC (" + r.software.nvrtc + ")");
 }
 
+TEST(TuningDbProblem, UnrollIsAKnobOnlyWhereSet) {
+  // A sweep unrolled whole has no "unroll" knob, so its records keep the keys
+  // they had before the knob existed; unrolled by 2 it is another candidate.
+  dmrt::ConfigKernel k;
+  k.laneDim = "u";
+  k.vec = 8;
+  k.split = 8;
+  Record whole = kernel(0), rolled = kernel(0);
+  whole.knobs = recordKnobs(k);
+  EXPECT_EQ(whole.knobs.count("unroll"), 0u);
+  k.unroll = 2;
+  rolled.knobs = recordKnobs(k);
+  EXPECT_EQ(std::get<int64_t>(rolled.knobs.at("unroll")), 2);
+  EXPECT_NE(key(whole), key(rolled));
+  dmrt::ConfigKernel back;
+  ASSERT_TRUE(configKnobs(rolled, back));
+  EXPECT_EQ(back.unroll, 2);
+  ASSERT_TRUE(configKnobs(whole, back));
+  EXPECT_EQ(back.unroll, 0);
+  rolled.knobs["unroll"] = int64_t(0); // planted: a record's unroll must be positive
+  EXPECT_FALSE(configKnobs(rolled, back));
+}
+
 } // namespace
 } // namespace dmc::tuningdb::test
