@@ -61,10 +61,6 @@ struct ColumnSchedule {
   std::vector<unsigned> rowStores, outerStores;
 };
 
-/// Rows fetched ahead, and the most rows per thread for which the sweep is
-/// unrolled to fetch them.
-inline constexpr int kFetchDepth = 2;
-inline constexpr int64_t kMaxFetchIterations = 32;
 
 /// The schedule of `kernel` (lowered into `g` for `space`) under `config`, a
 /// column configuration (isColumnConfig).

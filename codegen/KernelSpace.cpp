@@ -1,8 +1,6 @@
 //===- KernelSpace.cpp - the loop nest of a fused kernel and its configs --===//
 #include "codegen/KernelSpace.h"
 
-#include "codegen/ColumnSchedule.h"
-
 #include "ir/IterationSpace.h"
 
 #include "mlir/IR/BuiltinOps.h"

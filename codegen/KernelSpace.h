@@ -86,6 +86,11 @@ struct KernelConfig {
   std::string describe() const;
 };
 
+/// A column kernel's sweep (ColumnSchedule.h): the rows fetched ahead, and
+/// the most rows per thread for which the sweep is unrolled to fetch them.
+inline constexpr int kFetchDepth = 2;
+inline constexpr int64_t kMaxFetchIterations = 32;
+
 /// Every configuration of `space` worth benchmarking; `rejected` gets one
 /// line per infeasible candidate and why.
 std::vector<KernelConfig> enumerateConfigs(const KernelSpace &space,
