@@ -204,7 +204,10 @@ llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config
     std::string path = "kernels[" + std::to_string(i) + "]";
     auto it = kernels.find(e.name);
     if (it == kernels.end())
-      return reject(path, e.name, "unknown kernel (`dmc compile --print-config` lists them)");
+      return reject(path, e.name,
+                    "unknown kernel (`dmc compile --print-config` lists them; a configuration "
+                    "written by `dmc compile --db` needs the path flags it chose, such as "
+                    "--bias-grads, --no-column-fusion or --no-gemm-addends: its log says)");
     codegen::KernelConfig knobs = fromConfigKernel(e);
     if (codegen::isFusedKernel(it->second)) {
       if (knobs.warps == 0) // no tiles given: the default for its head dim
