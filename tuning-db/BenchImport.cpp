@@ -130,6 +130,58 @@ bool readFile(const std::string &path, std::string &text, std::string &error) {
   return true;
 }
 
+/// A bundle's manifest and configuration, read from its directory.
+bool readBundle(const std::string &bundleDir, dmrt::Manifest &manifest,
+                dmrt::Configuration &config, std::string &error) {
+  std::string manifestPath = bundleDir + "/manifest.json";
+  std::string configPath = bundleDir + "/config.json";
+  std::string manifestText, configText;
+  return readFile(manifestPath, manifestText, error) &&
+         readFile(configPath, configText, error) &&
+         dmrt::parseManifest(manifestText, manifestPath, manifest, error) &&
+         dmrt::parseConfig(configText, configPath, config, error);
+}
+
+/// Whether id `id` is selected by `sel`: "all", "" (none) or a list "3,5".
+bool selected(const std::string &sel, int64_t id) {
+  if (sel == "all")
+    return true;
+  for (size_t at = 0; at < sel.size();) {
+    size_t comma = std::min(sel.find(',', at), sel.size());
+    if (sel.substr(at, comma - at) == std::to_string(id))
+      return true;
+    at = comma + 1;
+  }
+  return false;
+}
+
+/// The record a run of bundle `m` on `device` with `software` (the run's
+/// CUDA and cuBLASLt; NVRTC from the manifest, codegen this build's) makes
+/// of kernel `k` in its knobs, or of contraction `c`: problem, candidate,
+/// device and software; times, date and verdict are the caller's.
+Record stepRecord(const dmrt::Manifest &m, const Device &device, Software software) {
+  Record rec;
+  rec.device = device;
+  software.nvrtc = m.nvrtc;
+  software.codegen = kCodegenVersion;
+  rec.software = software;
+  return rec;
+}
+Record kernelRecord(const dmrt::Manifest &m, const dmrt::BundleKernel &k,
+                    const dmrt::ConfigKernel &knobs, const Device &device,
+                    const Software &software) {
+  Record rec = stepRecord(m, device, software);
+  fillProblem(kernelProblem(m, k), rec);
+  rec.knobs = recordKnobs(knobs);
+  return rec;
+}
+Record contractionRecord(const dmrt::Manifest &m, const dmrt::BundleContraction &c,
+                         const Device &device, const Software &software) {
+  Record rec = stepRecord(m, device, software);
+  fillProblem(contractionProblem(m, c), rec);
+  return rec;
+}
+
 } // namespace
 
 std::string ImportResult::summary() const {
@@ -168,8 +220,6 @@ bool importBench(const std::string &benchText, const std::string &benchFile,
   Software software;
   if (!readDevice(r, root, device, software.cuda, software.cublaslt))
     return false;
-  software.nvrtc = m.nvrtc;
-  software.codegen = kCodegenVersion;
   if (!r.array(root, "", "steps", steps))
     return false;
   out = ImportResult{};
@@ -189,27 +239,24 @@ bool importBench(const std::string &benchText, const std::string &benchFile,
       continue;
     }
     Record rec;
-    rec.device = device;
-    rec.software = software;
-    rec.date = date;
     if (kind == "kernel") {
       const dmrt::BundleKernel *k = m.kernel(id);
       const dmrt::ConfigKernel *knobs = k ? knobsOf(config, k->entry) : nullptr;
       if (!k || !knobs)
         return r.fail(path, "kernel " + std::to_string(id) +
                                 " is not in the bundle's manifest and config.json");
-      fillProblem(kernelProblem(m, *k), rec);
-      rec.knobs = recordKnobs(*knobs);
+      rec = kernelRecord(m, *k, *knobs, device, software);
     } else if (kind == "contraction") {
       const dmrt::BundleContraction *c = m.contraction(id);
       if (!c)
         return r.fail(path, "contraction " + std::to_string(id) + " is not in the manifest");
-      fillProblem(contractionProblem(m, *c), rec);
+      rec = contractionRecord(m, *c, device, software);
       rec.algorithm = "heuristic";
     } else {
       return r.fail(Reader::join(path, "kind"), "expected \"kernel\" or \"contraction\", got \"" +
                                                     kind + "\"");
     }
+    rec.date = date;
     std::string stepRejection = rejection(s);
     if (sweep && !importRuns(r, s, path, rec, stepRejection, out))
       return false;
@@ -232,39 +279,6 @@ bool importBench(const std::string &benchText, const std::string &benchFile,
   return true;
 }
 
-namespace {
-
-/// A bundle's manifest and configuration, read from its directory.
-bool readBundle(const std::string &bundleDir, dmrt::Manifest &manifest,
-                dmrt::Configuration &config, std::string &error) {
-  std::string manifestPath = bundleDir + "/manifest.json";
-  std::string configPath = bundleDir + "/config.json";
-  std::string manifestText, configText;
-  return readFile(manifestPath, manifestText, error) &&
-         readFile(configPath, configText, error) &&
-         dmrt::parseManifest(manifestText, manifestPath, manifest, error) &&
-         dmrt::parseConfig(configText, configPath, config, error);
-}
-
-} // namespace
-
-namespace {
-
-/// Whether id `id` is selected by `sel`: "all", "" (none) or a list "3,5".
-bool selected(const std::string &sel, int64_t id) {
-  if (sel == "all")
-    return true;
-  for (size_t at = 0; at < sel.size();) {
-    size_t comma = std::min(sel.find(',', at), sel.size());
-    if (sel.substr(at, comma - at) == std::to_string(id))
-      return true;
-    at = comma + 1;
-  }
-  return false;
-}
-
-} // namespace
-
 bool stepsRecorded(const std::string &dbPath, const std::string &bundleDir,
                    const Record &measured, const std::string &kernels,
                    const std::string &contractions, bool sweep, RecordedSteps &out,
@@ -276,14 +290,6 @@ bool stepsRecorded(const std::string &dbPath, const std::string &bundleDir,
       !db.load(dbPath, /*missingIsEmpty=*/true, error, warnings))
     return false;
   out = RecordedSteps{};
-  auto base = [&] {
-    Record rec;
-    rec.device = measured.device;
-    rec.software = measured.software;
-    rec.software.nvrtc = m.nvrtc;
-    rec.software.codegen = kCodegenVersion;
-    return rec;
-  };
   auto held = [&](const Record &rec) {
     const Record *old = db.find(key(rec));
     return old && !old->rejected;
@@ -291,13 +297,10 @@ bool stepsRecorded(const std::string &dbPath, const std::string &bundleDir,
   for (const dmrt::BundleKernel &k : m.kernels) {
     if (!selected(kernels, k.id))
       continue;
+    // Without knobs importBench rejects the run: left, so the tuner says so.
     const dmrt::ConfigKernel *knobs = knobsOf(config, k.entry);
-    Record rec = base();
-    if (knobs) { // without, importBench rejects the run: the tuner says so
-      fillProblem(kernelProblem(m, k), rec);
-      rec.knobs = recordKnobs(*knobs);
-    }
-    (knobs && held(rec) ? out.knownKernels : out.leftKernels).push_back(k.id);
+    bool known = knobs && held(kernelRecord(m, k, *knobs, measured.device, measured.software));
+    (known ? out.knownKernels : out.leftKernels).push_back(k.id);
   }
   // A contraction in its layouts and epilogue, whichever algorithm: held
   // with an ok record of any (with `sweep`, of one the sweep measures:
@@ -314,8 +317,7 @@ bool stepsRecorded(const std::string &dbPath, const std::string &bundleDir,
   for (const dmrt::BundleContraction &c : m.contractions) {
     if (!c.mappable || !selected(contractions, c.id))
       continue;
-    Record rec = base();
-    fillProblem(contractionProblem(m, c), rec);
+    Record rec = contractionRecord(m, c, measured.device, measured.software);
     (measuredSteps.count(stepKey(rec)) ? out.knownContractions : out.leftContractions)
         .push_back(c.id);
   }
