@@ -14,6 +14,11 @@ constexpr int64_t kMaxPositions = int64_t(1) << 30; // keeps q0 + blockM etc. in
 constexpr int kMinHeadDim = 16, kMaxHeadDim = 128;
 /// f32 accumulators per thread above which the kernels would spill registers.
 constexpr int kMaxAccumulators = 160;
+/// The same for grad-kv with two row blocks a warp, whose smallest useful
+/// tile (D 64, blockM 32: 192) compiles for sm_90a to 255 registers and a
+/// 36-byte spill (`ptxas -v`), the price of half the shared-memory loads a
+/// product; the tuner measures it against the one-block tiles.
+constexpr int kMaxAccumulatorsTwoBlocks = 192;
 
 std::string num(double v) {
   std::ostringstream os;
@@ -186,6 +191,16 @@ unsigned sharedBytes(const AttentionProblem &p, const AttentionTiles &t,
   return (unsigned)bytes;
 }
 
+int rowBlocksPerWarp(const AttentionTiles &t, AttentionKernelKind kind) {
+  const bool keyMajor = kind == AttentionKernelKind::GradKV;
+  const int owned = keyMajor ? t.blockN : t.blockM;
+  if (t.warps <= 0)
+    return 0;
+  if (owned == 16 * t.warps)
+    return 1;
+  return keyMajor && owned == 32 * t.warps ? 2 : 0;
+}
+
 std::string checkTiles(const AttentionProblem &p, const AttentionTiles &t,
                        AttentionKernelKind kind, unsigned maxSharedBytes) {
   if (std::string e = validate(p); !e.empty())
@@ -199,12 +214,15 @@ std::string checkTiles(const AttentionProblem &p, const AttentionTiles &t,
     return "warps = " + std::to_string(t.warps) + ": must be 1, 2, 4, 8 or 16";
   const bool keyMajor = kind == AttentionKernelKind::GradKV;
   const int owned = keyMajor ? t.blockN : t.blockM;
-  if (owned != 16 * t.warps)
+  const int blocks = rowBlocksPerWarp(t, kind);
+  if (blocks == 0)
     return std::string(keyMajor ? "blockN" : "blockM") + " = " + std::to_string(owned) +
-           " with " + std::to_string(t.warps) + " warps: " + kernelKindName(kind) +
-           " needs " + (keyMajor ? "blockN" : "blockM") + " == 16 * warps = " +
-           std::to_string(16 * t.warps) + " (each warp owns 16 " +
-           (keyMajor ? "keys" : "queries") + ")";
+           " with " + std::to_string(t.warps) + " warps: " + kernelKindName(kind) + " needs " +
+           (keyMajor ? "blockN" : "blockM") + " == 16 * warps = " +
+           std::to_string(16 * t.warps) +
+           (keyMajor ? " or 32 * warps = " + std::to_string(32 * t.warps) +
+                           " (each warp owns 16 or 32 keys)"
+                     : std::string(" (each warp owns 16 queries)"));
   if (kind == AttentionKernelKind::Forward && usesKeepBits(p) && t.blockN % 32 != 0)
     return "blockN = " + std::to_string(t.blockN) +
            ": the forward writes keep bits, so blockN must be a multiple of 32 (each key tile "
@@ -217,12 +235,13 @@ std::string checkTiles(const AttentionProblem &p, const AttentionTiles &t,
   switch (kind) {
   case AttentionKernelKind::Forward: accumulators = int(p.D / 2) + t.blockN / 2; break;
   case AttentionKernelKind::GradQ: accumulators = int(p.D / 2) + t.blockN; break;
-  case AttentionKernelKind::GradKV: accumulators = int(p.D) + t.blockM; break;
+  case AttentionKernelKind::GradKV: accumulators = blocks * (int(p.D) + t.blockM); break;
   }
-  if (accumulators > kMaxAccumulators)
+  const int limit = blocks == 2 ? kMaxAccumulatorsTwoBlocks : kMaxAccumulators;
+  if (accumulators > limit)
     return std::to_string(accumulators) + " f32 accumulators per thread (D = " +
-           std::to_string(p.D) + ") exceed " + std::to_string(kMaxAccumulators) +
-           ": registers would spill";
+           std::to_string(p.D) + (blocks == 2 ? ", two row blocks a warp" : "") + ") exceed " +
+           std::to_string(limit) + ": registers would spill";
   return "";
 }
 
@@ -245,13 +264,17 @@ AttentionTiles defaultTiles(const AttentionProblem &p, AttentionKernelKind kind)
 
 std::vector<TileCandidate> tileCandidates(const AttentionProblem &p, AttentionKernelKind kind,
                                           unsigned maxSharedBytes) {
-  std::vector<TileCandidate> out;
+  // Tiles with two row blocks a warp come after all others, so that the
+  // indices of the one-block tiles stay what they were before those existed.
+  std::vector<TileCandidate> out, twoBlocks;
   for (int m : {16, 32, 64, 128})
     for (int n : {16, 32, 64, 128})
       for (int w : {1, 2, 4, 8}) {
         AttentionTiles t{m, n, w};
-        out.push_back({t, checkTiles(p, t, kind, maxSharedBytes)});
+        (rowBlocksPerWarp(t, kind) == 2 ? twoBlocks : out)
+            .push_back({t, checkTiles(p, t, kind, maxSharedBytes)});
       }
+  out.insert(out.end(), twoBlocks.begin(), twoBlocks.end());
   return out;
 }
 

@@ -119,6 +119,9 @@ struct AttentionTiles {
 /// Dynamic shared memory one block may use on sm_90 (227 KiB).
 inline constexpr unsigned kMaxSharedBytesSm90 = 227 * 1024;
 
+/// Row blocks of 16 each warp owns (keys for grad-kv, queries otherwise):
+/// 1, or 2 where grad-kv's blockN is 32 * warps; 0 when the tiles fit neither.
+int rowBlocksPerWarp(const AttentionTiles &tiles, AttentionKernelKind kind);
 /// "" when `tiles` can run `kind` of `p` within `maxSharedBytes`, else why
 /// not. A forward that writes keep bits needs blockN a multiple of 32 (each
 /// key tile writes whole words).
@@ -133,7 +136,8 @@ struct TileCandidate {
   std::string rejected; ///< "" when feasible, else checkTiles' reason
 };
 /// Every blockM, blockN in {16, 32, 64, 128} and warps in {1, 2, 4, 8}, with
-/// the reason each infeasible one is rejected (the tuner's search space).
+/// the reason each infeasible one is rejected (the tuner's search space);
+/// grad-kv's tiles of two row blocks a warp last.
 std::vector<TileCandidate> tileCandidates(const AttentionProblem &p, AttentionKernelKind kind,
                                           unsigned maxSharedBytes = kMaxSharedBytesSm90);
 

@@ -79,6 +79,15 @@ std::vector<Case> cases() {
   }
   c.push_back(keep({"bf16 L197 D64 dropout bhjk, keep bits (vit)",
                     problem(DType::BF16, 197, 197, 64, false, 0.1), {}}));
+  // grad-kv warps of 32 keys (two row blocks): blockN 128 with 4 warps.
+  c.push_back(keep({"bf16 Lq97 Lk200 D64 causal dropout, keep bits, grad-kv 32x128x4",
+                    problem(DType::BF16, 97, 200, 64, true, 0.1), {}, {32, 128, 4}}));
+  {
+    Case k{"bf16 L197 D64 padding{0,131} dropout, grad-kv 32x128x4",
+           problem(DType::BF16, 197, 197, 64, false, 0.1), {0, 131}, {32, 128, 4}};
+    k.p.keyPadding = true;
+    c.push_back(k);
+  }
   return c;
 }
 

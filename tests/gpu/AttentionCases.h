@@ -15,11 +15,13 @@
 
 namespace dmc::attention_test {
 
-/// One problem; `lens` the key lengths per batch with key padding.
+/// One problem; `lens` the key lengths per batch with key padding;
+/// `gradKV` grad-kv's tiles where not the default (warps == 0: the default).
 struct Case {
   std::string name;
   dmcgen::AttentionProblem p;
   std::vector<int32_t> lens;
+  dmcgen::AttentionTiles gradKV{};
 };
 
 /// Every case, in the order `--case I` numbers them.

@@ -156,7 +156,9 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
       AttentionKernelKind::Forward, AttentionKernelKind::GradKV, AttentionKernelKind::GradQ};
   std::vector<dmcgen::AttentionTiles> tiles;
   for (AttentionKernelKind k : kinds)
-    tiles.push_back(dmcgen::defaultTiles(p, k));
+    tiles.push_back(k == AttentionKernelKind::GradKV && c.gradKV.warps > 0
+                        ? c.gradKV
+                        : dmcgen::defaultTiles(p, k));
   std::vector<LoadedKernel> kernels;
   struct Unload {
     dmrt::CudaDriver &d;

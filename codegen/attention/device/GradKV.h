@@ -1,7 +1,8 @@
 //===- GradKV.h - Attention backward: dK and dV, key-block-major ----*- CUDA -*-===//
 //
-// One block per (key tile of kBlockN keys, h, b); warp w owns keys
-// k0 + 16w .. +15 and accumulates their dK and dV (16 x D each, f32) over
+// One block per (key tile of kBlockN keys, h, b); warp w owns R = 16 or 32
+// keys k0 + Rw .. + R-1 (R = kBlockN / kWarps: one or two row blocks of
+// 16) and accumulates their dK and dV (R x D each, f32) over
 // query tiles of kBlockM queries (Q, dO double-buffered through cp.async;
 // lse and Drow per tile staged in shared memory), recomputing transposed
 // scores so that keys stay in the mma's M dimension:
@@ -40,7 +41,11 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
                                   uint16_t *dV, uint64_t seed, unsigned char *smem) {
   constexpr bool Bf16 = Cfg::kBf16;
   constexpr int D = Cfg::kD, BM = Cfg::kBlockM, BN = Cfg::kBlockN, NT = 32 * Cfg::kWarps;
-  static_assert(BN == 16 * Cfg::kWarps, "grad-kv: each warp owns 16 keys");
+  // MB row blocks of 16 keys a warp: each Q / dO fragment loaded from shared
+  // memory then serves MB mma instead of one.
+  constexpr int MB = BN / (16 * Cfg::kWarps);
+  static_assert(MB * 16 * Cfg::kWarps == BN && (MB == 1 || MB == 2),
+                "grad-kv: each warp owns 16 or 32 keys");
   using QTile = SmemTile<BM, D>;
   using KVTile = SmemTile<BN, D>;
   constexpr int NA = BM / 8, DA = D / 8;
@@ -48,7 +53,7 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
   const int k0 = blockIndexX() * BN;
   const int h = blockIndexY(), b = blockIndexZ();
   const int warp = threadIndex() >> 5;
-  const int wk0 = k0 + 16 * warp; // this warp's first key
+  const int wk0 = k0 + 16 * MB * warp; // this warp's first key
 
   const uint16_t *qHead = q + (int64_t)b * Cfg::kQb + (int64_t)h * Cfg::kQh;
   const uint16_t *dOHead = dO + (int64_t)b * Cfg::kDOb + (int64_t)h * Cfg::kDOh;
@@ -83,26 +88,35 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
     lseNext.fetch(lse, b, h, qBegin);
   }
 
-  float dk[DA][4], dv[DA][4];
+  float dk[MB][DA][4], dv[MB][DA][4];
   DMC_ATTN_UNROLL
-  for (int a = 0; a < DA; ++a)
+  for (int m = 0; m < MB; ++m)
     DMC_ATTN_UNROLL
-    for (int e = 0; e < 4; ++e)
-      dk[a][e] = dv[a][e] = 0.f;
+    for (int a = 0; a < DA; ++a)
+      DMC_ATTN_UNROLL
+      for (int e = 0; e < 4; ++e)
+        dk[m][a][e] = dv[m][a][e] = 0.f;
 
   // Saved keep bits: the words of query tile qt + 1 load during tile qt.
-  SavedKeepKeyMajor<Cfg, NA> savedNext;
+  SavedKeepKeyMajor<Cfg, NA> savedNext[MB];
   if constexpr (Cfg::kKeepBits)
     if (nTiles > 0)
-      savedNext.load(bits, b, h, wk0, qBegin);
+      DMC_ATTN_UNROLL
+      for (int m = 0; m < MB; ++m)
+        savedNext[m].load(bits, b, h, wk0 + 16 * m, qBegin);
 
   for (int qt = 0; qt < nTiles; ++qt) {
     const int stage = qt & 1;
     const int qs0 = qBegin + qt * BM;
-    const SavedKeepKeyMajor<Cfg, NA> saved = savedNext;
+    SavedKeepKeyMajor<Cfg, NA> saved[MB];
+    DMC_ATTN_UNROLL
+    for (int m = 0; m < MB; ++m)
+      saved[m] = savedNext[m];
     if constexpr (Cfg::kKeepBits)
       if (qt + 1 < nTiles)
-        savedNext.load(bits, b, h, wk0, qs0 + BM);
+        DMC_ATTN_UNROLL
+        for (int m = 0; m < MB; ++m)
+          savedNext[m].load(bits, b, h, wk0 + 16 * m, qs0 + BM);
     float *lseS = stats + stage * 2 * BM, *drowS = lseS + BM;
     const uint32_t qsT = qdo + stage * 3 * QTile::kBytes;
     const uint32_t dosT = qsT + QTile::kBytes;
@@ -119,63 +133,84 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
     // tile (past lens[b], or causally after every query) gets P = 0 from the
     // mask and adds exact zeros; no branch splits the keep bits' live range.
     const int t = laneId() & 3;
-    float s[NA][4], dp[NA][4];
+    float s[MB][NA][4], dp[MB][NA][4];
     DMC_ATTN_UNROLL
-    for (int a = 0; a < NA; ++a)
-      DMC_ATTN_UNROLL
-      for (int e = 0; e < 4; ++e)
-        s[a][e] = dp[a][e] = 0.f;
-    // The mask first: integer work independent of the mma chain below.
-    // (Saved keep bits: loaded a tile ahead, shuffled once the mma is issued.)
-    KeepBits<NA> keep;
-    if constexpr (!Cfg::kKeepBits && Cfg::kDropout)
-      dropoutKeyMajor<Cfg>(keep, seed, b, h, wk0, qs0);
-    mmaRowsRows<Bf16, NA, D / 16, KVTile, QTile>(s, ks, 16 * warp, qsT, 0);
-    const bool needMask = wk0 + 16 > kLimit || (Cfg::kCausal && wk0 + 15 > qs0);
-    scaleMask<Cfg, true>(s, wk0, qs0, kLimit, needMask);
-    DMC_ATTN_UNROLL
-    for (int a = 0; a < NA; ++a)
-      DMC_ATTN_UNROLL
-      for (int e = 0; e < 4; ++e)
-        s[a][e] = fastExp2(s[a][e] - lseS[8 * a + 2 * t + (e & 1)]); // P^T
-    if constexpr (Cfg::kKeepBits)
-      saved.expand(keep);
-    if constexpr (Cfg::kDropout) {
+    for (int m = 0; m < MB; ++m)
       DMC_ATTN_UNROLL
       for (int a = 0; a < NA; ++a)
         DMC_ATTN_UNROLL
         for (int e = 0; e < 4; ++e)
-          // dropout(P)^T with its 1/(1-p): rounded to bf16/f16 for the mma
-          // as the region's dropout op is (dm.rounded), so the reference
-          // models this rounding exactly.
-          dp[a][e] = keep.keep(a, e) ? s[a][e] * Cfg::kKeepScale : 0.f;
-      mmaRegsCols<Bf16, DA, BM / 16, QTile>(dv, dp, dosT, 0);
+          s[m][a][e] = dp[m][a][e] = 0.f;
+    // The mask first: integer work independent of the mma chain below.
+    // (Saved keep bits: loaded a tile ahead, shuffled once the mma is issued.)
+    KeepBits<NA> keep[MB];
+    if constexpr (!Cfg::kKeepBits && Cfg::kDropout)
+      DMC_ATTN_UNROLL
+      for (int m = 0; m < MB; ++m)
+        dropoutKeyMajor<Cfg>(keep[m], seed, b, h, wk0 + 16 * m, qs0);
+    mmaRowsRows<Bf16, MB, NA, D / 16, KVTile, QTile>(s, ks, 16 * MB * warp, qsT, 0);
+    DMC_ATTN_UNROLL
+    for (int m = 0; m < MB; ++m) {
+      const int mk0 = wk0 + 16 * m;
+      const bool needMask = mk0 + 16 > kLimit || (Cfg::kCausal && mk0 + 15 > qs0);
+      scaleMask<Cfg, true>(s[m], mk0, qs0, kLimit, needMask);
+    }
+    DMC_ATTN_UNROLL
+    for (int m = 0; m < MB; ++m)
       DMC_ATTN_UNROLL
       for (int a = 0; a < NA; ++a)
-        dp[a][0] = dp[a][1] = dp[a][2] = dp[a][3] = 0.f;
+        DMC_ATTN_UNROLL
+        for (int e = 0; e < 4; ++e)
+          s[m][a][e] = fastExp2(s[m][a][e] - lseS[8 * a + 2 * t + (e & 1)]); // P^T
+    if constexpr (Cfg::kKeepBits)
+      DMC_ATTN_UNROLL
+      for (int m = 0; m < MB; ++m)
+        saved[m].expand(keep[m]);
+    if constexpr (Cfg::kDropout) {
+      DMC_ATTN_UNROLL
+      for (int m = 0; m < MB; ++m)
+        DMC_ATTN_UNROLL
+        for (int a = 0; a < NA; ++a)
+          DMC_ATTN_UNROLL
+          for (int e = 0; e < 4; ++e)
+            // dropout(P)^T with its 1/(1-p): rounded to bf16/f16 for the mma
+            // as the region's dropout op is (dm.rounded), so the reference
+            // models this rounding exactly.
+            dp[m][a][e] = keep[m].keep(a, e) ? s[m][a][e] * Cfg::kKeepScale : 0.f;
+      mmaRegsCols<Bf16, MB, DA, BM / 16, QTile>(dv, dp, dosT, 0);
+      DMC_ATTN_UNROLL
+      for (int m = 0; m < MB; ++m)
+        DMC_ATTN_UNROLL
+        for (int a = 0; a < NA; ++a)
+          dp[m][a][0] = dp[m][a][1] = dp[m][a][2] = dp[m][a][3] = 0.f;
     } else {
-      mmaRegsCols<Bf16, DA, BM / 16, QTile>(dv, s, dosT, 0);
+      mmaRegsCols<Bf16, MB, DA, BM / 16, QTile>(dv, s, dosT, 0);
     }
-    mmaRowsRows<Bf16, NA, D / 16, KVTile, QTile>(dp, vs, 16 * warp, dosT, 0);
+    mmaRowsRows<Bf16, MB, NA, D / 16, KVTile, QTile>(dp, vs, 16 * MB * warp, dosT, 0);
     syncThreads(); // this tile's Drow visible (its lse was, since the first barrier)
     DMC_ATTN_UNROLL
-    for (int a = 0; a < NA; ++a)
+    for (int m = 0; m < MB; ++m)
       DMC_ATTN_UNROLL
-      for (int e = 0; e < 4; ++e) {
-        float d = dp[a][e];
-        if constexpr (Cfg::kDropout)
-          d = keep.keep(a, e) ? d * Cfg::kKeepScale : 0.f;
-        s[a][e] = s[a][e] * (d - drowS[8 * a + 2 * t + (e & 1)]); // dS^T
-      }
-    mmaRegsCols<Bf16, DA, BM / 16, QTile>(dk, s, qsT, 0);
+      for (int a = 0; a < NA; ++a)
+        DMC_ATTN_UNROLL
+        for (int e = 0; e < 4; ++e) {
+          float d = dp[m][a][e];
+          if constexpr (Cfg::kDropout)
+            d = keep[m].keep(a, e) ? d * Cfg::kKeepScale : 0.f;
+          s[m][a][e] = s[m][a][e] * (d - drowS[8 * a + 2 * t + (e & 1)]); // dS^T
+        }
+    mmaRegsCols<Bf16, MB, DA, BM / 16, QTile>(dk, s, qsT, 0);
   }
   if (nTiles > 0)
     cpAsyncWait<0>();
 
-  storeRows<Bf16>(dK + (int64_t)b * Cfg::kDKb + (int64_t)h * Cfg::kDKh, Cfg::kDKk, wk0,
-                  Cfg::kLk, dk, Cfg::kScale);
-  storeRows<Bf16>(dV + (int64_t)b * Cfg::kDVb + (int64_t)h * Cfg::kDVh, Cfg::kDVk, wk0,
-                  Cfg::kLk, dv, 1.f);
+  DMC_ATTN_UNROLL
+  for (int m = 0; m < MB; ++m) {
+    storeRows<Bf16>(dK + (int64_t)b * Cfg::kDKb + (int64_t)h * Cfg::kDKh, Cfg::kDKk,
+                    wk0 + 16 * m, Cfg::kLk, dk[m], Cfg::kScale);
+    storeRows<Bf16>(dV + (int64_t)b * Cfg::kDVb + (int64_t)h * Cfg::kDVh, Cfg::kDVk,
+                    wk0 + 16 * m, Cfg::kLk, dv[m], 1.f);
+  }
 }
 
 } // namespace dmcattn

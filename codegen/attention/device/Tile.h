@@ -142,43 +142,73 @@ DMC_ATTN_DEV void accumulatorAsA(uint32_t (&a)[4], const float (&acc)[NA][4], in
   a[3] = pack2<Bf16>(acc[2 * kk + 1][2], acc[2 * kk + 1][3]);
 }
 
-/// acc (16 x 8*NA) += A (16 x 16*KK from `at`, rows aRow0) * B^T, where B is a
-/// tile of [n][k] rows (n rows bRow0..+8*NA): S = Q K^T and its relatives.
-template <bool Bf16, int NA, int KK, class ATile, class BTile>
-DMC_ATTN_DEV void mmaRowsRows(float (&acc)[NA][4], uint32_t at, int aRow0, uint32_t bt,
+/// acc[m] (16 x 8*NA each) += A (rows aRow0 + 16m .. + 15, 16*KK cols of
+/// `at`) * B^T, where B is a tile of [n][k] rows (n rows bRow0..+8*NA): S =
+/// Q K^T and its relatives. Each B fragment loaded serves the MB row blocks
+/// of the warp (2 MB mma a load).
+template <bool Bf16, int MB, int NA, int KK, class ATile, class BTile>
+DMC_ATTN_DEV void mmaRowsRows(float (&acc)[MB][NA][4], uint32_t at, int aRow0, uint32_t bt,
                               int bRow0) {
   DMC_ATTN_UNROLL
   for (int kk = 0; kk < KK; ++kk) {
-    uint32_t a[4];
-    ATile::loadA(a, at, aRow0, kk * 16);
+    uint32_t a[MB][4];
+    DMC_ATTN_UNROLL
+    for (int m = 0; m < MB; ++m)
+      ATile::loadA(a[m], at, aRow0 + 16 * m, kk * 16);
     DMC_ATTN_UNROLL
     for (int np = 0; np < NA / 2; ++np) {
       uint32_t b[4];
       BTile::loadBRows(b, bt, bRow0 + np * 16, kk * 16);
-      mma16816<Bf16>(acc[2 * np], a, b[0], b[1]);
-      mma16816<Bf16>(acc[2 * np + 1], a, b[2], b[3]);
+      DMC_ATTN_UNROLL
+      for (int m = 0; m < MB; ++m) {
+        mma16816<Bf16>(acc[m][2 * np], a[m], b[0], b[1]);
+        mma16816<Bf16>(acc[m][2 * np + 1], a[m], b[2], b[3]);
+      }
     }
   }
 }
 
-/// acc (16 x 8*NA) += P (16 x 16*KK, registers) * B, where B is a tile of
-/// [k][n] rows (k rows bRow0..+16*KK, n cols 0..8*NA): O = P V and relatives.
-template <bool Bf16, int NA, int KK, class BTile, int NP>
-DMC_ATTN_DEV void mmaRegsCols(float (&acc)[NA][4], const float (&p)[NP][4], uint32_t bt,
+/// One row block: acc (16 x 8*NA) += A (16 x 16*KK from `at`, rows aRow0) * B^T.
+template <bool Bf16, int NA, int KK, class ATile, class BTile>
+DMC_ATTN_DEV void mmaRowsRows(float (&acc)[NA][4], uint32_t at, int aRow0, uint32_t bt,
+                              int bRow0) {
+  mmaRowsRows<Bf16, 1, NA, KK, ATile, BTile>(reinterpret_cast<float(&)[1][NA][4]>(acc), at,
+                                             aRow0, bt, bRow0);
+}
+
+/// acc[m] (16 x 8*NA each) += P[m] (16 x 16*KK, registers) * B, where B is a
+/// tile of [k][n] rows (k rows bRow0..+16*KK, n cols 0..8*NA): O = P V and
+/// relatives. Each B fragment loaded serves the MB row blocks.
+template <bool Bf16, int MB, int NA, int KK, class BTile, int NP>
+DMC_ATTN_DEV void mmaRegsCols(float (&acc)[MB][NA][4], const float (&p)[MB][NP][4], uint32_t bt,
                               int bRow0) {
   static_assert(NP == 2 * KK, "P holds 2 atoms per k-chunk");
   DMC_ATTN_UNROLL
   for (int kk = 0; kk < KK; ++kk) {
-    uint32_t a[4];
-    accumulatorAsA<Bf16>(a, p, kk);
+    uint32_t a[MB][4];
+    DMC_ATTN_UNROLL
+    for (int m = 0; m < MB; ++m)
+      accumulatorAsA<Bf16>(a[m], p[m], kk);
     DMC_ATTN_UNROLL
     for (int np = 0; np < NA / 2; ++np) {
       uint32_t b[4];
       BTile::loadBCols(b, bt, bRow0 + kk * 16, np * 16);
-      mma16816<Bf16>(acc[2 * np], a, b[0], b[1]);
-      mma16816<Bf16>(acc[2 * np + 1], a, b[2], b[3]);
+      DMC_ATTN_UNROLL
+      for (int m = 0; m < MB; ++m) {
+        mma16816<Bf16>(acc[m][2 * np], a[m], b[0], b[1]);
+        mma16816<Bf16>(acc[m][2 * np + 1], a[m], b[2], b[3]);
+      }
     }
   }
+}
+
+/// One row block: acc (16 x 8*NA) += P (16 x 16*KK, registers) * B.
+template <bool Bf16, int NA, int KK, class BTile, int NP>
+DMC_ATTN_DEV void mmaRegsCols(float (&acc)[NA][4], const float (&p)[NP][4], uint32_t bt,
+                              int bRow0) {
+  mmaRegsCols<Bf16, 1, NA, KK, BTile, NP>(reinterpret_cast<float(&)[1][NA][4]>(acc),
+                                          reinterpret_cast<const float(&)[1][NP][4]>(p), bt,
+                                          bRow0);
 }
 
 } // namespace dmcattn

@@ -273,7 +273,35 @@ TEST(AttentionEmulation, Length197UnalignedDropoutVitTiles) {
           EmulatedConfig<64, 32, 32, 2, true, false, false, true, true>>(p, {}, tiles);
 }
 
+TEST(AttentionEmulation, GradKVTwoRowBlocksKeyPaddingDropout) {
+  // grad-kv warps of 32 keys (two row blocks, blockN = 32 * warps): Lk = 45
+  // ends inside a warp's second block; batch 0 has no key; Philox drawn.
+  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 2, 2, 45, 45, 32);
+  p.keyPadding = true;
+  p.dropout = 0.2;
+  p.dropoutId = 3;
+  Tiles tiles{{32, 32, 2}, {16, 64, 2}, {32, 32, 2}};
+  ASSERT_EQ(rowBlocksPerWarp(tiles.gradKV, AttentionKernelKind::GradKV), 2);
+  runCase<EmulatedConfig<32, 32, 32, 2, true, false, true, true, true>,
+          EmulatedConfig<32, 16, 64, 2, true, false, true, true, true>,
+          EmulatedConfig<32, 32, 32, 2, true, false, true, true, true>>(p, {0, 29}, tiles);
+}
+
 // Saved keep bits: the forward writes them, the backward reads them.
+
+TEST(AttentionEmulation, KeepBitsGradKVTwoRowBlocksCausal) {
+  // bert-large's candidate shape scaled down: grad-kv 32 x 128 with 4 warps
+  // of 32 keys, saved keep bits, causal with Lq != Lk.
+  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 2, 70, 150, 64);
+  p.causal = true;
+  p.dropout = 0.1;
+  p.dropoutId = 5;
+  p.keepBits = true;
+  Tiles tiles{{64, 64, 4}, {32, 128, 4}, {64, 64, 4}};
+  runCase<EmulatedConfig<64, 64, 64, 4, true, true, false, true, true, true>,
+          EmulatedConfig<64, 32, 128, 4, true, true, false, true, true, true>,
+          EmulatedConfig<64, 64, 64, 4, true, true, false, true, true, true>>(p, {}, tiles);
+}
 
 TEST(AttentionEmulation, KeepBitsCausalDropout) {
   // Lq != Lk, odd Lq; the causal forward skips key tiles past each warp's

@@ -133,7 +133,8 @@ TEST(AttentionTiles, RejectionsSayWhy) {
   AttentionProblem p = base();
   using K = AttentionKernelKind;
   EXPECT_TRUE(mentions(checkTiles(p, {64, 64, 2}, K::Forward), "blockM == 16 * warps = 32"));
-  EXPECT_TRUE(mentions(checkTiles(p, {64, 64, 2}, K::GradKV), "blockN == 16 * warps = 32"));
+  EXPECT_TRUE(mentions(checkTiles(p, {64, 48, 2}, K::GradKV),
+                       "blockN == 16 * warps = 32 or 32 * warps = 64"));
   EXPECT_TRUE(mentions(checkTiles(p, {24, 64, 4}, K::Forward), "blockM = 24"));
   EXPECT_TRUE(mentions(checkTiles(p, {64, 64, 3}, K::GradQ), "warps = 3"));
   AttentionProblem big = contiguousProblem(dmrt::DType::BF16, 1, 1, 512, 512, 128);
@@ -156,6 +157,32 @@ TEST(AttentionTiles, RejectionsSayWhy) {
   EXPECT_EQ(checkTiles(keep, {64, 16, 4}, K::GradQ), "");
   keep.keepBits = false;
   EXPECT_EQ(checkTiles(keep, {64, 16, 4}, K::Forward), "");
+}
+
+TEST(AttentionTiles, GradKVWarpsOwnOneOrTwoRowBlocks) {
+  AttentionProblem p = base();
+  using K = AttentionKernelKind;
+  EXPECT_EQ(rowBlocksPerWarp({64, 64, 4}, K::GradKV), 1);
+  EXPECT_EQ(rowBlocksPerWarp({32, 128, 4}, K::GradKV), 2);
+  EXPECT_EQ(rowBlocksPerWarp({32, 256, 4}, K::GradKV), 0);
+  // Query-major kernels: 16 queries a warp only.
+  EXPECT_EQ(rowBlocksPerWarp({128, 64, 4}, K::GradQ), 0);
+  EXPECT_TRUE(mentions(checkTiles(p, {128, 64, 4}, K::Forward), "each warp owns 16 queries"));
+  EXPECT_EQ(checkTiles(p, {32, 128, 4}, K::GradKV), "");
+  EXPECT_EQ(checkTiles(p, {32, 64, 2}, K::GradKV), "");
+  // Two blocks of 16 x (64 + 64) accumulators: 256 per thread.
+  const std::string why = checkTiles(p, {64, 128, 4}, K::GradKV);
+  EXPECT_TRUE(mentions(why, "256 f32 accumulators")) << why;
+  EXPECT_TRUE(mentions(why, "two row blocks")) << why;
+  // Listed after every one-block tile.
+  auto all = tileCandidates(p, K::GradKV);
+  size_t firstTwo = all.size();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (rowBlocksPerWarp(all[i].tiles, K::GradKV) == 2 && firstTwo == all.size())
+      firstTwo = i;
+  ASSERT_LT(firstTwo, all.size());
+  for (size_t i = firstTwo; i < all.size(); ++i)
+    EXPECT_EQ(rowBlocksPerWarp(all[i].tiles, K::GradKV), 2) << i;
 }
 
 TEST(AttentionTiles, CandidatesIncludeDefaultsAndReasons) {
