@@ -1,5 +1,6 @@
 //===- Driver.cpp - model description -> forward or training graph --------===//
 #include "compiler/Driver.h"
+#include "compiler/bundle/ConfigPaths.h"
 
 #include "codegen/target/GpuTarget.h"
 #include "ir/IterationSpace.h"
@@ -69,6 +70,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildGraph(MLIRContext &ctx, const ModelCo
                                    "--target: unknown GPU '" + options.target +
                                        "' (known: " + dmcgen::targetNames() + ")");
   (*module)->setAttr(dm::kTargetAttr, StringAttr::get(&ctx, options.target));
+  bundle::setPathsAttr(*module, bundle::configPaths(options));
   PassManager pm(&ctx);
   buildPipeline(pm, last, train, options);
   if (failed(pm.run(*module)))

@@ -16,6 +16,7 @@
 #include "compiler/bundle/DatabaseKnobs.h"
 #include "compiler/bundle/KernelModelReport.h"
 #include "compiler/bundle/Configuration.h"
+#include "compiler/bundle/ConfigPaths.h"
 #include "compiler/GraphSummary.h"
 #include "compiler/TensorIO.h"
 #include "compiler/TuneCommand.h"
@@ -345,7 +346,8 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> graphWithConfig(mlir::MLIRContext &c
 }
 
 /// The fused training graph built with `pipeline`, configured by `--config
-/// FILE`, else by the default pass.
+/// FILE`, else by the default pass. A file's `paths` take the place of
+/// `pipeline`'s path choices; a path flag given with it must agree.
 Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(mlir::MLIRContext &ctx,
                                                             const dmc::PipelineOptions &pipeline) {
   if (configFile.empty())
@@ -362,7 +364,25 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>> configuredGraph(mlir::MLIRContext &c
   std::string error;
   if (!dmrt::parseConfig((*text)->getBuffer().str(), configFile, config, error))
     return createStringError(inconvertibleErrorCode(), error);
-  return graphWithConfig(ctx, config, configFile, pipeline);
+  dmc::PipelineOptions filePipeline = pipeline;
+  if (config.hasPaths) {
+    const auto flag = [](bool v) { return std::string(v ? "true" : "false"); };
+    if (Error e = dmc::bundle::checkPathFlags(
+            config.paths, configFile,
+            {{"--no-fused-attention", noFusedAttention.getNumOccurrences() > 0,
+              "fused_attention", flag(!noFusedAttention)},
+             {"--no-column-fusion", noColumnFusion.getNumOccurrences() > 0, "column_fusion",
+              flag(!noColumnFusion)},
+             {"--bias-grads " + biasGrads, biasGrads.getNumOccurrences() > 0, "bias_grads",
+              biasGrads},
+             {"--no-gemm-addends", noGemmAddends.getNumOccurrences() > 0, "gemm_addends",
+              flag(!noGemmAddends)},
+             {"--stack-in-place", stackInPlace.getNumOccurrences() > 0, "stack_in_place",
+              flag(stackInPlace)}}))
+      return std::move(e);
+    dmc::bundle::applyConfigPaths(config.paths, filePipeline);
+  }
+  return graphWithConfig(ctx, config, configFile, filePipeline);
 }
 
 dmc::PipelineOptions pipelineOptions() {

@@ -1,5 +1,6 @@
 //===- Configuration.cpp - the IR's configuration <-> config.json ---------===//
 #include "compiler/bundle/Configuration.h"
+#include "compiler/bundle/ConfigPaths.h"
 
 #include "compiler/bundle/TensorTable.h"
 #include "passes/LayoutRewrite.h"
@@ -150,6 +151,10 @@ llvm::Expected<dmrt::Configuration> extractConfiguration(func::FuncOp f, const T
                                                          llvm::StringRef model) {
   dmrt::Configuration config;
   config.model = model.str();
+  if (auto paths = pathsOf(f->getParentOfType<ModuleOp>())) {
+    config.hasPaths = true;
+    config.paths = *paths;
+  }
   for (const TensorInfo &t : table.tensors()) {
     Operation *def = t.value.getDefiningOp();
     if (t.aliasOf < 0 && !(def && def->hasAttr(layout::kInsertedAttr)))

@@ -206,8 +206,8 @@ llvm::Error applyConfiguration(func::FuncOp f, const dmrt::Configuration &config
     if (it == kernels.end())
       return reject(path, e.name,
                     "unknown kernel (`dmc compile --print-config` lists them; a configuration "
-                    "written by `dmc compile --db` needs the path flags it chose, such as "
-                    "--bias-grads, --no-column-fusion or --no-gemm-addends: its log says)");
+                    "without `paths` (version 2 or older) needs the path flags it was compiled "
+                    "with, such as --bias-grads, --no-column-fusion or --no-gemm-addends)");
     codegen::KernelConfig knobs = fromConfigKernel(e);
     if (codegen::isFusedKernel(it->second)) {
       if (knobs.warps == 0) // no tiles given: the default for its head dim

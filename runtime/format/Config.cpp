@@ -136,11 +136,27 @@ bool parseConfig(const std::string &text, const std::string &fileName, Configura
   if (root.is_discarded())
     return r.fail("", "not valid JSON");
   if (!r.object(root, "", {"format", "version", "model", "tensors", "transposes", "kernels",
-                           "contractions", "prediction"}))
+                           "contractions", "prediction", "paths"}))
     return false;
   Configuration c;
   if (!r.header(root, "dmc-config", 1, kConfigVersion, "this reader", c.format, c.version))
     return false;
+  if (auto it = root.find("paths"); it != root.end()) {
+    if (c.version < 3)
+      return r.fail("paths", "not in config version " + std::to_string(c.version) +
+                                 " (paths need version 3)");
+    ConfigPaths &p = c.paths;
+    if (!r.object(*it, "paths",
+                  {"fused_attention", "column_fusion", "bias_grads", "gemm_addends",
+                   "stack_in_place"}) ||
+        !r.boolean(*it, "paths", "fused_attention", p.fusedAttention) ||
+        !r.boolean(*it, "paths", "column_fusion", p.columnFusion) ||
+        !oneOf(r, *it, "paths", "bias_grads", p.biasGrads, {"saving", "all", "none"}) ||
+        !r.boolean(*it, "paths", "gemm_addends", p.gemmAddends) ||
+        !r.boolean(*it, "paths", "stack_in_place", p.stackInPlace))
+      return false;
+    c.hasPaths = true;
+  }
   if (auto it = root.find("prediction"); it != root.end()) {
     if (c.version < 2)
       return r.fail("prediction", "not in config version 1 (a prediction needs version 2)");
@@ -268,6 +284,12 @@ std::string writeConfig(const Configuration &c) {
                 {"transposes", std::move(transposes)},
                 {"kernels", std::move(kernels)},
                 {"contractions", std::move(contractions)}};
+  if (c.hasPaths)
+    root["paths"] = {{"fused_attention", c.paths.fusedAttention},
+                     {"column_fusion", c.paths.columnFusion},
+                     {"bias_grads", c.paths.biasGrads},
+                     {"gemm_addends", c.paths.gemmAddends},
+                     {"stack_in_place", c.paths.stackInPlace}};
   if (c.hasPrediction)
     root["prediction"] = {{"device", c.prediction.device},
                           {"database", c.prediction.database},

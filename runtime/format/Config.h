@@ -20,8 +20,9 @@
 
 namespace dmrt {
 
-/// 2: the optional `prediction`. Version 1 still reads.
-inline constexpr int64_t kConfigVersion = 2;
+/// 2: the optional `prediction`; 3: the optional `paths`. Versions 1 and 2
+/// still read.
+inline constexpr int64_t kConfigVersion = 3;
 
 /// A tensor's layout: its dimension letters, outermost first.
 struct ConfigTensor {
@@ -82,6 +83,22 @@ struct ConfigPrediction {
   double stepUs() const { return forwardUs + backwardUs; }
 };
 
+/// Which alternative of each pass that changes the graph's kernels the layer
+/// was compiled with (dmc compile's path flags, passes/Pipeline.h
+/// PipelineOptions): `dmc compile --config` builds the same graph from them.
+struct ConfigPaths {
+  bool fusedAttention = true;       ///< "fused_attention" (--no-fused-attention)
+  bool columnFusion = true;         ///< "column_fusion" (--no-column-fusion)
+  std::string biasGrads = "saving"; ///< "bias_grads": "saving", "all" or "none" (--bias-grads)
+  bool gemmAddends = true;          ///< "gemm_addends" (--no-gemm-addends)
+  bool stackInPlace = false;        ///< "stack_in_place" (--stack-in-place)
+  bool operator==(const ConfigPaths &o) const {
+    return fusedAttention == o.fusedAttention && columnFusion == o.columnFusion &&
+           biasGrads == o.biasGrads && gemmAddends == o.gemmAddends &&
+           stackInPlace == o.stackInPlace;
+  }
+};
+
 struct Configuration {
   std::string format = "dmc-config";
   int64_t version = kConfigVersion;
@@ -93,6 +110,10 @@ struct Configuration {
   /// `prediction` (version 2, optional): only when every step had a record.
   bool hasPrediction = false;
   ConfigPrediction prediction;
+  /// `paths` (version 3, optional): absent in files of older versions and in
+  /// configurations of graphs not built by the driver (dmc-opt).
+  bool hasPaths = false;
+  ConfigPaths paths;
 };
 
 /// Parses config.json; on failure `error` names the file, the JSON path, the

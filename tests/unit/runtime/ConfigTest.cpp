@@ -125,8 +125,8 @@ TEST(Config, EveryRejectionNamesPathValueAndWhatIsAllowed) {
   const Rejection cases[] = {
       {"format", [](json &j) { j["format"] = "dmc-bundle"; },
        "format: expected \"dmc-config\", got \"dmc-bundle\""},
-      {"version", [](json &j) { j["version"] = 3; },
-       "version: unsupported version 3 (this reader reads versions 1 to 2)"},
+      {"version", [](json &j) { j["version"] = 4; },
+       "version: unsupported version 4 (this reader reads versions 1 to 3)"},
       {"unknown top field", [](json &j) { j["layouts"] = json::array(); },
        "layouts: unknown field"},
       {"missing field", [](json &j) { j.erase("kernels"); }, "kernels: missing field"},
@@ -269,9 +269,55 @@ TEST(Config, PredictionRejectionsSayWhy) {
   j["prediction"]["gpu"] = "x";
   EXPECT_NE(parseError(j).find("gpu"), std::string::npos);
   j = withPrediction();
-  j["version"] = 3;
-  EXPECT_NE(parseError(j).find("unsupported version 3 (this reader reads versions 1 to 2)"),
+  j["version"] = 4;
+  EXPECT_NE(parseError(j).find("unsupported version 4 (this reader reads versions 1 to 3)"),
             std::string::npos);
+}
+
+json withPaths() {
+  json j = validConfig();
+  j["version"] = 3;
+  j["paths"] = {{"fused_attention", true}, {"column_fusion", false}, {"bias_grads", "none"},
+                {"gemm_addends", true}, {"stack_in_place", true}};
+  return j;
+}
+
+TEST(Config, PathsRoundTrip) {
+  Configuration c;
+  std::string error;
+  ASSERT_TRUE(parseConfig(withPaths().dump(), "cfg.json", c, error)) << error;
+  ASSERT_TRUE(c.hasPaths);
+  EXPECT_FALSE(c.paths.columnFusion);
+  EXPECT_EQ(c.paths.biasGrads, "none");
+  EXPECT_TRUE(c.paths.stackInPlace);
+  EXPECT_EQ(json::parse(writeConfig(c)), withPaths());
+  // Absent: not written; a file without them reads (flags decide).
+  c.hasPaths = false;
+  EXPECT_FALSE(json::parse(writeConfig(c)).contains("paths"));
+  json v3 = withPaths();
+  v3.erase("paths");
+  ASSERT_TRUE(parseConfig(v3.dump(), "cfg.json", c, error)) << error;
+  EXPECT_FALSE(c.hasPaths);
+}
+
+TEST(Config, PathRejectionsSayWhy) {
+  json j = withPaths();
+  j["version"] = 2;
+  EXPECT_EQ(parseError(j), "cfg.json: paths: not in config version 2 (paths need version 3)");
+  j = withPaths();
+  j["paths"]["bias_grads"] = "some";
+  EXPECT_EQ(parseError(j), "cfg.json: paths.bias_grads: expected one of \"saving\", \"all\", "
+                           "\"none\", got \"some\"");
+  j = withPaths();
+  j["paths"]["fused_attention"] = "yes";
+  EXPECT_NE(parseError(j).find("paths.fused_attention"), std::string::npos) << parseError(j);
+  j = withPaths();
+  j["paths"].erase("gemm_addends");
+  EXPECT_NE(parseError(j).find("paths.gemm_addends"), std::string::npos) << parseError(j);
+  j = withPaths();
+  j["paths"]["dropout_bits"] = true; // in the tensors, not a path
+  EXPECT_NE(parseError(j).find("paths.dropout_bits: unknown field"), std::string::npos)
+      << parseError(j);
 }
 
 } // namespace
