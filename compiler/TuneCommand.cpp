@@ -7,6 +7,7 @@
 #include "compiler/bundle/Configuration.h"
 #include "compiler/bundle/KernelPruning.h"
 #include "compiler/bundle/LayoutCandidates.h"
+#include "compiler/bundle/PathKnobs.h"
 #include "compiler/bundle/Reference.h"
 #include "ir/InPlaceStack.h"
 
@@ -59,6 +60,13 @@ cl::opt<int> pruneKernels("prune-kernels",
                                    "configurations the kernel cost model prices lowest "
                                    "(default 8; 0: every feasible configuration)"),
                           cl::init(8), cl::value_desc("N"), cl::sub(tuneCmd), cl::cat(category));
+cl::opt<int> pathCandidates(
+    "path-candidates",
+    cl::desc("Knob configurations measured of each kernel only a path bundle has (drawn.dmlib's "
+             "drawing kernels, nobgrad.dmlib's column sums, ...): its default, in the path "
+             "bundle, and the kernel cost model's N - 1 cheapest others, in <path>-c<i>.dmlib "
+             "(default 4; 1: the default only; 0: every feasible one)"),
+    cl::init(4), cl::value_desc("N"), cl::sub(tuneCmd), cl::cat(category));
 cl::opt<unsigned> timeBudget("time-budget",
                              cl::desc("With --db: start no bundle after S seconds"),
                              cl::init(0), cl::value_desc("S"), cl::sub(tuneCmd),
@@ -239,23 +247,26 @@ Expected<KernelCandidates> feasibleCounts(MLIRContext &ctx, bool print) {
   return out;
 }
 
-/// Writes the configured graph `f` as the bundle `dir`; its stepShape.
+/// Writes the configured graph `f` as the bundle `dir`; its stepShape
+/// (`written`, when given, gets the manifest).
 Expected<std::string> writeGraph(mlir::func::FuncOp f, const std::string &dir,
-                                 const bundle::BundleOptions &options) {
+                                 const bundle::BundleOptions &options,
+                                 bundle::WrittenBundle *written = nullptr) {
   std::string log;
   raw_string_ostream os(log);
-  if (Error e = bundle::writeBundle(f, dir, options, os))
+  if (Error e = bundle::writeBundle(f, dir, options, os, written))
     return std::move(e);
   return stepShape(f);
 }
 
 /// The fused configured graph written as the bundle `dir`; its stepShape.
 Expected<std::string> writeOne(MLIRContext &ctx, const std::string &dir,
-                          const bundle::BundleOptions &options) {
+                               const bundle::BundleOptions &options,
+                               bundle::WrittenBundle *written = nullptr) {
   auto module = configuredGraph(ctx);
   if (!module)
     return module.takeError();
-  return writeGraph(layerFunction(**module), dir, options);
+  return writeGraph(layerFunction(**module), dir, options, written);
 }
 
 /// The default bundle's reference/ copied into `to` (the candidates compute
@@ -274,6 +285,37 @@ Error copyReferences(const std::string &from, const std::string &to) {
   return ec ? fail(from + ": " + ec.message()) : Error::success();
 }
 
+/// The knob candidates of the kernels only the path bundle `file` (written
+/// from `f` as `path`) has (bundle/PathKnobs.h): `<stem>-c<i>.dmlib` for each
+/// configuration index i that --path-candidates measures (below --candidates
+/// when given), with the path bundle's references and a tune-steps file of
+/// those kernels.
+Error emitPathKnobs(mlir::func::FuncOp f, const std::string &dir, const std::string &file,
+                    const bundle::WrittenBundle &path, const bundle::WrittenBundle &base,
+                    bundle::BundleOptions options) {
+  if (pathCandidates == 1)
+    return Error::success();
+  std::vector<size_t> own = bundle::kernelsOnlyIn(path.manifest, base.manifest);
+  const std::string stem = file.substr(0, file.size() - std::string(".dmlib").size());
+  options.reference = false;
+  options.referenceCache = nullptr;
+  for (auto &[i, steps] : bundle::pathKnobSteps(f, own, pathCandidates)) {
+    if (count > 0 && i >= size_t(count.getValue()))
+      continue;
+    options.configIndex = int(i);
+    std::string b = dir + "/" + stem + "-c" + std::to_string(i) + ".dmlib";
+    if (auto written = writeGraph(f, b, options); !written)
+      return written.takeError();
+    if (Error e = copyReferences(dir + "/" + file + "/reference", b + "/reference"))
+      return e;
+    if (Error e = writeTuneSteps(b + "/tune-steps", steps))
+      return e;
+    errs() << "dmc tune: " << b << " (" << file << "'s own kernels in configuration " << i
+           << ": " << steps.size() << " kernel(s))\n";
+  }
+  return Error::success();
+}
+
 Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
                      std::vector<LayoutBundle> &layouts, const KernelCandidates &kernels) {
   if (std::error_code ec = sys::fs::create_directories(dir))
@@ -287,7 +329,8 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
   bundle::ReferenceCache references;
   options.referenceCache = &references;
   errs() << "dmc tune: " << dir << "/default.dmlib (with references)\n";
-  auto fusedSteps = writeOne(ctx, dir + "/default.dmlib", options);
+  bundle::WrittenBundle base;
+  auto fusedSteps = writeOne(ctx, dir + "/default.dmlib", options, &base);
   if (!fusedSteps)
     return fusedSteps.takeError();
   // The paths dmc compile --db compares with the default, each in its default
@@ -324,9 +367,13 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
       continue;
     errs() << "dmc tune: " << dir << "/" << alt.file << " (" << alt.what
            << ", with references)\n";
-    if (auto written = writeGraph(layerFunction(**module), dir + "/" + alt.file, options);
+    bundle::WrittenBundle path;
+    if (auto written =
+            writeGraph(layerFunction(**module), dir + "/" + alt.file, options, &path);
         !written)
       return written.takeError();
+    if (Error e = emitPathKnobs(layerFunction(**module), dir, alt.file, path, base, options))
+      return e;
   }
   // Layout candidates, each with references of its own (its layouts are
   // stored) for the steps it changes, the only ones dmrt-tune measures.
@@ -385,6 +432,9 @@ int runTune(MLIRContext &ctx, const char *argv0) {
     return report(fail("--candidates must be >= 0 and --reference-samples >= 1"));
   if (pruneKernels < 0)
     return report(fail("--prune-kernels must be >= 0 (0: every feasible configuration)"));
+  if (pathCandidates < 0)
+    return report(fail("--path-candidates must be >= 0 (0: every feasible configuration, 1: "
+                       "the default only)"));
   auto candidates = feasibleCounts(ctx, dryRun);
   if (!candidates)
     return report(candidates.takeError());
@@ -424,6 +474,15 @@ int runTune(MLIRContext &ctx, const char *argv0) {
     outs() << formatv("dmc tune: {0} layout candidate bundle(s) ({1} through a transpose) of {2}, "
                       "{3} skipped (rejected when applied)\n",
                       layouts->size(), transposes, applicable, skipped.size());
+    outs() << "dmc tune: each path bundle (unfused.dmlib, drawn.dmlib, ...) also gets knob "
+              "candidates of the kernels default.dmlib does not have, <path>-c<i>.dmlib ("
+           << (pathCandidates == 1 ? std::string("none: --path-candidates 1")
+               : pathCandidates == 0
+                   ? std::string("every feasible configuration: --path-candidates 0")
+                   : "the cost model's " + std::to_string(pathCandidates - 1) +
+                         " cheapest others: --path-candidates " +
+                         std::to_string(pathCandidates))
+           << "), counted when they are written\n";
     return 0;
   }
   for (const std::string &why : skipped)

@@ -434,6 +434,58 @@ def each_dropout(args, tmp, saved, drawn):
     print("ok: each dropout alone: dropout 1 drawn again, dropout 3 saved")
 
 
+def kernel_problems(bundle):
+    """Each kernel's tuning problem, as tuning-db/Problem.h keys it: its name (the
+    member ops) and the layouts, shapes and dtypes of its tensors."""
+    m = json.load(open(os.path.join(bundle, "manifest.json")))
+    tensors = {t["id"]: t for t in m["tensors"]}
+    def problem(k):
+        side = lambda ids: tuple((tensors[i]["dims"], tuple(tensors[i]["shape"]),
+                                  tensors[i]["dtype"]) for i in ids)
+        return (k["name"], side(k["inputs"]), side(k["outputs"]))
+    return [problem(k) for k in m["kernels"]]
+
+
+def path_knob_candidates(args, tmp):
+    """dmc tune writes knob candidates of the kernels only a path bundle has
+    (<path>-c<i>.dmlib): their tune-steps list only those kernels, their references
+    are the path bundle's; --path-candidates 1 writes none, a negative is refused."""
+    cands = os.path.join(tmp, "tg-path-knobs")
+    run([args.dmc, "tune", TGPT, "--emit-candidates", cands, "--candidates", "3",
+         "--layout-candidates", "0"])
+    base = set(kernel_problems(os.path.join(cands, "default.dmlib")))
+    drawn = kernel_problems(os.path.join(cands, "drawn.dmlib"))
+    own = {i for i, p in enumerate(drawn) if p not in base}
+    # The comparison can tell kernels apart: none of the default's is its own, and
+    # the drawing kernels are drawn.dmlib's own.
+    assert not [p for p in kernel_problems(os.path.join(cands, "default.dmlib")) if p not in base]
+    assert own and len(own) < len(drawn), (own, len(drawn))
+    bundles = sorted(b for b in os.listdir(cands) if re.fullmatch(r"drawn-c\d+\.dmlib", b))
+    assert bundles, os.listdir(cands)
+    listed = set()
+    refs = sorted(os.listdir(os.path.join(cands, "drawn.dmlib", "reference")))
+    for b in bundles:
+        steps = open(os.path.join(cands, b, "tune-steps")).read().split()
+        assert steps[0] == "kernels" and steps[2:] == ["contractions", "-"], (b, steps)
+        ks = {int(k) for k in steps[1].split(",")}
+        assert ks <= own, f"{b}: measures {sorted(ks - own)}, which default.dmlib has too"
+        assert int(b[len("drawn-c"):-len(".dmlib")]) < 3, b  # --candidates 3
+        assert sorted(os.listdir(os.path.join(cands, b, "reference"))) == refs, b
+        listed |= ks
+    # (An own kernel with no other configuration below --candidates is in none.)
+    assert listed and listed <= own, (listed, own)
+    assert any(re.fullmatch(r"nobgrad-c\d+\.dmlib|apart-c\d+\.dmlib", b)
+               for b in os.listdir(cands)), os.listdir(cands)
+    none = os.path.join(tmp, "tg-path-knobs-1")
+    run([args.dmc, "tune", TGPT, "--emit-candidates", none, "--candidates", "1",
+         "--layout-candidates", "0", "--path-candidates", "1"])
+    assert not [b for b in os.listdir(none) if "-c" in b], os.listdir(none)
+    expect_error([args.dmc, "tune", TGPT, "--dry-run", "--path-candidates", "-1"],
+                 "--path-candidates must be >= 0", "dmc tune --path-candidates -1")
+    print(f"ok: dmc tune wrote {len(bundles)} drawn-c<i>.dmlib measuring only drawn.dmlib's "
+          f"{len(own)} own kernel(s), with its references; none with --path-candidates 1")
+
+
 def saved_bits(bundle):
     """Whether a bundle saves dropout keep bits (its `dropout<id>.keep_bits` tensors)."""
     manifest = json.load(open(os.path.join(bundle, "manifest.json")))
@@ -511,7 +563,7 @@ def tune_command(args, tmp):
                  "dmc tune without a mode")
     cands, db = os.path.join(tmp, "cands"), os.path.join(tmp, "tune.jsonl")
     r = run([args.dmc, "tune", TINY, "--emit-candidates", cands, "--candidates", "2", "--db", db,
-             "--layout-candidates", "0"], ok=False)
+             "--layout-candidates", "0", "--path-candidates", "1"], ok=False)
     refs = sorted(os.listdir(os.path.join(cands, "default.dmlib", "reference")))
     assert not os.path.exists(os.path.join(cands, "unfused.dmlib")), \
         "unfused.dmlib for a model without fused attention"
@@ -652,6 +704,7 @@ def main():
     contraction_algorithms(args, tmp)
     attention_paths(args, tmp)
     dropout_paths(args, tmp)
+    path_knob_candidates(args, tmp)
     column_paths(args, tmp)
     bias_grad_paths(args, tmp)
     addend_paths(args, tmp)
