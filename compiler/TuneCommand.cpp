@@ -7,7 +7,7 @@
 #include "compiler/bundle/Configuration.h"
 #include "compiler/bundle/KernelPruning.h"
 #include "compiler/bundle/LayoutCandidates.h"
-#include "compiler/bundle/PathKnobs.h"
+#include "compiler/bundle/CandidateFiles.h"
 #include "compiler/bundle/Reference.h"
 #include "ir/InPlaceStack.h"
 
@@ -179,22 +179,6 @@ Expected<std::vector<LayoutBundle>> layoutBundles(MLIRContext &ctx, bool print,
   return out;
 }
 
-/// The tune-steps file of a layout candidate (docs/bundle-format.md).
-Error writeTuneSteps(const std::string &path, const std::vector<std::string> &steps) {
-  std::string kernels, contractions;
-  for (const std::string &s : steps) {
-    std::string &list = s[0] == 'k' ? kernels : contractions;
-    list += (list.empty() ? "" : ",") + s.substr(1);
-  }
-  std::error_code ec;
-  raw_fd_ostream os(path, ec);
-  if (ec)
-    return fail(path + ": cannot write: " + ec.message());
-  os << "kernels " << (kernels.empty() ? "-" : kernels) << "\ncontractions "
-     << (contractions.empty() ? "-" : contractions) << "\n";
-  return Error::success();
-}
-
 /// Per kernel: its feasible knob configurations, and those candidate bundles
 /// measure (--prune-kernels).
 struct KernelCandidates {
@@ -247,18 +231,6 @@ Expected<KernelCandidates> feasibleCounts(MLIRContext &ctx, bool print) {
   return out;
 }
 
-/// Writes the configured graph `f` as the bundle `dir`; its stepShape
-/// (`written`, when given, gets the manifest).
-Expected<std::string> writeGraph(mlir::func::FuncOp f, const std::string &dir,
-                                 const bundle::BundleOptions &options,
-                                 bundle::WrittenBundle *written = nullptr) {
-  std::string log;
-  raw_string_ostream os(log);
-  if (Error e = bundle::writeBundle(f, dir, options, os, written))
-    return std::move(e);
-  return stepShape(f);
-}
-
 /// The fused configured graph written as the bundle `dir`; its stepShape.
 Expected<std::string> writeOne(MLIRContext &ctx, const std::string &dir,
                                const bundle::BundleOptions &options,
@@ -266,54 +238,7 @@ Expected<std::string> writeOne(MLIRContext &ctx, const std::string &dir,
   auto module = configuredGraph(ctx);
   if (!module)
     return module.takeError();
-  return writeGraph(layerFunction(**module), dir, options, written);
-}
-
-/// The default bundle's reference/ copied into `to` (the candidates compute
-/// the same steps on the same inputs).
-Error copyReferences(const std::string &from, const std::string &to) {
-  sys::fs::remove_directories(to);
-  if (std::error_code ec = sys::fs::create_directories(to))
-    return fail(to + ": " + ec.message());
-  std::error_code ec;
-  for (sys::fs::directory_iterator it(from, ec), end; it != end && !ec; it.increment(ec)) {
-    SmallString<256> dest(to);
-    sys::path::append(dest, sys::path::filename(it->path()));
-    if (std::error_code c = sys::fs::copy_file(it->path(), dest))
-      return fail(dest + ": " + c.message());
-  }
-  return ec ? fail(from + ": " + ec.message()) : Error::success();
-}
-
-/// The knob candidates of the kernels only the path bundle `file` (written
-/// from `f` as `path`) has (bundle/PathKnobs.h): `<stem>-c<i>.dmlib` for each
-/// configuration index i that --path-candidates measures (below --candidates
-/// when given), with the path bundle's references and a tune-steps file of
-/// those kernels.
-Error emitPathKnobs(mlir::func::FuncOp f, const std::string &dir, const std::string &file,
-                    const bundle::WrittenBundle &path, const bundle::WrittenBundle &base,
-                    bundle::BundleOptions options) {
-  if (pathCandidates == 1)
-    return Error::success();
-  std::vector<size_t> own = bundle::kernelsOnlyIn(path.manifest, base.manifest);
-  const std::string stem = file.substr(0, file.size() - std::string(".dmlib").size());
-  options.reference = false;
-  options.referenceCache = nullptr;
-  for (auto &[i, steps] : bundle::pathKnobSteps(f, own, pathCandidates)) {
-    if (count > 0 && i >= size_t(count.getValue()))
-      continue;
-    options.configIndex = int(i);
-    std::string b = dir + "/" + stem + "-c" + std::to_string(i) + ".dmlib";
-    if (auto written = writeGraph(f, b, options); !written)
-      return written.takeError();
-    if (Error e = copyReferences(dir + "/" + file + "/reference", b + "/reference"))
-      return e;
-    if (Error e = writeTuneSteps(b + "/tune-steps", steps))
-      return e;
-    errs() << "dmc tune: " << b << " (" << file << "'s own kernels in configuration " << i
-           << ": " << steps.size() << " kernel(s))\n";
-  }
-  return Error::success();
+  return bundle::writeGraph(layerFunction(**module), dir, options, written);
 }
 
 Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
@@ -369,10 +294,11 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
            << ", with references)\n";
     bundle::WrittenBundle path;
     if (auto written =
-            writeGraph(layerFunction(**module), dir + "/" + alt.file, options, &path);
+            bundle::writeGraph(layerFunction(**module), dir + "/" + alt.file, options, &path);
         !written)
       return written.takeError();
-    if (Error e = emitPathKnobs(layerFunction(**module), dir, alt.file, path, base, options))
+    if (Error e = bundle::emitPathKnobs(layerFunction(**module), dir, alt.file, path, base,
+                                        options, pathCandidates, count))
       return e;
   }
   // Layout candidates, each with references of its own (its layouts are
@@ -381,9 +307,9 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
     bundle::BundleOptions o = options;
     o.referenceSteps = std::set<std::string>(l.steps.begin(), l.steps.end());
     std::string b = dir + "/" + l.file;
-    if (auto written = writeGraph(layerFunction(*l.module), b, o); !written)
+    if (auto written = bundle::writeGraph(layerFunction(*l.module), b, o); !written)
       return written.takeError();
-    if (Error e = writeTuneSteps(b + "/tune-steps", l.steps))
+    if (Error e = bundle::writeTuneSteps(b + "/tune-steps", l.steps))
       return e;
     errs() << "dmc tune: " << b << " (" << l.candidate.describe() << ", " << l.steps.size()
            << " step(s) with references)\n";
@@ -406,9 +332,9 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
     std::string b = dir + "/c" + std::to_string(i) + ".dmlib";
     if (auto written = writeOne(ctx, b, options); !written)
       return written.takeError();
-    if (Error e = copyReferences(dir + "/default.dmlib/reference", b + "/reference"))
+    if (Error e = bundle::copyReferences(dir + "/default.dmlib/reference", b + "/reference"))
       return e;
-    if (Error e = writeTuneSteps(b + "/tune-steps", steps))
+    if (Error e = bundle::writeTuneSteps(b + "/tune-steps", steps))
       return e;
     errs() << "dmc tune: " << b << " (" << i + 1 << "/" << n << ", " << steps.size()
            << " kernel(s))\n";
