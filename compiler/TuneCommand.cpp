@@ -64,7 +64,7 @@ cl::opt<int> pathCandidates(
     "path-candidates",
     cl::desc("Knob configurations measured of each kernel only a path bundle has (drawn.dmlib's "
              "drawing kernels, nobgrad.dmlib's column sums, ...): its default, in the path "
-             "bundle, and the kernel cost model's N - 1 cheapest others, in <path>-c<i>.dmlib "
+             "bundle, and the kernel cost model's N - 1 cheapest others, in <path>-k<j>.dmlib "
              "(default 4; 1: the default only; 0: every feasible one)"),
     cl::init(4), cl::value_desc("N"), cl::sub(tuneCmd), cl::cat(category));
 cl::opt<unsigned> timeBudget("time-budget",
@@ -401,7 +401,7 @@ int runTune(MLIRContext &ctx, const char *argv0) {
                       "{3} skipped (rejected when applied)\n",
                       layouts->size(), transposes, applicable, skipped.size());
     outs() << "dmc tune: each path bundle (unfused.dmlib, drawn.dmlib, ...) also gets knob "
-              "candidates of the kernels default.dmlib does not have, <path>-c<i>.dmlib ("
+              "candidates of the kernels default.dmlib does not have, <path>-k<j>.dmlib ("
            << (pathCandidates == 1 ? std::string("none: --path-candidates 1")
                : pathCandidates == 0
                    ? std::string("every feasible configuration: --path-candidates 0")

@@ -9,6 +9,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -34,6 +35,10 @@ struct BundleOptions {
   /// -1: each kernel's default configuration; N >= 0: its N-th feasible one
   /// (modulo their number), for sweeping configurations on a GPU.
   int configIndex = -1;
+  /// Per kernel (its index in step order): its N-th feasible configuration,
+  /// in place of configIndex or the configuration's knobs (a path bundle's
+  /// knob candidates, PathKnobs.h).
+  std::map<size_t, int> kernelConfigs;
   /// Written into config.json as its `prediction` (dmc compile --db), when set.
   bool hasPrediction = false;
   dmrt::ConfigPrediction prediction;

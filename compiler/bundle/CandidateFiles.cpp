@@ -65,19 +65,24 @@ llvm::Error emitPathKnobs(mlir::func::FuncOp f, const std::string &dir, const st
   const std::string stem = file.substr(0, file.size() - std::string(".dmlib").size());
   options.reference = false;
   options.referenceCache = nullptr;
-  for (auto &[i, steps] : pathKnobSteps(f, own, n)) {
-    if (limit > 0 && i >= size_t(limit))
-      continue;
-    options.configIndex = int(i);
-    std::string b = dir + "/" + stem + "-c" + std::to_string(i) + ".dmlib";
+  std::vector<std::map<size_t, int>> bundles = pathKnobBundles(f, own, n, limit);
+  for (size_t j = 0; j < bundles.size(); ++j) {
+    options.kernelConfigs = bundles[j];
+    std::vector<std::string> steps;
+    std::string which;
+    for (auto [k, i] : bundles[j]) {
+      steps.push_back("k" + std::to_string(k));
+      which += (which.empty() ? "" : ", ") + steps.back() + " #" + std::to_string(i);
+    }
+    std::string b = dir + "/" + stem + "-k" + std::to_string(j) + ".dmlib";
     if (auto written = writeGraph(f, b, options); !written)
       return written.takeError();
     if (llvm::Error e = copyReferences(dir + "/" + file + "/reference", b + "/reference"))
       return e;
     if (llvm::Error e = writeTuneSteps(b + "/tune-steps", steps))
       return e;
-    llvm::errs() << "dmc tune: " << b << " (" << file << "'s own kernels in configuration " << i
-                 << ": " << steps.size() << " kernel(s))\n";
+    llvm::errs() << "dmc tune: " << b << " (" << file << "'s own kernels in other knobs: "
+                 << which << ")\n";
   }
   return llvm::Error::success();
 }

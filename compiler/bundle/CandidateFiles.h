@@ -34,10 +34,10 @@ llvm::Error copyReferences(const std::string &from, const std::string &to);
 llvm::Error writeTuneSteps(const std::string &path, const std::vector<std::string> &steps);
 
 /// The knob candidates of the kernels only the path bundle `dir`/`file` has
-/// (written from `f` as `path`; `base` is default.dmlib): `<stem>-c<i>.dmlib`
-/// for each configuration index i that pathKnobSteps(f, ..., `n`) measures
-/// (below `limit` when > 0), with the path bundle's references and a
-/// tune-steps file of those kernels; `n` == 1: none. A line each to stderr.
+/// (written from `f` as `path`; `base` is default.dmlib): `<stem>-k<j>.dmlib`
+/// for each of pathKnobBundles(f, ..., `n`, `limit`) (PathKnobs.h), with the
+/// path bundle's references and a tune-steps file of those kernels; `n` == 1:
+/// none. A line each to stderr.
 llvm::Error emitPathKnobs(mlir::func::FuncOp f, const std::string &dir, const std::string &file,
                           const WrittenBundle &path, const WrittenBundle &base,
                           BundleOptions options, int n, int limit);

@@ -52,7 +52,10 @@ llvm::Expected<std::vector<BuiltKernel>> buildKernels(func::FuncOp f,
     size_t n = built.size();
     BuiltKernel b;
     b.op = kernel;
-    b.config = options.configIndex >= 0
+    auto own = options.kernelConfigs.find(n);
+    b.config = own != options.kernelConfigs.end()
+                   ? sweptKnobs(kernel, own->second, configuration.kernels[n])
+               : options.configIndex >= 0
                    ? sweptKnobs(kernel, options.configIndex, configuration.kernels[n])
                    : knobsOf(kernel); // what configuration.kernels[n] says
     auto emitted = codegen::emitKernel(kernel, b.config, kernelName(n, kernel));

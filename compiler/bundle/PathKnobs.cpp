@@ -1,6 +1,9 @@
 //===- PathKnobs.cpp - Knob candidates of a path bundle's own kernels -----===//
 #include "compiler/bundle/PathKnobs.h"
 #include "compiler/bundle/KernelPruning.h"
+#include "compiler/bundle/Configuration.h"
+
+#include "codegen/KernelSpace.h"
 
 #include "tuning-db/Problem.h"
 
@@ -32,14 +35,30 @@ std::vector<size_t> kernelsOnlyIn(const dmrt::Manifest &path, const dmrt::Manife
   return out;
 }
 
-std::map<size_t, std::vector<std::string>>
-pathKnobSteps(mlir::func::FuncOp f, const std::vector<size_t> &kernels, int n) {
-  std::map<size_t, std::vector<std::string>> out;
+std::vector<std::map<size_t, int>> pathKnobBundles(mlir::func::FuncOp f,
+                                                   const std::vector<size_t> &kernels, int n,
+                                                   int limit) {
+  std::vector<std::map<size_t, int>> out;
   std::vector<std::set<size_t>> measured = configurationsToMeasure(f, n);
-  for (size_t k : kernels)
-    if (k < measured.size())
-      for (size_t i : measured[k])
-        out[i].push_back("k" + std::to_string(k));
+  std::vector<dm::KernelOp> ops(f.getOps<dm::KernelOp>().begin(),
+                                f.getOps<dm::KernelOp>().end());
+  for (size_t k : kernels) {
+    if (k >= measured.size())
+      continue;
+    // The default is the path bundle's own measurement (a kernel with fewer
+    // configurations than n has it among every one).
+    const std::string def = knobsOf(ops[k]).describe();
+    auto all = codegen::isFusedKernel(ops[k]) ? codegen::enumerateFusedConfigs(ops[k])
+                                              : codegen::enumerateConfigs(codegen::spaceOf(ops[k]));
+    size_t j = 0;
+    for (size_t i : measured[k]) {
+      if ((limit > 0 && i >= size_t(limit)) || all[i].describe() == def)
+        continue;
+      if (out.size() <= j)
+        out.emplace_back();
+      out[j++][k] = int(i);
+    }
+  }
   return out;
 }
 

@@ -448,8 +448,10 @@ def kernel_problems(bundle):
 
 def path_knob_candidates(args, tmp):
     """dmc tune writes knob candidates of the kernels only a path bundle has
-    (<path>-c<i>.dmlib): their tune-steps list only those kernels, their references
-    are the path bundle's; --path-candidates 1 writes none, a negative is refused."""
+    (<path>-k<j>.dmlib: bundle j gives each of them its j-th other configuration):
+    their tune-steps list only those kernels, which have those knobs while the
+    others keep the path's defaults; their references are the path bundle's;
+    --path-candidates 1 writes none, a negative is refused."""
     cands = os.path.join(tmp, "tg-path-knobs")
     run([args.dmc, "tune", TGPT, "--emit-candidates", cands, "--candidates", "3",
          "--layout-candidates", "0"])
@@ -460,8 +462,16 @@ def path_knob_candidates(args, tmp):
     # the drawing kernels are drawn.dmlib's own.
     assert not [p for p in kernel_problems(os.path.join(cands, "default.dmlib")) if p not in base]
     assert own and len(own) < len(drawn), (own, len(drawn))
-    bundles = sorted(b for b in os.listdir(cands) if re.fullmatch(r"drawn-c\d+\.dmlib", b))
-    assert bundles, os.listdir(cands)
+    bundles = sorted(b for b in os.listdir(cands) if re.fullmatch(r"drawn-k\d+\.dmlib", b))
+    # --path-candidates 4: up to 3 others a kernel, fewer below --candidates 3.
+    assert 1 <= len(bundles) <= 3, os.listdir(cands)
+    # The drawing graph in configuration i, to compare knobs with.
+    swept = {}
+    for i in range(3):
+        out = os.path.join(tmp, f"tg-drawn-{i}.dmlib")
+        run([args.dmc, "compile", TGPT, "--no-dropout-bits", "--config-index", str(i), "-o", out])
+        swept[i] = knobs(out)
+    defaults = knobs(os.path.join(cands, "drawn.dmlib"))
     listed = set()
     refs = sorted(os.listdir(os.path.join(cands, "drawn.dmlib", "reference")))
     for b in bundles:
@@ -469,21 +479,28 @@ def path_knob_candidates(args, tmp):
         assert steps[0] == "kernels" and steps[2:] == ["contractions", "-"], (b, steps)
         ks = {int(k) for k in steps[1].split(",")}
         assert ks <= own, f"{b}: measures {sorted(ks - own)}, which default.dmlib has too"
-        assert int(b[len("drawn-c"):-len(".dmlib")]) < 3, b  # --candidates 3
         assert sorted(os.listdir(os.path.join(cands, b, "reference"))) == refs, b
+        got = knobs(os.path.join(cands, b))
+        for n, name in enumerate(got):
+            if n in ks:  # one of the configurations below --candidates, not the default
+                assert got[name] != defaults[name] and got[name] in \
+                    [swept[i][name] for i in range(3)], (b, name, got[name])
+            else:
+                assert got[name] == defaults[name], (b, name, got[name], defaults[name])
         listed |= ks
     # (An own kernel with no other configuration below --candidates is in none.)
     assert listed and listed <= own, (listed, own)
-    assert any(re.fullmatch(r"nobgrad-c\d+\.dmlib|apart-c\d+\.dmlib", b)
+    assert any(re.fullmatch(r"nobgrad-k\d+\.dmlib|apart-k\d+\.dmlib", b)
                for b in os.listdir(cands)), os.listdir(cands)
     none = os.path.join(tmp, "tg-path-knobs-1")
     run([args.dmc, "tune", TGPT, "--emit-candidates", none, "--candidates", "1",
          "--layout-candidates", "0", "--path-candidates", "1"])
-    assert not [b for b in os.listdir(none) if "-c" in b], os.listdir(none)
+    assert not [b for b in os.listdir(none) if "-k" in b], os.listdir(none)
     expect_error([args.dmc, "tune", TGPT, "--dry-run", "--path-candidates", "-1"],
                  "--path-candidates must be >= 0", "dmc tune --path-candidates -1")
-    print(f"ok: dmc tune wrote {len(bundles)} drawn-c<i>.dmlib measuring only drawn.dmlib's "
-          f"{len(own)} own kernel(s), with its references; none with --path-candidates 1")
+    print(f"ok: dmc tune wrote {len(bundles)} drawn-k<j>.dmlib measuring only drawn.dmlib's "
+          f"{len(listed)} of {len(own)} own kernel(s) in other knobs, the rest at the path's "
+          "defaults, with its references; none with --path-candidates 1")
 
 
 def saved_bits(bundle):
