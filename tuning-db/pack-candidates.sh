@@ -6,13 +6,14 @@
 # them as one small file (bert-large without the layout candidates: 44 bundles,
 # 84 MB on disk, 6 MB packed; the device tool carries 64 MiB).
 # Usage: tuning-db/pack-candidates.sh [--build DIR] [--prune-kernels N] [--candidates N]
-#        [--layout-candidates N] MODEL.json [MODEL.json ...]
+#        [--layout-candidates N] [--path-candidates N] MODEL.json [MODEL.json ...]
 # --prune-kernels N: passed to dmc tune (default 8: each kernel's default and
 # the cost model's 7 cheapest others; 0: every feasible configuration, for
 # studies of the cost model and the report's violins). --candidates N and
 # --layout-candidates N: passed to dmc tune (fewer bundles: N knob candidates,
 # the first N layout candidates; 0: none), to measure a changed graph's new
-# kernels without the whole space.
+# kernels without the whole space. --path-candidates N: passed to dmc tune (knob
+# candidates of the kernels only a path bundle has, <path>-k<j>.dmlib; 1: none).
 # On the GPU machine (../shared/DEVICE.md), with gpu-deps carried too:
 #   tar xJf gpu-tune.tar.xz
 #   tuning-db/tune-device.sh gpu-tune/NAME DB [--time-budget S] [--algorithms N]
@@ -20,14 +21,14 @@
 set -euo pipefail
 build=build
 prune=()
-usage="usage: tuning-db/pack-candidates.sh [--build DIR] [--prune-kernels N] [--candidates N] [--layout-candidates N] MODEL.json [MODEL.json ...]"
+usage="usage: tuning-db/pack-candidates.sh [--build DIR] [--prune-kernels N] [--candidates N] [--layout-candidates N] [--path-candidates N] MODEL.json [MODEL.json ...]"
 while [ $# -ge 2 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
     --prune-kernels)
       [[ "$2" =~ ^[0-9]+$ ]] || { echo "pack-candidates: --prune-kernels: '$2' is not a count (0: every configuration)" >&2; exit 2; }
       prune+=(--prune-kernels "$2"); shift 2 ;;
-    --candidates|--layout-candidates)
+    --candidates|--layout-candidates|--path-candidates)
       [[ "$2" =~ ^[0-9]+$ ]] || { echo "pack-candidates: $1: '$2' is not a count" >&2; exit 2; }
       prune+=("$1" "$2"); shift 2 ;;
     *) break ;;
