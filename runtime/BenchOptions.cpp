@@ -10,7 +10,8 @@
 namespace dmrt {
 
 const char *const kBenchUsage =
-    "usage: dmrt-bench BUNDLE [--list] [--kernel ID|NAME[,...]|all] "
+    "usage: dmrt-bench --device-info [--device N=0] [--json OUT.json]\n"
+    "       dmrt-bench BUNDLE [--list] [--kernel ID|NAME[,...]|all] "
     "[--contraction ID[,...]|all]\n"
     "                  [--config-sweep] [--reference] [--reps N=50] "
     "[--warmup N=5]\n"
@@ -193,6 +194,8 @@ bool parseBenchArgs(int argc, const char *const *argv, BenchOptions &out,
       return true;
     } else if (a == "--list") {
       out.list = true;
+    } else if (a == "--device-info") {
+      out.deviceInfo = true;
     } else if (a == "--config-sweep") {
       out.sweep = true;
     } else if (a == "--reference") {
@@ -299,7 +302,11 @@ bool parseBenchArgs(int argc, const char *const *argv, BenchOptions &out,
             "comparison)";
     return false;
   }
-  if (out.bundleDir.empty()) {
+  if (out.deviceInfo && !out.bundleDir.empty()) {
+    error = "--device-info takes no bundle (" + out.bundleDir + " given)";
+    return false;
+  }
+  if (out.bundleDir.empty() && !out.deviceInfo) {
     error = "no bundle given";
     return false;
   }

@@ -22,6 +22,11 @@ struct BenchOptions {
   std::vector<std::string> kernelList, contractionList;
   bool list = false, sweep = false;
   bool help = false; // -h/--help: print kBenchUsage, nothing else parsed
+  /// --device-info: no bundle; the device block a run's JSON starts with
+  /// (name, SMs, compute capability, memory clock, L2, CUDA runtime and
+  /// cuBLASLt versions) to --json or stdout, so a tuner knows the GPU before
+  /// it measures anything.
+  bool deviceInfo = false;
   int device = 0;
   HarnessOptions harness;
 };

@@ -193,6 +193,18 @@ std::string ImportResult::summary() const {
          " rejected; " + std::to_string(unchecked) + " step(s) not checked (not recorded)";
 }
 
+bool benchDevice(const std::string &file, Record &out, std::string &error) {
+  std::string text;
+  if (!readFile(file, text, error))
+    return false;
+  Reader r(file, error);
+  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded() || !root.is_object())
+    return r.fail("", "not a JSON object (expected dmrt-bench's --device-info or --json)");
+  out = Record{};
+  return readDevice(r, root, out.device, out.software.cuda, out.software.cublaslt);
+}
+
 bool importBench(const std::string &benchText, const std::string &benchFile,
                  const dmrt::Manifest &m, const dmrt::Configuration &config,
                  const std::string &date, ImportResult &out, std::string &error) {

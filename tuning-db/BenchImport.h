@@ -45,6 +45,11 @@ bool importBench(const std::string &benchText, const std::string &benchFile,
                  const dmrt::Manifest &, const dmrt::Configuration &, const std::string &date,
                  ImportResult &out, std::string &error);
 
+/// The GPU of the dmrt-bench JSON file `file` (`dmrt-bench --device-info`,
+/// or a run's): its device and the CUDA runtime and cuBLASLt versions into
+/// `out` (a record of that GPU, as stepsRecorded takes it). False with an
+/// error naming the file and field.
+bool benchDevice(const std::string &file, Record &out, std::string &error);
 /// importBench of the run file `benchPath` of the bundle directory `bundleDir`
 /// (its manifest.json and config.json), appended to the database `dbPath`
 /// (created if missing) record by record, skipping candidates the database

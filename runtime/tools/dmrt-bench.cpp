@@ -1,5 +1,6 @@
 //===- dmrt-bench.cpp - Check and time the kernels of a layer bundle ------===//
 //
+//   dmrt-bench --device-info [--device N] [--json OUT.json]
 //   dmrt-bench BUNDLE [--list] [--kernel ID|NAME[,...]|all] [--contraction ID[,...]|all]
 //              [--config-sweep] [--reference] [--reps N] [--warmup N]
 //              [--timing stream|isolated] [--flush-l2] [--seed S]
@@ -72,6 +73,43 @@ json comparisonJson(const OutputCheck &o) {
               {"size_mismatch", o.cmp.sizeMismatch}};
 }
 
+/// The device block of a run's JSON (without the copy bandwidth).
+json deviceJson(const DeviceInfo &dev) {
+  return {{"ordinal", dev.ordinal},
+          {"name", dev.name},
+          {"sm_count", dev.smCount},
+          {"compute_capability",
+           std::to_string(dev.ccMajor) + "." + std::to_string(dev.ccMinor)},
+          {"l2_bytes", dev.l2Bytes},
+          {"memory_bytes", dev.memoryBytes},
+          {"driver_version", dev.driverVersion},
+          {"runtime_version", dev.runtimeVersion},
+          {"mem_clock_khz", dev.memClockKhz},
+          {"cublaslt_version", dev.cublasLtVersion}};
+}
+
+/// --device-info: {"device": {...}} to `jsonOut` (or stdout).
+int printDeviceInfo(int device, const std::string &jsonOut) {
+  Harness h;
+  std::string error;
+  if (!h.open(device, error)) {
+    std::printf("skipped: no CUDA device: %s\n", error.c_str());
+    return h.noDevice() ? kExitNoDevice : kExitMismatch;
+  }
+  const std::string text = json{{"device", deviceJson(h.device())}}.dump(2) + "\n";
+  if (jsonOut.empty()) {
+    std::fputs(text.c_str(), stdout);
+    return 0;
+  }
+  std::ofstream out(jsonOut);
+  out << text;
+  if (!out) {
+    std::fprintf(stderr, "dmrt-bench: cannot write %s\n", jsonOut.c_str());
+    return kExitUsage;
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -89,6 +127,8 @@ int main(int argc, char **argv) {
   const HarnessOptions &opt = args.harness;
   const PlantedFault planted = opt.plantFault;
   const int device = args.device;
+  if (args.deviceInfo)
+    return printDeviceInfo(device, jsonOut);
 
   Bundle bundle;
   CubinImages images; // read once here; the harness loads modules from them
@@ -223,19 +263,9 @@ int main(int argc, char **argv) {
   j["bundle"] = bundleDir;
   j["model"] = bundle.model;
   j["arch"] = bundle.arch;
-  j["device"] = {{"ordinal", dev.ordinal},
-                 {"name", dev.name},
-                 {"sm_count", dev.smCount},
-                 {"compute_capability", std::to_string(dev.ccMajor) + "." +
-                                            std::to_string(dev.ccMinor)},
-                 {"l2_bytes", dev.l2Bytes},
-                 {"memory_bytes", dev.memoryBytes},
-                 {"driver_version", dev.driverVersion},
-                 {"runtime_version", dev.runtimeVersion},
-                 {"mem_clock_khz", dev.memClockKhz},
-                 {"cublaslt_version", dev.cublasLtVersion},
-                 {"copy_bytes", dev.copyBytes},
-                 {"copy_gbs", dev.copyGBs}};
+  j["device"] = deviceJson(dev);
+  j["device"]["copy_bytes"] = dev.copyBytes;
+  j["device"]["copy_gbs"] = dev.copyGBs;
   j["options"] = {{"reps", opt.reps},       {"warmup", opt.warmup},
                   {"timing", timingModeName(opt.timing)},
                   {"flush_l2", opt.flushL2}, {"seed", opt.seed},

@@ -16,7 +16,15 @@ import shutil
 import sys
 import tempfile
 
-from db_compile_test import TINY, bench_json, expect_error, priced_json, run
+from db_compile_test import DEVICE, TINY, bench_json, expect_error, priced_json, run
+
+
+def bench_runs(log):
+    """The measuring runs a logging fake bench saw (its --device-info calls left out)."""
+    if not os.path.exists(log + ".args"):
+        return []
+    return [l for l in open(log + ".args").read().splitlines()
+            if not l.startswith("--device-info")]
 
 
 def skip_recorded(args, tmp, tune, cands, base, bench, log):
@@ -40,7 +48,7 @@ def skip_recorded(args, tmp, tune, cands, base, bench, log):
     os.chmod(bench, 0o755)
     db = os.path.join(tmp, "skip.jsonl")
     r = run([tune, cands, db, "--bench", bench])
-    runs = open(log + ".args").read().splitlines()
+    runs = bench_runs(log)
     assert len(runs) == 2 and runs[0].split()[0].endswith("c0.dmlib"), runs
     assert runs[1].split()[0].endswith("c8.dmlib"), runs
     kernel_arg = runs[1].split()[runs[1].split().index("--kernel") + 1]
@@ -50,10 +58,27 @@ def skip_recorded(args, tmp, tune, cands, base, bench, log):
         "contraction(s) already in" in r.stdout, r.stdout
     print(f"ok: 7 copies of a measured bundle not run; c8 runs its {len(changed)} other "
           f"kernel(s) only (--kernel {kernel_arg})")
+    # Everything recorded: the GPU known from --device-info before the first bundle,
+    # so not even that one runs; a bench without the option runs the first whole.
+    os.remove(log + ".args")
+    r = run([tune, cands, db, "--bench", bench])
+    assert not bench_runs(log), bench_runs(log)
+    assert "dmrt-tune: device default: NVIDIA H200 (132 SMs, cc 9.0)" in r.stdout, r.stdout
+    assert r.stdout.count("nothing left to measure") == 9, r.stdout
+    plain = bench + ".plain.sh"  # the same without --device-info: it fails
+    open(plain, "w").write(open(bench).read().replace("--device-info", "--no-such-option"))
+    os.chmod(plain, 0o755)
+    os.remove(log + ".args")
+    r = run([tune, cands, db, "--bench", plain])
+    runs = bench_runs(log)
+    assert len(runs) == 1 and runs[0].split()[0].endswith("c0.dmlib"), runs
+    assert r.stdout.count("nothing left to measure") == 8 and "device default" not in r.stdout
+    print("ok: a GPU known from dmrt-bench --device-info: a fully recorded run measures "
+          "nothing, not even its first bundle (a bench without it: the first, whole)")
     os.remove(log + ".args")
     run([tune, cands, db, "--bench", bench, "--remeasure"])
-    assert len(open(log + ".args").read().splitlines()) == 9
-    print("ok: --remeasure runs every bundle")
+    assert len(bench_runs(log)) == 9 and len(open(log + ".args").read().splitlines()) == 9
+    print("ok: --remeasure runs every bundle (and asks no --device-info)")
     skip_contractions(args, tmp, tune, base, bench, log)
 
 
@@ -74,7 +99,7 @@ def skip_contractions(args, tmp, tune, base, bench, log):
     os.remove(log + ".args")
     db = os.path.join(tmp, "paths.jsonl")
     r = run([tune, cands, db, "--bench", bench])
-    runs = [l.split() for l in open(log + ".args").read().splitlines()]
+    runs = [l.split() for l in bench_runs(log)]
     assert len(runs) == 2 and runs[1][0] == path, runs
     assert "--kernel" not in runs[1] and runs[1][runs[1].index("--contraction") + 1] == \
         str(mapped[1]), runs[1]
@@ -102,10 +127,14 @@ def main():
         log = os.path.join(tmp, "bench.log")
         bench = os.path.join(tmp, "fake-bench.sh")
         # Slow enough that one device cannot take every bundle before the other starts.
+        # --device-info: the device block of its runs (dmrt-bench's), logging nothing.
+        info = os.path.join(tmp, "device-info.json")
+        json.dump({"device": DEVICE}, open(info, "w"))
         open(bench, "w").write(
             "#!/bin/sh\nbundle=$1; json=; device=-\n"
             "while [ $# -gt 0 ]; do case $1 in --json) json=$2;; --device) device=$2;; esac; "
-            "shift; done\nsleep 0.2\ncp \"$bundle.template\" \"$json\"\n"
+            f"shift; done\nif [ \"$bundle\" = --device-info ]; then cp {info} \"$json\"; "
+            "exit 0; fi\nsleep 0.2\ncp \"$bundle.template\" \"$json\"\n"
             f"echo \"$(basename $bundle) $device\" >> {log}\n")
         os.chmod(bench, 0o755)
         db = os.path.join(tmp, "db.jsonl")

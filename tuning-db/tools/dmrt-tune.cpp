@@ -18,9 +18,10 @@
 // faster than every bundle before it, elapsed time and the estimate of what
 // is left (`dmc-db show DB` then lists the fastest candidate of every
 // problem). With --time-budget no bundle starts after S seconds (what was
-// measured stays in DB). Once a run on a GPU is imported, the steps DB
-// already holds for that GPU (device and software as the run's records
-// have them; stepsRecorded) are left out of its later bundles, and a
+// measured stays in DB). The steps DB already holds for a device's GPU
+// (device and software as `dmrt-bench --device-info` reports them before
+// the first bundle, else as the first imported run's records have them;
+// stepsRecorded) are left out of its bundles, and a
 // bundle left with nothing to measure is not run (--remeasure: every step
 // measured); re-running appends only what DB lacks. With --resume a bundle whose run file (BUNDLE.run.json) an earlier
 // run left complete is imported from it instead of being measured again.
@@ -105,6 +106,7 @@ public:
   /// Measures bundles on `device` (-1: dmrt-bench's default) until none is
   /// left, the budget is spent or a dmrt-bench finds no GPU.
   void work(int device) {
+    identify(device);
     for (;;) {
       size_t i = next_++;
       if (i >= bundles_.size() || noGpu_)
@@ -125,6 +127,33 @@ public:
   size_t problems() const { return best_.problems(); }
 
 private:
+  /// The GPU of `device` as `dmrt-bench --device-info` reports it, so that
+  /// the first bundle already leaves out what DB holds for it; nothing when
+  /// the bench cannot say (no GPU, or a bench without the option: the first
+  /// import then tells) or with --remeasure.
+  void identify(int device) {
+    if (o_.remeasure)
+      return;
+    const std::string file =
+        o_.dir + "/device" + (device >= 0 ? std::to_string(device) : std::string()) + ".json";
+    std::vector<std::string> args = {o_.bench, "--device-info", "--json", file};
+    if (device >= 0)
+      args.insert(args.end(), {"--device", std::to_string(device)});
+    Record gpu;
+    std::string error;
+    bool known = runChild(args, file + ".log") == 0 && benchDevice(file, gpu, error);
+    std::remove(file.c_str());
+    std::remove((file + ".log").c_str());
+    if (!known)
+      return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    gpu_.emplace(device, gpu);
+    std::printf("dmrt-tune: device %s: %s (%lld SMs, cc %s): what DB holds for it is not "
+                "measured again (--remeasure: everything)\n",
+                device >= 0 ? std::to_string(device).c_str() : "default",
+                gpu.device.name.c_str(), (long long)gpu.device.sms, gpu.device.cc.c_str());
+  }
+
   double elapsed() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }

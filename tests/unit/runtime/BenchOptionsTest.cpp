@@ -93,6 +93,18 @@ TEST(BenchOptions, FlushL2NeedsIsolated) {
             0u);
 }
 
+TEST(BenchOptions, DeviceInfoTakesNoBundle) {
+  BenchOptions o;
+  EXPECT_EQ(parse({"--device-info", "--device", "1", "--json", "d.json"}, o), "");
+  EXPECT_TRUE(o.deviceInfo);
+  EXPECT_EQ(o.device, 1);
+  EXPECT_EQ(o.jsonOut, "d.json");
+  EXPECT_EQ(parse({"b.dmlib", "--device-info"}, o), "--device-info takes no bundle (b.dmlib given)");
+  BenchOptions plain;
+  EXPECT_EQ(parse({}, plain), "no bundle given");
+  EXPECT_FALSE(plain.deviceInfo);
+}
+
 TEST(BenchOptions, OtherErrorsAndHelp) {
   BenchOptions o;
   EXPECT_EQ(parse({}, o), "no bundle given");
