@@ -12,15 +12,12 @@
 namespace dmc::bundle {
 
 namespace {
-/// A kernel's tuning problem as one string: every field the database matches.
+/// A kernel's tuning problem as the database keys its records (no device,
+/// software or knobs: the same for every kernel compared).
 std::string problemText(const dmrt::Manifest &m, const dmrt::BundleKernel &k) {
-  tuningdb::Problem p = tuningdb::kernelProblem(m, k);
-  std::string s = p.signature + "|" + p.dtype;
-  for (const auto &[dim, size] : p.sizes)
-    s += "|" + dim + "=" + std::to_string(size);
-  for (const std::string &l : p.layouts)
-    s += "|" + l;
-  return s;
+  tuningdb::Record r;
+  tuningdb::fillProblem(tuningdb::kernelProblem(m, k), r);
+  return tuningdb::key(r);
 }
 } // namespace
 
