@@ -26,51 +26,47 @@ void applyConfigPaths(const dmrt::ConfigPaths &p, PipelineOptions &o) {
   o.stackInPlace = p.stackInPlace;
 }
 
+namespace {
+/// The boolean paths by their config.json key (bias_grads, a string, apart):
+/// one list for the module attribute both ways and for pathValue.
+struct BoolPath {
+  const char *key;
+  bool dmrt::ConfigPaths::*member;
+};
+constexpr BoolPath kBoolPaths[] = {{"fused_attention", &dmrt::ConfigPaths::fusedAttention},
+                                   {"column_fusion", &dmrt::ConfigPaths::columnFusion},
+                                   {"gemm_addends", &dmrt::ConfigPaths::gemmAddends},
+                                   {"stack_in_place", &dmrt::ConfigPaths::stackInPlace}};
+} // namespace
+
 void setPathsAttr(ModuleOp module, const dmrt::ConfigPaths &p) {
   Builder b(module.getContext());
-  module->setAttr(kPathsAttr,
-                  b.getDictionaryAttr({b.getNamedAttr("fused_attention",
-                                                      b.getBoolAttr(p.fusedAttention)),
-                                       b.getNamedAttr("column_fusion",
-                                                      b.getBoolAttr(p.columnFusion)),
-                                       b.getNamedAttr("bias_grads",
-                                                      b.getStringAttr(p.biasGrads)),
-                                       b.getNamedAttr("gemm_addends",
-                                                      b.getBoolAttr(p.gemmAddends)),
-                                       b.getNamedAttr("stack_in_place",
-                                                      b.getBoolAttr(p.stackInPlace))}));
+  llvm::SmallVector<NamedAttribute> fields;
+  for (const BoolPath &f : kBoolPaths)
+    fields.push_back(b.getNamedAttr(f.key, b.getBoolAttr(p.*f.member)));
+  fields.push_back(b.getNamedAttr("bias_grads", b.getStringAttr(p.biasGrads)));
+  module->setAttr(kPathsAttr, b.getDictionaryAttr(fields));
 }
 
 std::optional<dmrt::ConfigPaths> pathsOf(ModuleOp module) {
   auto d = module ? module->getAttrOfType<DictionaryAttr>(kPathsAttr) : DictionaryAttr();
   if (!d)
     return std::nullopt;
-  auto flag = [&](StringRef key, bool &out) {
-    if (auto a = d.getAs<BoolAttr>(key))
-      out = a.getValue();
-  };
   dmrt::ConfigPaths p;
-  flag("fused_attention", p.fusedAttention);
-  flag("column_fusion", p.columnFusion);
+  for (const BoolPath &f : kBoolPaths)
+    if (auto a = d.getAs<BoolAttr>(f.key))
+      p.*f.member = a.getValue();
   if (auto a = d.getAs<StringAttr>("bias_grads"))
     p.biasGrads = a.getValue().str();
-  flag("gemm_addends", p.gemmAddends);
-  flag("stack_in_place", p.stackInPlace);
   return p;
 }
 
 std::string pathValue(const dmrt::ConfigPaths &p, llvm::StringRef field) {
-  auto text = [](bool v) { return std::string(v ? "true" : "false"); };
-  if (field == "fused_attention")
-    return text(p.fusedAttention);
-  if (field == "column_fusion")
-    return text(p.columnFusion);
   if (field == "bias_grads")
     return p.biasGrads;
-  if (field == "gemm_addends")
-    return text(p.gemmAddends);
-  if (field == "stack_in_place")
-    return text(p.stackInPlace);
+  for (const BoolPath &f : kBoolPaths)
+    if (field == f.key)
+      return p.*f.member ? "true" : "false";
   return "";
 }
 
