@@ -156,14 +156,14 @@ bool selected(const std::string &sel, int64_t id) {
 }
 
 /// The record a run of bundle `m` on `device` with `software` (the run's
-/// CUDA and cuBLASLt; NVRTC from the manifest, codegen this build's) makes
+/// CUDA and cuBLASLt; NVRTC from the manifest, the codegen version of the
+/// record's family this build's) makes
 /// of kernel `k` in its knobs, or of contraction `c`: problem, candidate,
 /// device and software; times, date and verdict are the caller's.
 Record stepRecord(const dmrt::Manifest &m, const Device &device, Software software) {
   Record rec;
   rec.device = device;
   software.nvrtc = m.nvrtc;
-  software.codegen = kCodegenVersion;
   rec.software = software;
   return rec;
 }
@@ -172,6 +172,7 @@ Record kernelRecord(const dmrt::Manifest &m, const dmrt::BundleKernel &k,
                     const Software &software) {
   Record rec = stepRecord(m, device, software);
   fillProblem(kernelProblem(m, k), rec);
+  rec.software.codegen = codegenVersion(rec.kind, rec.signature);
   rec.knobs = recordKnobs(knobs);
   return rec;
 }
@@ -179,6 +180,7 @@ Record contractionRecord(const dmrt::Manifest &m, const dmrt::BundleContraction 
                          const Device &device, const Software &software) {
   Record rec = stepRecord(m, device, software);
   fillProblem(contractionProblem(m, c), rec);
+  rec.software.codegen = codegenVersion(rec.kind, rec.signature);
   return rec;
 }
 

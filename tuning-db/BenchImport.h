@@ -10,8 +10,9 @@
 // not checked is not recorded at all, since a fast wrong candidate must
 // never reach the database. Device and software come from the run (name,
 // compute capability, SMs, memory clock, L2; CUDA runtime and cuBLASLt
-// versions) and the bundle (NVRTC version); codegen is this build's
-// kCodegenVersion, so the bundle must come from the same dmc.
+// versions) and the bundle (NVRTC version); codegen is this build's version
+// of the record's family (codegenVersion), so the bundle must come from the
+// same dmc.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_TUNINGDB_BENCHIMPORT_H
@@ -68,8 +69,8 @@ struct RecordedSteps {
 
 /// The steps of the bundle directory `bundleDir` that the database `dbPath`
 /// already holds for the device and software of `measured` (a record of
-/// this GPU: its device, CUDA and cuBLASLt; NVRTC from the manifest, codegen
-/// this build's), so that a tuner need not measure them again: a kernel
+/// this GPU: its device, CUDA and cuBLASLt; NVRTC from the manifest, each family's
+/// codegen version this build's), so that a tuner need not measure them again: a kernel
 /// with an ok record of its knobs; a contraction (with a cuBLASLt form) with
 /// an ok record of any algorithm (with `sweep`, of a swept one: a cuBLASLt
 /// algorithm, not "heuristic"). Of the kernels in `kernels` and the contractions in

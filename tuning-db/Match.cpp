@@ -20,8 +20,10 @@ std::string mismatch(const Record &r, const Device &d, const Software &s, bool l
     return "other cuBLASLt (" + std::to_string(rs.cublaslt) + ")";
   if (rs.nvrtc != s.nvrtc)
     return "other NVRTC (" + rs.nvrtc + ")";
-  if (rs.codegen != s.codegen)
-    return "other codegen version (" + std::to_string(rs.codegen) + ")";
+  if (int64_t now = codegenVersion(r.kind, r.signature); rs.codegen != now)
+    return "other codegen version (" + std::to_string(rs.codegen) + " of " +
+           kCodegenVersions[size_t(codegenFamily(r.kind, r.signature))].name + ", now " +
+           std::to_string(now) + ")";
   return r.rejected ? "rejected by the tuner" : "";
 }
 

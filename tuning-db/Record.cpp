@@ -29,6 +29,36 @@ json problem(const Record &r) {
 
 } // namespace
 
+CodegenFamily codegenFamily(Kind kind, const std::string &signature) {
+  if (kind == Kind::Contraction)
+    return CodegenFamily::Contractions;
+  // "kernel NAME(...)": a fused attention kernel is named after its kind.
+  const std::string prefix = "kernel ";
+  if (signature.compare(0, prefix.size(), prefix) == 0) {
+    std::string name = signature.substr(prefix.size(), signature.find('(') - prefix.size());
+    for (const CodegenVersion &v : kCodegenVersions)
+      if (v.family != CodegenFamily::Kernels && v.family != CodegenFamily::Contractions &&
+          name == v.name)
+        return v.family;
+  }
+  return CodegenFamily::Kernels;
+}
+
+int64_t codegenVersion(Kind kind, const std::string &signature) {
+  CodegenFamily f = codegenFamily(kind, signature);
+  for (const CodegenVersion &v : kCodegenVersions)
+    if (v.family == f)
+      return v.version;
+  return 0;
+}
+
+std::string describeCodegenVersions() {
+  std::string s;
+  for (const CodegenVersion &v : kCodegenVersions)
+    s += (s.empty() ? "" : ", ") + std::string(v.name) + " " + std::to_string(v.version);
+  return s;
+}
+
 const char *kindName(Kind k) {
   switch (k) {
   case Kind::Kernel: return "kernel";

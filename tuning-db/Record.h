@@ -18,10 +18,43 @@
 
 namespace dmc::tuningdb {
 
-/// dmc's codegen version, recorded with every measurement. Bump it whenever
-/// the generated code of any kernel changes (templates, NVRTC options, launch
-/// geometry): records of another codegen version are then never matched.
-inline constexpr int64_t kCodegenVersion = 8;
+enum class Kind { Kernel, Contraction, Transpose };
+
+/// The families of code dmc generates or configures, each with its own codegen
+/// version: a change to one family's code invalidates that family's records
+/// only, so a retune measures only what changed.
+enum class CodegenFamily {
+  Kernels,         ///< fused loop kernels (maps, row and column reductions), transposes
+  Attention,       ///< the fused attention forward ("attention")
+  AttentionGradKV, ///< "attention_grad_kv"
+  AttentionGradQ,  ///< "attention_grad_q"
+  Contractions,    ///< the cuBLASLt mapping of contractions (descriptors, epilogues)
+};
+/// Each family's name and version. Bump a family's version whenever its
+/// generated code changes (templates, NVRTC options, launch geometry):
+/// records of that family measured at another version are then never
+/// matched; the other families' records stay valid. Before per-family
+/// versions every family was at 8.
+struct CodegenVersion {
+  CodegenFamily family;
+  const char *name;
+  int64_t version;
+};
+inline constexpr CodegenVersion kCodegenVersions[] = {
+    {CodegenFamily::Kernels, "kernels", 8},
+    {CodegenFamily::Attention, "attention", 8},
+    {CodegenFamily::AttentionGradKV, "attention_grad_kv", 8},
+    {CodegenFamily::AttentionGradQ, "attention_grad_q", 8},
+    {CodegenFamily::Contractions, "contractions", 8},
+};
+/// The family of a measurement: contractions by kind, a fused attention
+/// kernel by its kernel name (the signature "kernel NAME(...)" names the
+/// `dm.fused` kind), every other kernel and transpose is Kernels.
+CodegenFamily codegenFamily(Kind kind, const std::string &signature);
+/// This build's version of that family (kCodegenVersions).
+int64_t codegenVersion(Kind kind, const std::string &signature);
+/// "kernels 8, attention 9, ...": every family's version, for logs.
+std::string describeCodegenVersions();
 
 struct Device {
   std::string name; ///< as the driver reports it, e.g. "NVIDIA H100 80GB HBM3"
@@ -33,10 +66,11 @@ struct Software {
   int64_t cuda = 0;     ///< CUDA runtime version, e.g. 13000
   int64_t cublaslt = 0; ///< cublasLtGetVersion(), e.g. 130000
   std::string nvrtc;    ///< "MAJOR.MINOR", e.g. "13.0"
-  int64_t codegen = kCodegenVersion;
+  /// The codegen version of the record's family when it was measured
+  /// (codegenVersion(kind, signature) for a new record; 0: not set).
+  int64_t codegen = 0;
 };
 
-enum class Kind { Kernel, Contraction, Transpose };
 const char *kindName(Kind);
 bool parseKind(const std::string &, Kind &out);
 

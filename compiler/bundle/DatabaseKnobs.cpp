@@ -35,7 +35,6 @@ llvm::Error knobsFromDatabase(const WrittenBundle &defaultBundle, const std::str
     return fail(dbPath + ": " + error);
   tuningdb::Software software;
   software.nvrtc = manifest.nvrtc;
-  software.codegen = tuningdb::kCodegenVersion;
   // Per kernel in its default layouts (the table), then the global choice.
   tuningdb::KnobSelection sel =
       tuningdb::selectKnobs(manifest, config, db.records(), chosen, software);
@@ -45,7 +44,8 @@ llvm::Error knobsFromDatabase(const WrittenBundle &defaultBundle, const std::str
   tuningdb::selectAlgorithms(manifest, table, sel);
   GlobalSelection global = selectGlobally(manifest, config, sel.match.matched);
   log << "dmc compile: " << dbPath << " for " << chosen.name << " (" << chosen.cc
-      << "), NVRTC " << software.nvrtc << ", codegen " << software.codegen << "\n"
+      << "), NVRTC " << software.nvrtc << ", codegen "
+      << tuningdb::describeCodegenVersions() << "\n"
       << sel.describe() << global.describe();
   if (global.ok && sel.contractionsComparable) {
     char line[256];

@@ -259,7 +259,8 @@ int prune(const Args &a) {
       // Dates of one shape compare as strings; "2024-05-01" sorts before that day's times.
       bool drop = (device && r.device.name == *device && ++byDevice) ||
                   (older && r.date < *older && ++byDate) || (dropRejected && r.rejected && ++byStatus) ||
-                  (dropStale && r.software.codegen != kCodegenVersion && ++byCodegen);
+                  (dropStale && r.software.codegen != codegenVersion(r.kind, r.signature) &&
+                   ++byCodegen);
       if (!drop)
         kept.push_back(std::move(r));
     }
@@ -300,7 +301,8 @@ int prune(const Args &a) {
   part(device, byDevice, "of device " + (device ? *device : ""));
   part(older, byDate, "older than " + (older ? *older : ""));
   part(dropRejected, byStatus, "rejected by the tuner");
-  part(dropStale, byCodegen, "of another codegen version than " + std::to_string(kCodegenVersion));
+  part(dropStale, byCodegen,
+       "of another codegen version than their family's (" + describeCodegenVersions() + ")");
   part(keep, byRank, "beyond the best " + std::to_string(keepBest) + " of their problem");
   std::printf("dmc-db: pruned %s: removed %zu records (%s); %zu left\n", a.positional[0].c_str(),
               byDevice + byDate + byStatus + byCodegen + byRank, why.c_str(), left);

@@ -15,7 +15,10 @@
 namespace dmc::tuningdb::test {
 
 inline Device h100() { return {"NVIDIA H100 80GB HBM3", "9.0", 132, 2619000, 52428800}; }
-inline Software software() { return {13000, 130000, "13.0", kCodegenVersion}; }
+/// This build's software, codegen at the version of plain kernels (kernel()'s family).
+inline Software software() {
+  return {13000, 130000, "13.0", codegenVersion(Kind::Kernel, "kernel softmax(bhjk->bhjk)")};
+}
 
 /// A kernel record; `variant` goes into a knob, so variants have distinct keys.
 inline Record kernel(int64_t variant, double medianUs = 40.5) {

@@ -44,8 +44,9 @@ TEST(TuningDbMatch, EveryDeviceAndSoftwareFieldMatters) {
        "bytes L2)"},
       {[](Record &r) { r.software.cuda = 12080; }, "other CUDA (12080)"},
       {[](Record &r) { r.software.nvrtc = "12.8"; }, "other NVRTC (12.8)"},
-      {[](Record &r) { r.software.codegen = kCodegenVersion + 1; },
-       "other codegen version (" + std::to_string(kCodegenVersion + 1) + ")"},
+      {[](Record &r) { r.software.codegen += 1; },
+       "other codegen version (" + std::to_string(software().codegen + 1) + " of kernels, now " +
+           std::to_string(software().codegen) + ")"},
   };
   for (const Case &c : cases) {
     Record r = kernel(0);
@@ -53,6 +54,45 @@ TEST(TuningDbMatch, EveryDeviceAndSoftwareFieldMatters) {
     EXPECT_EQ(mismatch(r, h100(), software()), c.reason);
   }
   EXPECT_EQ(mismatch(kernel(0), h100(), software()), "");
+}
+
+/// Each family of generated code has its own version: a record is compared
+/// with its own family's, so bumping one family leaves the others' records.
+TEST(TuningDbMatch, CodegenVersionIsPerFamily) {
+  EXPECT_EQ(codegenFamily(Kind::Contraction, "contraction bik,bkj->bij"),
+            CodegenFamily::Contractions);
+  EXPECT_EQ(codegenFamily(Kind::Kernel, "kernel attention(bhjp,bhkp,bhkp->bhjp,bhj)"),
+            CodegenFamily::Attention);
+  EXPECT_EQ(codegenFamily(Kind::Kernel, "kernel attention_grad_kv(bhjp->bhkp)"),
+            CodegenFamily::AttentionGradKV);
+  EXPECT_EQ(codegenFamily(Kind::Kernel, "kernel attention_grad_q(bhjp->bhjp)"),
+            CodegenFamily::AttentionGradQ);
+  // Only the exact kind names: other kernels (and a name that merely starts
+  // with one) are plain kernels, as are transposes.
+  EXPECT_EQ(codegenFamily(Kind::Kernel, "kernel attention_dropout(bhjk->bhjk)"),
+            CodegenFamily::Kernels);
+  EXPECT_EQ(codegenFamily(Kind::Kernel, "kernel transpose(ij->ij)"), CodegenFamily::Kernels);
+  EXPECT_EQ(codegenFamily(Kind::Kernel, "kernel(softmax){b,h,j,k}:bf16"),
+            CodegenFamily::Kernels);
+
+  // Every family is listed once, in enum order (codegenFamily indexes it).
+  for (size_t i = 0; i < std::size(kCodegenVersions); ++i)
+    EXPECT_EQ(size_t(kCodegenVersions[i].family), i);
+
+  // A record at its family's version matches; at another family's version
+  // (different from its own) it does not, with both named.
+  Record attention = kernel(0);
+  attention.signature = "kernel attention(bhjp,bhkp,bhkp->bhjp,bhj)";
+  attention.software.codegen = codegenVersion(attention.kind, attention.signature);
+  EXPECT_EQ(mismatch(attention, h100(), software()), "");
+  attention.software.codegen = 1;
+  EXPECT_EQ(mismatch(attention, h100(), software()),
+            "other codegen version (1 of attention, now " +
+                std::to_string(codegenVersion(Kind::Kernel, attention.signature)) + ")");
+  std::string all = describeCodegenVersions();
+  for (const CodegenVersion &v : kCodegenVersions)
+    EXPECT_NE(all.find(std::string(v.name) + " " + std::to_string(v.version)),
+              std::string::npos) << all;
 }
 
 } // namespace
