@@ -62,17 +62,19 @@ DMC_ATTN_DEV void storeRowKeepWords(uint32_t *words, int b, int h, int query0, i
 
 /// Zeros words [word0, kBitsWords) of the saved rows query0 .. + 15 (< Lq):
 /// the key tiles a forward warp never visits (past the last visible key).
+/// Lane l takes words word0 + l, + 32, ... of all 16 rows: consecutive lanes
+/// store consecutive words of a row (whole sectors), with no division by the
+/// run-time word count (the form that divided per element took a division
+/// and a remainder for every word: part of why gpt2-medium's causal forward
+/// saving its keep bits executed 13% more instructions than drawing).
 template <class Cfg>
 DMC_ATTN_DEV void zeroKeepWords(uint32_t *words, int b, int h, int query0, int word0) {
-  const int n = Cfg::kBitsWords - word0;
-  if (n <= 0)
-    return;
   uint32_t *head = words + (int64_t)b * Cfg::kBitsB + (int64_t)h * Cfg::kBitsH;
-  // Consecutive lanes on consecutive words of a row: whole sectors per row.
-  for (int i = laneId(); i < 16 * n; i += 32) {
-    const int row = query0 + i / n, word = word0 + i % n;
-    if (row < Cfg::kLq)
-      head[(int64_t)row * Cfg::kBitsJ + (int64_t)word * Cfg::kBitsW] = 0u;
+  const int rows = Cfg::kLq - query0 < 16 ? Cfg::kLq - query0 : 16;
+  for (int word = word0 + laneId(); word < Cfg::kBitsWords; word += 32) {
+    uint32_t *column = head + (int64_t)word * Cfg::kBitsW + (int64_t)query0 * Cfg::kBitsJ;
+    for (int r = 0; r < rows; ++r)
+      column[(int64_t)r * Cfg::kBitsJ] = 0u;
   }
 }
 

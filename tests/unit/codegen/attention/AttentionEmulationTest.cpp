@@ -318,6 +318,20 @@ TEST(AttentionEmulation, KeepBitsCausalDropout) {
                                                                                      tiles);
 }
 
+TEST(AttentionEmulation, KeepBitsCausalZerosMoreThanAWarpOfWords) {
+  // Lk = 1100: 35 words a row, and every query (< 40) sees at most its first
+  // two, so each forward warp zeros words 2 .. 34 of its rows, more than one
+  // per lane (zeroKeepWords' second pass over the words).
+  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 1, 40, 1100, 32);
+  p.causal = true;
+  p.dropout = 0.1;
+  p.dropoutId = 5;
+  p.keepBits = true;
+  Tiles tiles{{32, 32, 2}, {32, 32, 2}, {32, 32, 2}};
+  using Cfg = EmulatedConfig<32, 32, 32, 2, true, true, false, true, true, true>;
+  runCase<Cfg, Cfg, Cfg>(p, {}, tiles);
+}
+
 TEST(AttentionEmulation, KeepBitsKeyPaddingUnalignedF16) {
   // Lk = 45: two words a row, the second holding 13 keys; batch 0 has no
   // key (every word 0, nothing visited); bits laid out (b, h, w, j): the word
