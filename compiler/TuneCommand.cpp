@@ -46,8 +46,9 @@ cl::opt<std::string> dbPath("db", cl::desc("Measure the candidates on this machi
                                            "this tuning database"),
                             cl::value_desc("DB.jsonl"), cl::sub(tuneCmd), cl::cat(category));
 cl::opt<int> count("candidates",
-                   cl::desc("Candidate bundles (default: enough for every feasible knob "
-                            "configuration of every kernel)"),
+                   cl::desc("Knob candidate bundles c<j>.dmlib, bundle j giving each kernel "
+                            "the j-th of its configurations to measure: at most N (default: "
+                            "as many as the kernel with the most to measure needs)"),
                    cl::init(0), cl::value_desc("N"), cl::sub(tuneCmd), cl::cat(category));
 cl::opt<int> layoutCount("layout-candidates",
                           cl::desc("Layout candidate bundles to write: the first N "
@@ -319,24 +320,22 @@ Error emitCandidates(MLIRContext &ctx, const std::string &dir, int n,
            << " reference file(s) copied from an identical step (same op at the same index)\n";
   options.reference = false;
   options.referenceCache = nullptr;
-  for (int i = 0; i < n; ++i) {
-    // The kernels whose i-th configuration is measured (--prune-kernels);
-    // a bundle that measures none is not written.
+  // Bundle j: each kernel at the j-th of its configurations to measure
+  // (--prune-kernels), the others at their default knobs, not measured.
+  std::vector<std::map<size_t, int>> ranked = bundle::rankedBundles(kernels.measured, n);
+  for (size_t j = 0; j < ranked.size(); ++j) {
     std::vector<std::string> steps;
-    for (size_t k = 0; k < kernels.counts.size(); ++k)
-      if (size_t(i) < kernels.counts[k] && kernels.measured[k].count(size_t(i)))
-        steps.push_back("k" + std::to_string(k));
-    if (steps.empty())
-      continue;
-    options.configIndex = i;
-    std::string b = dir + "/c" + std::to_string(i) + ".dmlib";
+    for (auto [k, i] : ranked[j])
+      steps.push_back("k" + std::to_string(k));
+    options.kernelConfigs = ranked[j];
+    std::string b = dir + "/c" + std::to_string(j) + ".dmlib";
     if (auto written = writeOne(ctx, b, options); !written)
       return written.takeError();
     if (Error e = bundle::copyReferences(dir + "/default.dmlib/reference", b + "/reference"))
       return e;
     if (Error e = bundle::writeTuneSteps(b + "/tune-steps", steps))
       return e;
-    errs() << "dmc tune: " << b << " (" << i + 1 << "/" << n << ", " << steps.size()
+    errs() << "dmc tune: " << b << " (" << j + 1 << "/" << ranked.size() << ", " << steps.size()
            << " kernel(s))\n";
   }
   return Error::success();
@@ -365,15 +364,13 @@ int runTune(MLIRContext &ctx, const char *argv0) {
   if (!candidates)
     return report(candidates.takeError());
   const std::vector<size_t> *counts = &candidates->counts;
-  size_t most = counts->empty() ? 0 : *std::max_element(counts->begin(), counts->end());
-  int n = count > 0 ? count.getValue() : int(most);
-  size_t measured = 0;
-  std::set<size_t> bundles; // those with a kernel to measure
+  int n = count > 0 ? count.getValue() : 0; // 0: as many bundles as any kernel needs
+  size_t bundles = bundle::rankedBundles(candidates->measured, n).size(), measured = 0;
   for (size_t k = 0; k < counts->size(); ++k) {
-    measured += std::min(measuredCount(candidates->measured[k], (*counts)[k]), size_t(n));
-    for (size_t i : candidates->measured[k])
-      if (i < size_t(n))
-        bundles.insert(i);
+    size_t inBundles = candidates->measured[k].size();
+    if (n > 0)
+      inBundles = std::min(inBundles, size_t(n));
+    measured += inBundles + (inBundles < (*counts)[k] && pruneKernels > 0);
   }
   std::vector<std::string> skipped;
   auto layouts = layoutBundles(ctx, dryRun, skipped);
@@ -393,7 +390,7 @@ int runTune(MLIRContext &ctx, const char *argv0) {
   if (dryRun) {
     outs() << formatv("dmc tune: {0} candidate bundle(s) and the default: {1} kernel "
                       "measurements ({2} of the {3} feasible configurations{4})\n",
-                      bundles.size(), measured, measured,
+                      bundles, measured, measured,
                       std::accumulate(counts->begin(), counts->end(), size_t(0)),
                       pruneKernels > 0 ? "; --prune-kernels " + std::to_string(pruneKernels)
                                        : std::string());

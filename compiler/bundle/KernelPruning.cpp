@@ -43,4 +43,20 @@ std::vector<std::set<size_t>> configurationsToMeasure(func::FuncOp f, int n) {
   return out;
 }
 
+std::vector<std::map<size_t, int>> rankedBundles(const std::vector<std::set<size_t>> &measured,
+                                                 int limit) {
+  std::vector<std::map<size_t, int>> out;
+  for (size_t k = 0; k < measured.size(); ++k) {
+    size_t j = 0;
+    for (size_t i : measured[k]) {
+      if (limit > 0 && j >= size_t(limit))
+        break;
+      if (out.size() <= j)
+        out.emplace_back();
+      out[j++][k] = int(i);
+    }
+  }
+  return out;
+}
+
 } // namespace dmc::bundle

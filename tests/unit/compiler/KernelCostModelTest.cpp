@@ -13,6 +13,7 @@
 #include "codegen/KernelCostModel.h"
 #include "compiler/Driver.h"
 #include "compiler/bundle/KernelModelReport.h"
+#include "compiler/bundle/KernelPruning.h"
 
 #include "Examples.h"
 #include "KernelLookup.h"
@@ -123,3 +124,18 @@ TEST(KernelCostModel, ReportSaysWhichKernelsCouldNotBeRanked) {
 }
 
 } // namespace
+
+/// Candidate bundles by rank: bundle j holds each kernel's j-th configuration
+/// to measure, so the bundle count is the largest set's size, not its highest
+/// index; a kernel with fewer is left out of the later bundles.
+TEST(KernelPruning, RankedBundlesHoldEachKernelsJthConfiguration) {
+  std::vector<std::set<size_t>> measured = {{3, 17, 40}, {}, {0}, {5, 9}};
+  std::vector<std::map<size_t, int>> b = dmc::bundle::rankedBundles(measured);
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b[0], (std::map<size_t, int>{{0, 3}, {2, 0}, {3, 5}}));
+  EXPECT_EQ(b[1], (std::map<size_t, int>{{0, 17}, {3, 9}}));
+  EXPECT_EQ(b[2], (std::map<size_t, int>{{0, 40}}));
+  // At most `limit` bundles; none without anything to measure.
+  EXPECT_EQ(dmc::bundle::rankedBundles(measured, 2).size(), 2u);
+  EXPECT_TRUE(dmc::bundle::rankedBundles({{}, {}}).empty());
+}
