@@ -52,14 +52,25 @@ struct Rewriter {
   char word = 0;        // the keep bits' word dim; 0: no saved keep bits
 
   /// The keep bits of the dropout: the scores' dims with the key's replaced
-  /// by words of 32 keys (dm.dropout_keep_bits).
+  /// by words of 32 keys (dm.dropout_keep_bits), the word dim right before
+  /// the query dim: the kernels store and load the words of 8 to 32
+  /// consecutive queries at once, which then share sectors (an H200 at
+  /// L1024 causal: grad-kv 0.220 against 0.230 ms with the words of a query
+  /// adjacent instead).
   dm::TensorType bitsType() {
     auto t = tensorOf(f.softmax.getX());
-    std::string names = t.getNames().str();
-    SmallVector<int64_t> shape(t.getShape());
-    size_t at = names.find(f.key);
-    names[at] = word;
-    shape[at] = (shape[at] + 31) / 32;
+    std::string names;
+    SmallVector<int64_t> shape;
+    for (auto [name, size] : llvm::zip(t.getNames(), t.getShape())) {
+      if (name == f.key)
+        continue;
+      if (name == f.query) {
+        names.push_back(word);
+        shape.push_back((t.getShape()[t.getNames().find(f.key)] + 31) / 32);
+      }
+      names.push_back(name);
+      shape.push_back(size);
+    }
     return dm::TensorType::get(t.getContext(), names, shape,
                                IntegerType::get(t.getContext(), 32));
   }

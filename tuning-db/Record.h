@@ -42,7 +42,7 @@ struct CodegenVersion {
 };
 inline constexpr CodegenVersion kCodegenVersions[] = {
     {CodegenFamily::Kernels, "kernels", 8},
-    {CodegenFamily::Attention, "attention", 9},
+    {CodegenFamily::Attention, "attention", 10},
     {CodegenFamily::AttentionGradKV, "attention_grad_kv", 8},
     {CodegenFamily::AttentionGradQ, "attention_grad_q", 8},
     {CodegenFamily::Contractions, "contractions", 8},

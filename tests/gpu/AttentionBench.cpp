@@ -187,6 +187,17 @@ int runBench(dmrt::CudaDriver &driver, const cudaDeviceProp &prop, const std::st
   bert.keepBits = gpt.keepBits = true;
   shapes.push_back({"B8 H16 L512 D64 bf16 dropout 0.1, saved keep bits", bert});
   shapes.push_back({"B8 H16 L1024 D64 bf16 dropout 0.1 causal, saved keep bits", gpt});
+  // The same with the words query-contiguous, (b, h, w, j): a warp's stores
+  // and loads of the words of consecutive queries fall into whole sectors.
+  const auto queryContiguous = [](AttentionProblem p) {
+    const int64_t words = dmcgen::keepBitsWords(p);
+    p.bits = {p.H * words * p.Lq, words * p.Lq, 1, p.Lq};
+    return p;
+  };
+  shapes.push_back({"B8 H16 L512 D64 bf16 dropout 0.1, saved keep bits (b, h, w, j)",
+                    queryContiguous(bert)});
+  shapes.push_back({"B8 H16 L1024 D64 bf16 dropout 0.1 causal, saved keep bits (b, h, w, j)",
+                    queryContiguous(gpt)});
   bert.keepBits = gpt.keepBits = false;
   bert.dropout = gpt.dropout = 0;
   shapes.push_back({"B8 H16 L512 D64 bf16 dropout 0", bert});

@@ -332,6 +332,21 @@ TEST(AttentionEmulation, KeepBitsCausalZerosMoreThanAWarpOfWords) {
   runCase<Cfg, Cfg, Cfg>(p, {}, tiles);
 }
 
+TEST(AttentionEmulation, KeepBitsCausalZerosWordsQueryContiguous) {
+  // As above with the words laid out (b, h, w, j): zeroKeepWords gives lane l
+  // row l % 16 of every second word from word0 + l / 16. Lq = 37: the last
+  // warp's rows past Lq stay untouched.
+  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 1, 37, 1100, 32);
+  p.causal = true;
+  p.dropout = 0.1;
+  p.dropoutId = 9;
+  p.keepBits = true;
+  p.bits = {35 * 37, 35 * 37, 1, 37};
+  Tiles tiles{{32, 32, 2}, {32, 32, 2}, {32, 32, 2}};
+  using Cfg = EmulatedConfig<32, 32, 32, 2, true, true, false, true, true, true>;
+  runCase<Cfg, Cfg, Cfg>(p, {}, tiles);
+}
+
 TEST(AttentionEmulation, KeepBitsKeyPaddingUnalignedF16) {
   // Lk = 45: two words a row, the second holding 13 keys; batch 0 has no
   // key (every word 0, nothing visited); bits laid out (b, h, w, j): the word
