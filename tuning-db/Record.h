@@ -43,8 +43,8 @@ struct CodegenVersion {
 inline constexpr CodegenVersion kCodegenVersions[] = {
     {CodegenFamily::Kernels, "kernels", 8},
     {CodegenFamily::Attention, "attention", 10},
-    {CodegenFamily::AttentionGradKV, "attention_grad_kv", 8},
-    {CodegenFamily::AttentionGradQ, "attention_grad_q", 8},
+    {CodegenFamily::AttentionGradKV, "attention_grad_kv", 9},
+    {CodegenFamily::AttentionGradQ, "attention_grad_q", 9},
     {CodegenFamily::Contractions, "contractions", 8},
 };
 /// The family of a measurement: contractions by kind, a fused attention

@@ -55,8 +55,8 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
   constexpr int NA = BN / 8, DA = D / 8;
 
   // Heavy (late, under a causal mask) query tiles start first.
-  const int qTile = gridSizeX() - 1 - blockIndexX();
-  const int h = blockIndexY(), b = blockIndexZ();
+  int qTile, h, b;
+  blockTile<Cfg::kCausal, true>(qTile, h, b);
   const int q0 = qTile * BM;
   const int lane = laneId(), warp = threadIndex() >> 5;
   const int g = lane >> 2, t = lane & 3;

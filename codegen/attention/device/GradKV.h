@@ -50,8 +50,9 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
   using KVTile = SmemTile<BN, D>;
   constexpr int NA = BM / 8, DA = D / 8;
 
-  const int k0 = blockIndexX() * BN;
-  const int h = blockIndexY(), b = blockIndexZ();
+  int kTile, h, b;
+  blockTile<Cfg::kCausal, false>(kTile, h, b);
+  const int k0 = kTile * BN;
   const int warp = threadIndex() >> 5;
   const int wk0 = k0 + 16 * MB * warp; // this warp's first key
 

@@ -37,8 +37,8 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
   using KVTile = SmemTile<BN, D>;
   constexpr int NA = BN / 8, DA = D / 8;
 
-  const int qTile = gridSizeX() - 1 - blockIndexX();
-  const int h = blockIndexY(), b = blockIndexZ();
+  int qTile, h, b;
+  blockTile<Cfg::kCausal, true>(qTile, h, b);
   const int q0 = qTile * BM;
   const int lane = laneId(), warp = threadIndex() >> 5;
   const int g = lane >> 2;

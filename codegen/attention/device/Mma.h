@@ -39,6 +39,8 @@ DMC_ATTN_DEV int blockIndexX() { return (int)blockIdx.x; }
 DMC_ATTN_DEV int blockIndexY() { return (int)blockIdx.y; }
 DMC_ATTN_DEV int blockIndexZ() { return (int)blockIdx.z; }
 DMC_ATTN_DEV int gridSizeX() { return (int)gridDim.x; }
+DMC_ATTN_DEV int gridSizeY() { return (int)gridDim.y; }
+DMC_ATTN_DEV int gridSizeZ() { return (int)gridDim.z; }
 DMC_ATTN_DEV void syncThreads() { __syncthreads(); }
 
 DMC_ATTN_DEV float shflXor(float v, int laneMask) {
@@ -129,6 +131,32 @@ template <bool Bf16> DMC_ATTN_DEV float toFloat(uint16_t h) {
 template <bool Bf16> DMC_ATTN_DEV void unpack2(uint32_t v, float &lo, float &hi) {
   lo = toFloat<Bf16>((uint16_t)(v & 0xFFFFu));
   hi = toFloat<Bf16>((uint16_t)(v >> 16));
+}
+
+/// The tile (of queries or keys) and head (h, b) a block of the grid (tiles,
+/// H, B) works on. Without a causal mask every tile is the same work:
+/// blockIdx as it is, tiles counted down from the last when HighHeavy. Under
+/// a causal mask tile i's work grows with i (HighHeavy: query tiles see keys
+/// up to their last query) or shrinks (key tiles are seen by queries from
+/// their first key), by up to the tile count, and the GPU dispatches blocks
+/// in linear order: the heaviest tile of every head runs first, then the
+/// next heaviest of every head, so the last blocks dispatched are the
+/// lightest (longest processing time first). Dispatched head by head, the
+/// last head's heaviest tile started last and the kernel waited for it.
+template <bool Causal, bool HighHeavy>
+DMC_ATTN_DEV void blockTile(int &tile, int &h, int &b) {
+  if (!Causal) {
+    tile = HighHeavy ? gridSizeX() - 1 - blockIndexX() : blockIndexX();
+    h = blockIndexY();
+    b = blockIndexZ();
+    return;
+  }
+  const int heads = gridSizeY() * gridSizeZ();
+  const int linear = blockIndexX() + gridSizeX() * (blockIndexY() + gridSizeY() * blockIndexZ());
+  const int rank = linear / heads, head = linear - rank * heads;
+  h = head % gridSizeY();
+  b = head / gridSizeY();
+  tile = HighHeavy ? gridSizeX() - 1 - rank : rank;
 }
 
 /// Sum and max over the 4 lanes of a quad (lanes sharing g = lane / 4).

@@ -65,6 +65,8 @@ inline int blockIndexX() { return dmcemu::blockIndex(0); }
 inline int blockIndexY() { return dmcemu::blockIndex(1); }
 inline int blockIndexZ() { return dmcemu::blockIndex(2); }
 inline int gridSizeX() { return dmcemu::gridSize(0); }
+inline int gridSizeY() { return dmcemu::gridSize(1); }
+inline int gridSizeZ() { return dmcemu::gridSize(2); }
 inline void syncThreads() { dmcemu::syncThreads(); }
 inline uint32_t shflXor(uint32_t v, int m) { return dmcemu::shuffleXor(v, m); }
 inline float shflXor(float v, int m) {
