@@ -318,33 +318,31 @@ TEST(AttentionEmulation, KeepBitsCausalDropout) {
                                                                                      tiles);
 }
 
-TEST(AttentionEmulation, KeepBitsCausalZerosMoreThanAWarpOfWords) {
-  // Lk = 1100: 35 words a row, and every query (< 40) sees at most its first
-  // two, so each forward warp zeros words 2 .. 34 of its rows, more than one
-  // per lane (zeroKeepWords' second pass over the words).
-  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 1, 40, 1100, 32);
+/// Causal with Lk = 1100: 35 words a row, and every query (< Lq <= 40) sees
+/// at most its first two, so each forward warp zeros words 2 .. 34 of its
+/// rows, more than a warp's lanes (zeroKeepWords' later passes over the words).
+void runCausalZerosManyWords(int lq, uint32_t dropoutId, bool queryContiguous) {
+  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 1, lq, 1100, 32);
   p.causal = true;
   p.dropout = 0.1;
-  p.dropoutId = 5;
+  p.dropoutId = dropoutId;
   p.keepBits = true;
+  if (queryContiguous) // (b, h, w, j)
+    p.bits = {35 * lq, 35 * lq, 1, lq};
   Tiles tiles{{32, 32, 2}, {32, 32, 2}, {32, 32, 2}};
   using Cfg = EmulatedConfig<32, 32, 32, 2, true, true, false, true, true, true>;
   runCase<Cfg, Cfg, Cfg>(p, {}, tiles);
 }
 
+TEST(AttentionEmulation, KeepBitsCausalZerosMoreThanAWarpOfWords) {
+  // Words (b, h, j, w): lane l takes words word0 + l, + 32, ... of all rows.
+  runCausalZerosManyWords(40, 5, false);
+}
+
 TEST(AttentionEmulation, KeepBitsCausalZerosWordsQueryContiguous) {
-  // As above with the words laid out (b, h, w, j): zeroKeepWords gives lane l
-  // row l % 16 of every second word from word0 + l / 16. Lq = 37: the last
-  // warp's rows past Lq stay untouched.
-  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 1, 37, 1100, 32);
-  p.causal = true;
-  p.dropout = 0.1;
-  p.dropoutId = 9;
-  p.keepBits = true;
-  p.bits = {35 * 37, 35 * 37, 1, 37};
-  Tiles tiles{{32, 32, 2}, {32, 32, 2}, {32, 32, 2}};
-  using Cfg = EmulatedConfig<32, 32, 32, 2, true, true, false, true, true, true>;
-  runCase<Cfg, Cfg, Cfg>(p, {}, tiles);
+  // Words (b, h, w, j): lane l takes row l % 16 of every second word from
+  // word0 + l / 16. Lq = 37: the last warp's rows past Lq stay untouched.
+  runCausalZerosManyWords(37, 9, true);
 }
 
 TEST(AttentionEmulation, KeepBitsKeyPaddingUnalignedF16) {
