@@ -146,8 +146,20 @@ double modelKernelUs(dm::KernelOp kernel, const KernelSpace &space, const Kernel
     grouped = std::pow(std::max(1.0, threads / 256.0), 0.5) *
               std::pow(std::max(1.0, 16.0 / (std::max(1, config.vec) * element)), 0.3);
   }
+  // A column sweep unrolled whole grows with its rows per thread times its
+  // body (kWholeSweepFlopLimit): past the limit its code outgrows the
+  // instruction cache, in proportion; below it, the loop unrolled by the
+  // fetch depth costs a little more (its branch), so twins do not tie.
+  double sweep = 1;
+  if (isColumnConfig(config) && config.split > 0 && config.ty > 0) {
+    const double code = double(space.rowPoints / config.split / config.ty) * space.flopPerPoint;
+    if (config.unroll == 0 && code > kWholeSweepFlopLimit)
+      sweep = code / kWholeSweepFlopLimit;
+    else if (config.unroll != 0 && code <= kWholeSweepFlopLimit)
+      sweep = 1.02;
+  }
   const double workspace = 2.0 * double(launch.workspaceBytes);
-  return (bytes + workspace) / kBytesPerUs / (waves * latency * coalescing) * grouped +
+  return (bytes + workspace) / kBytesPerUs / (waves * latency * coalescing) * grouped * sweep +
          launches * kLaunchUs;
 }
 

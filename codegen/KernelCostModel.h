@@ -13,7 +13,10 @@
 //       threads x the bytes one thread loads before it waits: vector width x
 //       the inputs' element sizes x independent points) over the bytes
 //       Little's law asks for (kInflightBytesPerSM), at most 1;
-//     plus a launch per kernel part and the workspace's round trip.
+//     plus a launch per kernel part and the workspace's round trip; a
+//     column sweep unrolled whole past kWholeSweepFlopLimit (rows per thread
+//     x the body's flop per point) times code / limit (the instruction cache),
+//     one unrolled by the fetch depth below it 2% more;
 //   fused attention: the region's contraction flop / rate, divided by the
 //     wave efficiency (resident blocks from shared memory and threads), the
 //     tile's arithmetic intensity BM BN / (BM + BN) against 64 x 128's, and

@@ -34,6 +34,7 @@ KernelSpace spaceOf(dm::KernelOp kernel) {
         all.push_back(c);
         s.sizes[c] = dm::dimSize(op, c);
       }
+    s.flopPerPoint += op.getFlopPerPoint();
   });
   // Two reduction sets that partition the dims, one of them final: the
   // other is the rows, the final one sums over the outer dims (column sums).
@@ -203,12 +204,14 @@ std::vector<KernelConfig> enumerateConfigs(const KernelSpace &s,
       rejected->push_back(c.describe() + ": " + why);
   }
   // Then each column configuration's sweep unrolled by the fetch depth,
-  // after every other (`--config-index N` keeps its meaning).
+  // after every other (`--config-index N` keeps its meaning); a default
+  // already unrolled gets its whole twin there instead.
   for (size_t n = 0, end = feasible.size(); n < end; ++n) {
-    KernelConfig rolled = feasible[n];
-    rolled.unroll = kFetchDepth;
-    if (isColumnConfig(rolled) && whyInfeasible(s, rolled).empty())
-      feasible.push_back(rolled);
+    KernelConfig twin = feasible[n];
+    twin.unroll = twin.unroll ? 0 : kFetchDepth;
+    if (isColumnConfig(twin) && whyInfeasible(s, twin).empty() &&
+        seen.insert(twin.describe()).second)
+      feasible.push_back(twin);
   }
   return feasible;
 }
@@ -286,8 +289,16 @@ KernelConfig defaultConfig(const KernelSpace &s) {
       while (grid * c.split < kTargetBlocks && s.rowPoints % (2 * c.split) == 0 &&
              s.rowPoints / (2 * c.split) >= 2 * c.ty)
         c.split *= 2;
-      if (whyInfeasible(s, c).empty())
-        return c;
+      if (!whyInfeasible(s, c).empty())
+        continue;
+      // A heavy body over many rows outgrows the instruction cache unrolled
+      // whole: a loop unrolled by the rows fetched ahead (kWholeSweepFlopLimit).
+      KernelConfig rolled = c;
+      rolled.unroll = kFetchDepth;
+      if (double(s.rowPoints / c.split / c.ty) * s.flopPerPoint > kWholeSweepFlopLimit &&
+          whyInfeasible(s, rolled).empty())
+        return rolled;
+      return c;
     }
   }
   // The contiguous dim is an outer one: lanes along it keep loads coalesced,

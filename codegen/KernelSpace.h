@@ -39,6 +39,10 @@ struct KernelSpace {
   bool columnSums = false;
   /// SMs of the GPU the kernel is compiled for (the module's dm.target).
   int sms = 132;
+  /// Arithmetic of the body per point: its ops' getFlopPerPoint() summed
+  /// (an activation gradient 12, a dropout or a sum 1), a measure of the
+  /// code one point's work takes.
+  double flopPerPoint = 0;
   /// Whether tensors[n] has a dim outside the space: dropout keep bits
   /// packed 32 points per word, which the kernel's draws write or read
   /// (NodeGraph's Draw), not its loops.
@@ -98,6 +102,13 @@ std::vector<KernelConfig> enumerateConfigs(const KernelSpace &space,
 /// The heuristic used until the tuner has measured: reduce over the rows with
 /// a block when the innermost dim is reduced, lanes along it otherwise.
 KernelConfig defaultConfig(const KernelSpace &space);
+/// A column sweep's rows per thread times its body's flop per point above
+/// which the default unrolls the sweep by kFetchDepth instead of whole: H200
+/// records of bert-large and gpt2-medium, rows x flop (ratio whole / by 2):
+/// dropout_dgelu_tanh_reduce_sum 32 x 14 (2.4; vectors of 4: 1.06),
+/// dropout_dgelu_reduce_sum 32 x 14 (1.12 to 1.24) and 16 x 14 (0.98),
+/// dropout_reduce_sum 16 x 2 (1.12), reduce_sum 32 x 1 (0.81), 16 x 1 (0.89).
+inline constexpr double kWholeSweepFlopLimit = 256;
 /// Elementwise kernels whose tensors disagree on the contiguous dim
 /// (TileEmitter.cpp): the dim every output is contiguous along (0 when
 /// they differ or the kernel reduces), and the inputs to stage through

@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 using namespace mlir;
 using dmc::codegen::KernelConfig;
 
@@ -67,6 +69,34 @@ TEST_F(KernelSpace, Defaults) {
   EXPECT_EQ(def("dropout_dgelu_reduce_sum"),
             "lanes along u, block 8x32, vectors of 8, rows split over 8 blocks");
   EXPECT_EQ(def("add"), "block 256x1, 2 points per thread, vectors of 8");
+}
+
+TEST_F(KernelSpace, HeavyColumnSweepsOverManyRowsUnrollByTheFetchDepth) {
+  // bert-large's dgelu column sum: 16 rows a thread by default, 14 flop a
+  // point (dropout, gelu gradient, sum): 224, unrolled whole (Defaults).
+  auto s = dmc::codegen::spaceOf(kernel("dropout_dgelu_reduce_sum"));
+  EXPECT_EQ(s.flopPerPoint, 14.0);
+  EXPECT_EQ(dmc::codegen::spaceOf(kernel("reduce_sum")).flopPerPoint, 1.0);
+  // Twice the rows (gpt2-medium's B8 L1024): 32 a thread, 448 > 256, so the
+  // sweep is a loop unrolled by the 2 rows fetched ahead.
+  s.rowPoints *= 2;
+  KernelConfig def = dmc::codegen::defaultConfig(s);
+  EXPECT_EQ(def.describe(),
+            "lanes along u, block 8x32, vectors of 8, rows split over 8 blocks, sweep unrolled by 2");
+  EXPECT_EQ(dmc::codegen::whyInfeasible(s, def), "");
+  // The enumeration starts with it and lists it once, its whole twin too.
+  auto all = dmc::codegen::enumerateConfigs(s);
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all.front().describe(), def.describe());
+  std::set<std::string> seen;
+  for (const KernelConfig &c : all)
+    EXPECT_TRUE(seen.insert(c.describe()).second) << "listed twice: " << c.describe();
+  KernelConfig whole = def;
+  whole.unroll = 0;
+  EXPECT_TRUE(seen.count(whole.describe()));
+  // A light body over as many rows stays unrolled whole.
+  s.flopPerPoint = 2;
+  EXPECT_EQ(dmc::codegen::defaultConfig(s).unroll, 0);
 }
 
 TEST_F(KernelSpace, InfeasibleConfigurationsSayWhy) {
