@@ -151,8 +151,8 @@ double modelKernelUs(dm::KernelOp kernel, const KernelSpace &space, const Kernel
   // instruction cache, in proportion; below it, the loop unrolled by the
   // fetch depth costs a little more (its branch), so twins do not tie.
   double sweep = 1;
-  if (isColumnConfig(config) && config.split > 0 && config.ty > 0) {
-    const double code = double(space.rowPoints / config.split / config.ty) * space.flopPerPoint;
+  if (isColumnConfig(config)) {
+    const double code = sweepCode(space, config);
     if (config.unroll == 0 && code > kWholeSweepFlopLimit)
       sweep = code / kWholeSweepFlopLimit;
     else if (config.unroll != 0 && code <= kWholeSweepFlopLimit)

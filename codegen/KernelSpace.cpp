@@ -295,8 +295,7 @@ KernelConfig defaultConfig(const KernelSpace &s) {
       // whole: a loop unrolled by the rows fetched ahead (kWholeSweepFlopLimit).
       KernelConfig rolled = c;
       rolled.unroll = kFetchDepth;
-      if (double(s.rowPoints / c.split / c.ty) * s.flopPerPoint > kWholeSweepFlopLimit &&
-          whyInfeasible(s, rolled).empty())
+      if (sweepCode(s, c) > kWholeSweepFlopLimit && whyInfeasible(s, rolled).empty())
         return rolled;
       return c;
     }

@@ -109,6 +109,11 @@ KernelConfig defaultConfig(const KernelSpace &space);
 /// dropout_dgelu_reduce_sum 32 x 14 (1.12 to 1.24) and 16 x 14 (0.98),
 /// dropout_reduce_sum 16 x 2 (1.12), reduce_sum 32 x 1 (0.81), 16 x 1 (0.89).
 inline constexpr double kWholeSweepFlopLimit = 256;
+/// A column configuration's rows per thread times the body's flop per point:
+/// what unrolling its sweep whole lays out as straight-line code.
+inline double sweepCode(const KernelSpace &s, const KernelConfig &c) {
+  return c.split > 0 && c.ty > 0 ? double(s.rowPoints / c.split / c.ty) * s.flopPerPoint : 0;
+}
 /// Elementwise kernels whose tensors disagree on the contiguous dim
 /// (TileEmitter.cpp): the dim every output is contiguous along (0 when
 /// they differ or the kernel reduces), and the inputs to stage through
