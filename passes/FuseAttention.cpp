@@ -66,7 +66,7 @@ struct Rewriter {
         continue;
       if (name == f.query) {
         names.push_back(word);
-        shape.push_back((t.getShape()[t.getNames().find(f.key)] + 31) / 32);
+        shape.push_back((t.getSize(f.key) + 31) / 32);
       }
       names.push_back(name);
       shape.push_back(size);

@@ -83,6 +83,12 @@ struct AttentionProblem {
 
 /// Keep-bit words per (b, h, j) row: ceil(Lk / 32).
 inline int64_t keepBitsWords(const AttentionProblem &p) { return (p.Lk + 31) / 32; }
+/// Contiguous keep-bit words laid out (b, h, w, j), consecutive queries
+/// adjacent: the layout dm-fuse-attention gives them.
+inline KeepBitsStrides queryContiguousKeepBits(const AttentionProblem &p) {
+  const int64_t words = keepBitsWords(p);
+  return {p.H * words * p.Lq, words * p.Lq, 1, p.Lq};
+}
 /// Whether the forward writes (and the backward kernels read) keep bits.
 inline bool usesKeepBits(const AttentionProblem &p) { return p.keepBits && p.dropout > 0; }
 

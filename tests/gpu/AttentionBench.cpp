@@ -190,8 +190,7 @@ int runBench(dmrt::CudaDriver &driver, const cudaDeviceProp &prop, const std::st
   // The same with the words query-contiguous, (b, h, w, j): a warp's stores
   // and loads of the words of consecutive queries fall into whole sectors.
   const auto queryContiguous = [](AttentionProblem p) {
-    const int64_t words = dmcgen::keepBitsWords(p);
-    p.bits = {p.H * words * p.Lq, words * p.Lq, 1, p.Lq};
+    p.bits = dmcgen::queryContiguousKeepBits(p);
     return p;
   };
   shapes.push_back({"B8 H16 L512 D64 bf16 dropout 0.1, saved keep bits (b, h, w, j)",

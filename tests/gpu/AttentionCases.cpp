@@ -74,7 +74,7 @@ std::vector<Case> cases() {
     Case k = keep({"f16 L45 D64 padding{0,29} dropout, keep bits (b, h, w, j)",
                    problem(DType::F16, 45, 45, 64, false, 0.2), {0, 29}});
     k.p.keyPadding = true;
-    k.p.bits = {3 * 2 * 45, 2 * 45, 1, 45};
+    k.p.bits = dmcgen::queryContiguousKeepBits(k.p);
     c.push_back(k);
   }
   c.push_back(keep({"bf16 L197 D64 dropout bhjk, keep bits (vit)",

@@ -68,14 +68,14 @@ DMC_ATTN_DEV void storeRowKeepWords(uint32_t *words, int b, int h, int query0, i
 /// and a remainder for every word: part of why gpt2-medium's causal forward
 /// saving its keep bits executed 13% more instructions than drawing).
 ///
-/// Words with consecutive queries adjacent ((b, h, w, j): kBitsJ == 1) go the
-/// other way round: lane l takes row l % 16 of words word0 + l / 16, + 2, ...,
-/// so that each store covers 16 consecutive words of two columns.
+/// Words where queries are closer than words ((b, h, w, j): kBitsJ < kBitsW)
+/// go the other way round: lane l takes row l % 16 of words word0 + l / 16,
+/// + 2, ..., so that each store covers 16 queries' words of two columns.
 template <class Cfg>
 DMC_ATTN_DEV void zeroKeepWords(uint32_t *words, int b, int h, int query0, int word0) {
   uint32_t *head = words + (int64_t)b * Cfg::kBitsB + (int64_t)h * Cfg::kBitsH;
   const int rows = Cfg::kLq - query0 < 16 ? Cfg::kLq - query0 : 16;
-  if (Cfg::kBitsJ == 1) { // a constant on the device (a variable in the emulator)
+  if (Cfg::kBitsJ < Cfg::kBitsW) { // constants on the device (variables in the emulator)
     const int r = laneId() & 15;
     uint32_t *row = head + (int64_t)(query0 + r);
     for (int word = word0 + (laneId() >> 4); r < rows && word < Cfg::kBitsWords; word += 2)

@@ -65,7 +65,7 @@ std::vector<Named> problems() {
     p.keyPadding = true;
     p.dropout = 0.2;
     p.keepBits = true;
-    p.bits = {3 * 2 * 97, 2 * 97, 1, 97}; // (b, h, w, j)
+    p.bits = queryContiguousKeepBits(p); // (b, h, w, j)
     out.push_back({"f16_d128_keepbits_masks_wj", p});
   }
   {

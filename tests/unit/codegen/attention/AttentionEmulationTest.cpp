@@ -327,8 +327,8 @@ void runCausalZerosManyWords(int lq, uint32_t dropoutId, bool queryContiguous) {
   p.dropout = 0.1;
   p.dropoutId = dropoutId;
   p.keepBits = true;
-  if (queryContiguous) // (b, h, w, j)
-    p.bits = {35 * lq, 35 * lq, 1, lq};
+  if (queryContiguous)
+    p.bits = queryContiguousKeepBits(p);
   Tiles tiles{{32, 32, 2}, {32, 32, 2}, {32, 32, 2}};
   using Cfg = EmulatedConfig<32, 32, 32, 2, true, true, false, true, true, true>;
   runCase<Cfg, Cfg, Cfg>(p, {}, tiles);
@@ -354,7 +354,7 @@ TEST(AttentionEmulation, KeepBitsKeyPaddingUnalignedF16) {
   p.dropout = 0.2;
   p.dropoutId = 3;
   p.keepBits = true;
-  p.bits = {2 * 45, 2 * 45, 1, 45};
+  p.bits = queryContiguousKeepBits(p);
   Tiles tiles{{32, 64, 2}, {32, 32, 2}, {16, 32, 1}};
   runCase<EmulatedConfig<64, 32, 64, 2, false, false, true, true, true, true>,
           EmulatedConfig<64, 32, 32, 2, false, false, true, true, true, true>,
