@@ -195,7 +195,8 @@ namespace {
 /// The library's default tiles for the head dim when they fit the target's
 /// shared memory, else the first feasible candidate.
 dmcgen::AttentionTiles defaultTilesFor(const dmcgen::AttentionProblem &p,
-                                       dmcgen::AttentionKernelKind kind, unsigned shared) {
+                                       dmcgen::AttentionKernelKind kind,
+                                       const dmcgen::TileLimits &shared) {
   dmcgen::AttentionTiles def = dmcgen::defaultTiles(p, kind);
   if (dmcgen::checkTiles(p, def, kind, shared).empty())
     return def;
@@ -203,6 +204,11 @@ dmcgen::AttentionTiles defaultTilesFor(const dmcgen::AttentionProblem &p,
     if (c.rejected.empty())
       return c.tiles;
   return def; // none fits: checkTiles' reason reaches the user through the emitter
+}
+
+/// What the kernel's target offers its tiles.
+dmcgen::TileLimits limitsOf(dm::KernelOp kernel) {
+  return {targetOf(kernel).maxSharedPerBlock, false};
 }
 
 KernelConfig withTiles(const dmcgen::AttentionTiles &t) {
@@ -226,7 +232,7 @@ std::vector<KernelConfig> enumerateFusedConfigs(dm::KernelOp kernel,
   }
   auto [p, kind] = *problem;
   // The default first, so that index 0 of a sweep is the default bundle's.
-  unsigned shared = targetOf(kernel).maxSharedPerBlock;
+  dmcgen::TileLimits shared = limitsOf(kernel);
   dmcgen::AttentionTiles def = defaultTilesFor(p, kind, shared);
   std::vector<KernelConfig> all = {withTiles(def)};
   for (const dmcgen::TileCandidate &c : dmcgen::tileCandidates(p, kind, shared)) {
@@ -247,7 +253,7 @@ KernelConfig defaultFusedConfig(dm::KernelOp kernel) {
     return {};
   }
   return withTiles(defaultTilesFor(problem->first, problem->second,
-                                   targetOf(kernel).maxSharedPerBlock));
+                                   limitsOf(kernel)));
 }
 
 std::string whyInfeasibleFused(dm::KernelOp kernel, const KernelConfig &config) {
@@ -255,7 +261,7 @@ std::string whyInfeasibleFused(dm::KernelOp kernel, const KernelConfig &config) 
   if (!problem)
     return llvm::toString(problem.takeError());
   return dmcgen::checkTiles(problem->first, {config.blockM, config.blockN, config.warps},
-                            problem->second, targetOf(kernel).maxSharedPerBlock);
+                            problem->second, limitsOf(kernel));
 }
 
 llvm::Expected<EmittedKernel> emitAttentionKernel(dm::KernelOp k, const KernelConfig &config,
@@ -264,7 +270,7 @@ llvm::Expected<EmittedKernel> emitAttentionKernel(dm::KernelOp k, const KernelCo
   if (!problem)
     return problem.takeError();
   auto [p, kind] = *problem;
-  unsigned shared = targetOf(k).maxSharedPerBlock;
+  dmcgen::TileLimits shared = limitsOf(k);
   dmcgen::AttentionTiles tiles =
       config.warps > 0 ? dmcgen::AttentionTiles{config.blockM, config.blockN, config.warps}
                        : defaultTilesFor(p, kind, shared);

@@ -178,8 +178,8 @@ unsigned sharedBytes(const AttentionProblem &p, const AttentionTiles &t,
                      AttentionKernelKind kind) {
   int64_t bytes = 0;
   switch (kind) {
-  case AttentionKernelKind::Forward:
-    bytes = tileBytes(t.blockM, p.D) + 4 * tileBytes(t.blockN, p.D);
+  case AttentionKernelKind::Forward: // + a swizzle atom's slack to align the wgmma tiles
+    bytes = tileBytes(t.blockM, p.D) + 4 * tileBytes(t.blockN, p.D) + (t.wgmma ? 1024 : 0);
     break;
   case AttentionKernelKind::GradQ: // Q, dO, o; 2 stages of K, V; lse, Drow
     bytes = 3 * tileBytes(t.blockM, p.D) + 4 * tileBytes(t.blockN, p.D) + 2 * 4 * t.blockM;
@@ -202,9 +202,21 @@ int rowBlocksPerWarp(const AttentionTiles &t, AttentionKernelKind kind) {
 }
 
 std::string checkTiles(const AttentionProblem &p, const AttentionTiles &t,
-                       AttentionKernelKind kind, unsigned maxSharedBytes) {
+                       AttentionKernelKind kind, const TileLimits &limits) {
   if (std::string e = validate(p); !e.empty())
     return "invalid problem: " + e;
+  if (t.wgmma) {
+    if (!limits.wgmma)
+      return "wgmma tiles need an sm_90a target (warpgroup MMA)";
+    if (kind != AttentionKernelKind::Forward)
+      return std::string("wgmma tiles: only the forward has them, not ") + kernelKindName(kind);
+    if (p.D != 64)
+      return "wgmma tiles: head dim " + std::to_string(p.D) + ", must be 64 (128-byte rows)";
+    if (t.blockM != 64 || t.warps != 4 || t.blockN % 64 != 0)
+      return "wgmma tiles " + std::to_string(t.blockM) + "x" + std::to_string(t.blockN) +
+             " with " + std::to_string(t.warps) +
+             " warps: need blockM 64 with 4 warps (one warpgroup) and blockN a multiple of 64";
+  }
   const std::pair<const char *, int> sizes[] = {{"blockM", t.blockM}, {"blockN", t.blockN}};
   for (const auto &[name, v] : sizes)
     if (!isTileSize(v))
@@ -228,9 +240,9 @@ std::string checkTiles(const AttentionProblem &p, const AttentionTiles &t,
            ": the forward writes keep bits, so blockN must be a multiple of 32 (each key tile "
            "writes whole 32-key words)";
   const unsigned smem = sharedBytes(p, t, kind);
-  if (smem > maxSharedBytes)
+  if (smem > limits.maxSharedBytes)
     return "shared memory " + std::to_string(smem) + " bytes exceeds the " +
-           std::to_string(maxSharedBytes) + "-byte limit";
+           std::to_string(limits.maxSharedBytes) + "-byte limit";
   int accumulators = 0;
   switch (kind) {
   case AttentionKernelKind::Forward: accumulators = int(p.D / 2) + t.blockN / 2; break;
@@ -263,7 +275,7 @@ AttentionTiles defaultTiles(const AttentionProblem &p, AttentionKernelKind kind)
 }
 
 std::vector<TileCandidate> tileCandidates(const AttentionProblem &p, AttentionKernelKind kind,
-                                          unsigned maxSharedBytes) {
+                                          const TileLimits &limits) {
   // Tiles with two row blocks a warp come after all others, so that the
   // indices of the one-block tiles stay what they were before those existed.
   std::vector<TileCandidate> out, twoBlocks;
@@ -272,9 +284,16 @@ std::vector<TileCandidate> tileCandidates(const AttentionProblem &p, AttentionKe
       for (int w : {1, 2, 4, 8}) {
         AttentionTiles t{m, n, w};
         (rowBlocksPerWarp(t, kind) == 2 ? twoBlocks : out)
-            .push_back({t, checkTiles(p, t, kind, maxSharedBytes)});
+            .push_back({t, checkTiles(p, t, kind, limits)});
       }
   out.insert(out.end(), twoBlocks.begin(), twoBlocks.end());
+  // The wgmma forward tiles last: listed (with why not) only where the
+  // target has wgmma, so other targets' candidate indices stay as they were.
+  if (limits.wgmma && kind == AttentionKernelKind::Forward)
+    for (int n : {64, 128}) {
+      AttentionTiles t{64, n, 4, true};
+      out.push_back({t, checkTiles(p, t, kind, limits)});
+    }
   return out;
 }
 

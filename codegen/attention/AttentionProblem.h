@@ -111,19 +111,30 @@ std::string validate(const AttentionProblem &p);
 enum class AttentionKernelKind { Forward, GradKV, GradQ };
 const char *kernelKindName(AttentionKernelKind kind); ///< "forward", "grad-kv", "grad-q"
 
+/// Dynamic shared memory one block may use on sm_90 (227 KiB).
+inline constexpr unsigned kMaxSharedBytesSm90 = 227 * 1024;
+
 /// Tile knobs. blockM query positions and blockN key positions per tile;
 /// each warp owns 16 rows of the block-major dim: 16 queries (Forward,
 /// GradQ: blockM == 16 * warps) or 16 keys (GradKV: blockN == 16 * warps).
-/// The other tile dim is the inner loop's step.
+/// The other tile dim is the inner loop's step. `wgmma`: the forward's
+/// products run as warpgroup MMA (device/Wgmma.h; sm_90a, head dim 64,
+/// blockM 64 with 4 warps, blockN a multiple of 64) instead of mma.sync.
 struct AttentionTiles {
   int blockM = 0, blockN = 0, warps = 0;
+  bool wgmma = false;
   bool operator==(const AttentionTiles &o) const {
-    return blockM == o.blockM && blockN == o.blockN && warps == o.warps;
+    return blockM == o.blockM && blockN == o.blockN && warps == o.warps && wgmma == o.wgmma;
   }
 };
 
-/// Dynamic shared memory one block may use on sm_90 (227 KiB).
-inline constexpr unsigned kMaxSharedBytesSm90 = 227 * 1024;
+/// What the target offers the tiles: dynamic shared memory one block may use,
+/// and whether it runs sm_90a's warpgroup MMA.
+struct TileLimits {
+  unsigned maxSharedBytes = kMaxSharedBytesSm90;
+  bool wgmma = false;
+};
+
 
 /// Row blocks of 16 each warp owns (keys for grad-kv, queries otherwise):
 /// 1, or 2 where grad-kv's blockN is 32 * warps; 0 when the tiles fit neither.
@@ -132,8 +143,7 @@ int rowBlocksPerWarp(const AttentionTiles &tiles, AttentionKernelKind kind);
 /// not. A forward that writes keep bits needs blockN a multiple of 32 (each
 /// key tile writes whole words).
 std::string checkTiles(const AttentionProblem &p, const AttentionTiles &tiles,
-                       AttentionKernelKind kind,
-                       unsigned maxSharedBytes = kMaxSharedBytesSm90);
+                       AttentionKernelKind kind, const TileLimits &limits = {});
 /// The default tiles for `kind` of `p` (by head dim); always pass checkTiles.
 AttentionTiles defaultTiles(const AttentionProblem &p, AttentionKernelKind kind);
 
@@ -143,9 +153,10 @@ struct TileCandidate {
 };
 /// Every blockM, blockN in {16, 32, 64, 128} and warps in {1, 2, 4, 8}, with
 /// the reason each infeasible one is rejected (the tuner's search space);
-/// grad-kv's tiles of two row blocks a warp last.
+/// grad-kv's tiles of two row blocks a warp last, then the forward's wgmma
+/// tiles (64 x 64 and 64 x 128, 4 warps) where the limits allow wgmma.
 std::vector<TileCandidate> tileCandidates(const AttentionProblem &p, AttentionKernelKind kind,
-                                          unsigned maxSharedBytes = kMaxSharedBytesSm90);
+                                          const TileLimits &limits = {});
 
 struct AttentionLaunch {
   unsigned grid[3] = {1, 1, 1};

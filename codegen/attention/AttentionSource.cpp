@@ -73,6 +73,7 @@ bool dropoutKeyRuns(const DropoutStrides &s) { return s.k == 1; }
 const std::vector<std::string> &attentionDeviceHeaders() {
   static const std::vector<std::string> headers = {
       "codegen/attention/device/Mma.h",     "codegen/attention/device/Tile.h",
+      "codegen/attention/device/Wgmma.h",
       "codegen/attention/device/Masking.h", "codegen/attention/device/Store.h",
       "codegen/attention/device/Forward.h", "codegen/attention/device/GradQ.h",
       "codegen/attention/device/GradKV.h"};
@@ -95,6 +96,7 @@ std::string emitAttentionSource(const AttentionProblem &p, const AttentionTiles 
   w.integer("kBlockM", tiles.blockM);
   w.integer("kBlockN", tiles.blockN);
   w.integer("kWarps", tiles.warps);
+  w.flag("kWgmma", tiles.wgmma);
   w.flag("kCausal", p.causal);
   w.flag("kKeyPadding", p.keyPadding);
   w.flag("kDropout", p.dropout > 0);

@@ -105,7 +105,8 @@ bool sweepKind(dmrt::CudaDriver &driver, const Shape &s, const std::string &arch
                AttentionKernelKind kind, const Buffers &b, std::string &error) {
   std::vector<AttentionKernelKind> kinds;
   std::vector<AttentionTiles> tiles;
-  for (const dmcgen::TileCandidate &c : dmcgen::tileCandidates(s.p, kind))
+  const dmcgen::TileLimits limits{dmcgen::kMaxSharedBytesSm90, arch == "sm_90a"};
+  for (const dmcgen::TileCandidate &c : dmcgen::tileCandidates(s.p, kind, limits))
     if (c.rejected.empty() && c.tiles.blockM >= 32 && c.tiles.blockN >= 32) {
       kinds.push_back(kind);
       tiles.push_back(c.tiles);
@@ -125,7 +126,7 @@ bool sweepKind(dmrt::CudaDriver &driver, const Shape &s, const std::string &arch
             [](const auto &x, const auto &y) { return x.first < y.first; });
   std::printf("  sweep %-8s", dmcgen::kernelKindName(kind));
   for (const auto &[ms, t] : times)
-    std::printf(" %dx%dx%d:%.4f", t.blockM, t.blockN, t.warps, ms);
+    std::printf(" %dx%dx%d%s:%.4f", t.blockM, t.blockN, t.warps, t.wgmma ? "w" : "", ms);
   std::printf("\n");
   return ok;
 }
@@ -164,6 +165,23 @@ bool benchShape(dmrt::CudaDriver &driver, const Shape &s, const std::string &arc
               tiles[2].blockN, tiles[2].warps);
   std::printf("  backward %8.4f ms %7.1f TFLOP/s\n  fwd+bwd  %8.4f ms\n", bwd,
               bwdFlop / bwd * 1e-9, ms[0] + bwd);
+  // sm_90a: the forward's wgmma tiles beside the default's.
+  const dmcgen::TileLimits limits{dmcgen::kMaxSharedBytesSm90, arch == "sm_90a"};
+  for (int blockN : {64, 128}) {
+    const AttentionTiles wg{64, blockN, 4, true};
+    if (!dmcgen::checkTiles(p, wg, AttentionKernelKind::Forward, limits).empty())
+      continue;
+    std::vector<LoadedKernel> one;
+    double wms = 0;
+    ok = buildKernels(driver, p, {AttentionKernelKind::Forward}, {wg}, arch, one, error) &&
+         medianMs([&] { return launchKernel(driver, one[0], b.fwd, 1, nullptr, error); }, wms,
+                  error);
+    unloadKernels(driver, one);
+    if (!ok)
+      return false;
+    std::printf("  forward  %8.4f ms %7.1f TFLOP/s  (64x%dx4 wgmma: %.3fx the default's time)\n",
+                wms, fwdFlop / wms * 1e-9, blockN, wms / ms[0]);
+  }
   for (size_t i = 0; ok && i < kinds.size(); ++i)
     if (sweep == "all" || sweep == dmcgen::kernelKindName(kinds[i]))
       ok = sweepKind(driver, s, arch, kinds[i], b, error);

@@ -19,7 +19,7 @@ AttentionProblem problem(dmrt::DType t, int64_t Lq, int64_t Lk, int64_t D, bool 
 
 } // namespace
 
-std::vector<Case> cases() {
+std::vector<Case> cases(const std::string &arch) {
   using dmrt::DType;
   std::vector<Case> c;
   c.push_back({"bf16 L64 D64", problem(DType::BF16, 64, 64, 64, false, 0), {}});
@@ -88,6 +88,25 @@ std::vector<Case> cases() {
     k.p.keyPadding = true;
     c.push_back(k);
   }
+  if (arch != "sm_90a")
+    return c;
+  // The forward's warpgroup MMA (device/Wgmma.h), as the emulation's cases.
+  {
+    Case k = keep({"bf16 L150 D64 causal dropout, keep bits (b, h, w, j), wgmma forward 64x64",
+                   problem(DType::BF16, 150, 150, 64, true, 0.1), {}});
+    k.p.bits = dmcgen::queryContiguousKeepBits(k.p);
+    k.forward = {64, 64, 4, true};
+    c.push_back(k);
+  }
+  {
+    Case k{"f16 Lq70 Lk200 D64 padding{0,150} dropout, wgmma forward 64x128",
+           problem(DType::F16, 70, 200, 64, false, 0.2), {0, 150}};
+    k.p.keyPadding = true;
+    k.forward = {64, 128, 4, true};
+    c.push_back(k);
+  }
+  c.push_back({"bf16 L512 D64 no dropout, wgmma forward 64x128",
+               problem(DType::BF16, 512, 512, 64, false, 0), {}, {}, {64, 128, 4, true}});
   return c;
 }
 

@@ -16,16 +16,19 @@
 namespace dmc::attention_test {
 
 /// One problem; `lens` the key lengths per batch with key padding;
-/// `gradKV` grad-kv's tiles where not the default (warps == 0: the default).
+/// `gradKV`, `forward`: those kernels' tiles where not the default (warps ==
+/// 0: the default).
 struct Case {
   std::string name;
   dmcgen::AttentionProblem p;
   std::vector<int32_t> lens;
   dmcgen::AttentionTiles gradKV{};
+  dmcgen::AttentionTiles forward{};
 };
 
-/// Every case, in the order `--case I` numbers them.
-std::vector<Case> cases();
+/// Every case for kernels of `arch`, in the order `--case I` numbers them:
+/// the forward's wgmma tiles only for sm_90a, last.
+std::vector<Case> cases(const std::string &arch);
 
 } // namespace dmc::attention_test
 

@@ -57,7 +57,8 @@ bool buildKernels(dmrt::CudaDriver &driver, const dmcgen::AttentionProblem &p,
   }
   std::vector<dmcgen::CompileJob> jobs;
   for (size_t i = 0; i < kinds.size(); ++i) {
-    if (std::string e = dmcgen::checkTiles(p, tiles[i], kinds[i]); !e.empty()) {
+    const dmcgen::TileLimits limits{dmcgen::kMaxSharedBytesSm90, arch == "sm_90a"};
+    if (std::string e = dmcgen::checkTiles(p, tiles[i], kinds[i], limits); !e.empty()) {
       error = std::string(dmcgen::kernelKindName(kinds[i])) + " tiles: " + e;
       return false;
     }

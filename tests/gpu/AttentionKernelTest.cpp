@@ -156,9 +156,9 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
       AttentionKernelKind::Forward, AttentionKernelKind::GradKV, AttentionKernelKind::GradQ};
   std::vector<dmcgen::AttentionTiles> tiles;
   for (AttentionKernelKind k : kinds)
-    tiles.push_back(k == AttentionKernelKind::GradKV && c.gradKV.warps > 0
-                        ? c.gradKV
-                        : dmcgen::defaultTiles(p, k));
+    tiles.push_back(k == AttentionKernelKind::GradKV && c.gradKV.warps > 0    ? c.gradKV
+                    : k == AttentionKernelKind::Forward && c.forward.warps > 0 ? c.forward
+                                                                              : dmcgen::defaultTiles(p, k));
   std::vector<LoadedKernel> kernels;
   struct Unload {
     dmrt::CudaDriver &d;
@@ -270,7 +270,7 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
 /// Runs every case, or only case `only` (>= 0).
 int runCorrectness(dmrt::CudaDriver &driver, const std::string &arch, int only) {
   Tally tally;
-  const std::vector<Case> all = cases();
+  const std::vector<Case> all = cases(arch);
   if (only >= (int)all.size()) {
     std::printf("FATAL: --case %d: there are %zu cases (0 .. %zu)\n", only, all.size(),
                 all.size() - 1);

@@ -24,12 +24,20 @@
 //
 // Shared memory: Q [kBlockM][D], then 2 stages of K [kBlockN][D], V [kBlockN][D].
 //
+// With Cfg::kWgmma (sm_90a, D = 64, 4 warps: Wgmma.h) the block's warps are one
+// warpgroup and both products are wgmma from the same tiles, placed at a
+// 1024-byte boundary; the dropout draw runs while S = Q K^T is in flight.
+// The warpgroup visits every key tile up to the block's last query together
+// (wgmma is collective); with blockN >= blockM = 64 no warp's queries all
+// precede a tile it visits, so none would skip one anyway.
+//
 //===----------------------------------------------------------------------===//
 #ifndef DMC_ATTENTION_DEVICE_FORWARD_H
 #define DMC_ATTENTION_DEVICE_FORWARD_H
 
 #include "codegen/attention/device/Store.h"
 #include "codegen/attention/device/Tile.h"
+#include "codegen/attention/device/Wgmma.h"
 
 namespace dmcattn {
 
@@ -53,6 +61,9 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
   using QTile = SmemTile<BM, D>;
   using KVTile = SmemTile<BN, D>;
   constexpr int NA = BN / 8, DA = D / 8;
+  constexpr bool Wg = Cfg::kWgmma;
+  static_assert(!Wg || (D == 64 && BM == 64 && BN % 64 == 0),
+                "wgmma forward: head dim 64, one warpgroup of 64 queries, key tiles of 64");
 
   // Heavy (late, under a causal mask) query tiles start first.
   int qTile, h, b;
@@ -72,7 +83,9 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
     kEnd = q0 + BM; // keys > the tile's last query are masked for every row
   const int nTiles = kEnd > 0 ? (kEnd + BN - 1) / BN : 0;
 
-  const uint32_t qs = sharedAddress(smem);
+  // wgmma: the tiles start at a swizzle atom (sharedBytes adds the slack).
+  const uint32_t qs = Wg ? (sharedAddress(smem) + kSwizzleAtomBytes - 1) & ~(kSwizzleAtomBytes - 1)
+                         : sharedAddress(smem);
   const uint32_t kvs = qs + QTile::kBytes; // stage s: K at kvs + 2s*KV, V after it
   if (nTiles > 0) {
     QTile::template load<NT>(qs, qHead, Cfg::kQj, q0, Cfg::kLq);
@@ -89,6 +102,8 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
 
   for (int kt = 0; kt < nTiles; ++kt) {
     cpAsyncWait<0>();
+    if constexpr (Wg)
+      fenceProxyAsync(); // the landed tiles, visible to wgmma's reads
     syncThreads(); // tile kt landed; every warp is done with tile kt-1's stage
     if (kt + 1 < nTiles) {
       const uint32_t next = kvs + ((kt + 1) & 1) * 2 * KVTile::kBytes;
@@ -98,7 +113,7 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
       cpAsyncCommit();
     }
     const int k0 = kt * BN;
-    if (Cfg::kCausal && k0 > wq0 + 15)
+    if (!Wg && Cfg::kCausal && k0 > wq0 + 15)
       continue; // every key of this tile is after every query of this warp
     const uint32_t ks = kvs + (kt & 1) * 2 * KVTile::kBytes;
     const uint32_t vs = ks + KVTile::kBytes;
@@ -109,6 +124,14 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
     // with it (H200, B8 H16 D64 bf16: L512 0.0704 -> 0.0681 ms, L1024 causal
     // 0.1867 -> 0.1772). Drawing without saving, the mask stays after the
     // softmax: drawn first it made L1024 causal 0.154 -> 0.202 ms.
+    float s[NA][4];
+    DMC_ATTN_UNROLL
+    for (int a = 0; a < NA; ++a)
+      s[a][0] = s[a][1] = s[a][2] = s[a][3] = 0.f;
+    if constexpr (Wg) { // in flight during the draw below
+      wgmmaScores<Bf16, NA>(s, qs, ks);
+      wgmmaCommit();
+    }
     KeepBits<NA> keep;
     if constexpr (Cfg::kDropout && Cfg::kKeepBits) {
       // With key runs the words come straight from the quad's row masks.
@@ -119,11 +142,12 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
       storeRowKeepWords<Cfg>(bits, b, h, wq0, k0, kLimit, needMask, rows);
     }
 
-    float s[NA][4];
-    DMC_ATTN_UNROLL
-    for (int a = 0; a < NA; ++a)
-      s[a][0] = s[a][1] = s[a][2] = s[a][3] = 0.f;
-    mmaRowsRows<Bf16, NA, D / 16, QTile, KVTile>(s, qs, 16 * warp, ks, 0);
+    if constexpr (Wg) {
+      wgmmaWait<0>();
+      pinAccumulators(s);
+    } else {
+      mmaRowsRows<Bf16, NA, D / 16, QTile, KVTile>(s, qs, 16 * warp, ks, 0);
+    }
     scaleMask<Cfg, false>(s, wq0, k0, kLimit, needMask);
 
     // Online softmax: rows g (elements 0, 1) and g + 8 (elements 2, 3).
@@ -161,7 +185,15 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
         for (int e = 0; e < 4; ++e)
           s[a][e] = keep.keep(a, e) ? s[a][e] : 0.f;
     }
-    mmaRegsCols<Bf16, DA, BN / 16, KVTile>(acc, s, vs, 0);
+    if constexpr (Wg) {
+      // Waited for here: the next tile's copies overwrite this stage's V.
+      wgmmaProbsValues<Bf16, NA>(acc, s, vs);
+      wgmmaCommit();
+      wgmmaWait<0>();
+      pinAccumulators(acc);
+    } else {
+      mmaRegsCols<Bf16, DA, BN / 16, KVTile>(acc, s, vs, 0);
+    }
   }
   if (nTiles > 0)
     cpAsyncWait<0>();
@@ -169,7 +201,7 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
     // The tiles visited above wrote words [0, visited * BN / 32) of this
     // warp's rows (causal: tiles with k0 <= wq0 + 15); zero the rest.
     int visited = nTiles;
-    if (Cfg::kCausal && (wq0 + 15) / BN + 1 < visited)
+    if (!Wg && Cfg::kCausal && (wq0 + 15) / BN + 1 < visited)
       visited = (wq0 + 15) / BN + 1;
     zeroKeepWords<Cfg>(bits, b, h, wq0, visited * (BN / 32));
   }

@@ -113,6 +113,36 @@ void compileFor(const std::string &arch) {
 }
 
 TEST(AttentionCompile, EveryKindForSm90a) { compileFor("sm_90a"); }
+
+TEST(AttentionCompile, WgmmaForwardForSm90a) {
+  // The forward's warpgroup tiles, on every head-dim-64 problem above: ptxas
+  // must neither fail nor warn (a wgmma it serializes is a warning).
+  const TileLimits sm90a{kMaxSharedBytesSm90, true};
+  std::vector<CompileJob> jobs;
+  for (const Named &n : problems())
+    for (int blockN : {64, 128}) {
+      const AttentionTiles tiles{64, blockN, 4, true};
+      if (!checkTiles(n.p, tiles, AttentionKernelKind::Forward, sm90a).empty())
+        continue;
+      const std::string name = "attn_" + n.name + "_wgmma_" + std::to_string(blockN);
+      jobs.push_back({name, emitAttentionSource(n.p, tiles, AttentionKernelKind::Forward, name)});
+    }
+  ASSERT_EQ(jobs.size(), 8u); // four problems of head dim 64, two tiles each
+  CompileOptions options;
+  options.arch = "sm_90a";
+  options.flags = {"--ptxas-options=-v"};
+  std::vector<std::string> errors;
+  std::vector<CompiledKernel> kernels = compileAll(jobs, options, 2, errors);
+  ASSERT_EQ(kernels.size(), jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    EXPECT_EQ(errors[i], "") << jobs[i].name;
+    EXPECT_EQ(kernels[i].log.find("warning"), std::string::npos)
+        << jobs[i].name << ": " << kernels[i].log;
+    EXPECT_EQ(kernels[i].log.find("serialized"), std::string::npos)
+        << jobs[i].name << ": " << kernels[i].log;
+    EXPECT_GE(kernels[i].cubin.size(), 4u);
+  }
+}
 TEST(AttentionCompile, EveryKindForSm80) { compileFor("sm_80"); }
 
 TEST(AttentionCompile, HeadersAreEmbedded) {

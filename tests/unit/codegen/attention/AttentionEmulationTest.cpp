@@ -42,7 +42,7 @@ void registerInputs(const HostTensors &t) {
 
 template <class Cfg>
 void setConfig(const AttentionProblem &p, const AttentionTiles &tiles, AttentionKernelKind kind) {
-  ASSERT_EQ(checkTiles(p, tiles, kind), "");
+  ASSERT_EQ(checkTiles(p, tiles, kind, TileLimits{kMaxSharedBytesSm90, true}), "");
   ASSERT_EQ(Cfg::set(configConstants(emitAttentionSource(p, tiles, kind, "emulated"))), "");
 }
 
@@ -373,6 +373,40 @@ TEST(AttentionEmulation, KeepBitsLength197VitDefaultTiles) {
   runCase<EmulatedConfig<64, 64, 64, 4, true, false, false, true, true, true>,
           EmulatedConfig<64, 64, 64, 4, true, false, false, true, true, true>,
           EmulatedConfig<64, 64, 64, 4, true, false, false, true, true, true>>(p, {}, tiles);
+}
+
+// The forward's wgmma tiles (sm_90a: one warpgroup, device/Wgmma.h), the
+// backward kernels at their defaults.
+
+TEST(AttentionEmulation, WgmmaForwardCausalKeepBits) {
+  // Lq = Lk = 150: three query tiles, the last partial; under the causal
+  // mask the warpgroup visits the diagonal tile together (its first warps
+  // mask it whole) and writes every word it visits.
+  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 2, 150, 150, 64);
+  p.causal = true;
+  p.dropout = 0.1;
+  p.dropoutId = 4;
+  p.keepBits = true;
+  p.bits = queryContiguousKeepBits(p);
+  Tiles tiles = defaults(p);
+  tiles.forward = {64, 64, 4, true};
+  using Bwd = EmulatedConfig<64, 64, 64, 4, true, true, false, true, true, true>;
+  runCase<EmulatedConfig<64, 64, 64, 4, true, true, false, true, true, true, true>, Bwd, Bwd>(
+      p, {}, tiles);
+}
+
+TEST(AttentionEmulation, WgmmaForwardKeyTiles128PaddingF16) {
+  // f16, key tiles of 128 (two 64-key wgmma a product), Lk = 200 with
+  // key padding (batch 0 no key at all), dropout drawn again by every kernel.
+  AttentionProblem p = contiguousProblem(dmrt::DType::F16, 2, 1, 70, 200, 64);
+  p.keyPadding = true;
+  p.dropout = 0.2;
+  p.dropoutId = 6;
+  Tiles tiles = defaults(p);
+  tiles.forward = {64, 128, 4, true};
+  using Bwd = EmulatedConfig<64, 64, 64, 4, false, false, true, true, true>;
+  runCase<EmulatedConfig<64, 64, 128, 4, false, false, true, true, true, false, true>, Bwd, Bwd>(
+      p, {0, 150}, tiles);
 }
 
 } // namespace

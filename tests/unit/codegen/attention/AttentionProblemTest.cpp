@@ -138,7 +138,7 @@ TEST(AttentionTiles, RejectionsSayWhy) {
   EXPECT_TRUE(mentions(checkTiles(p, {24, 64, 4}, K::Forward), "blockM = 24"));
   EXPECT_TRUE(mentions(checkTiles(p, {64, 64, 3}, K::GradQ), "warps = 3"));
   AttentionProblem big = contiguousProblem(dmrt::DType::BF16, 1, 1, 512, 512, 128);
-  EXPECT_TRUE(mentions(checkTiles(big, {128, 64, 4}, K::GradKV, 64 * 1024), "shared memory"));
+  EXPECT_TRUE(mentions(checkTiles(big, {128, 64, 4}, K::GradKV, TileLimits{64 * 1024}), "shared memory"));
   EXPECT_TRUE(mentions(checkTiles(big, {128, 64, 4}, K::GradKV), "accumulators"));
   AttentionProblem bad = p;
   bad.D = 20;

@@ -29,12 +29,12 @@ inline std::map<std::string, std::string> configConstants(const std::string &sou
 }
 
 template <int D, int BM, int BN, int W, bool Bf16, bool Causal, bool Pad, bool Drop, bool KeyRuns,
-          bool KeepBits = false>
+          bool KeepBits = false, bool Wgmma = false>
 struct EmulatedConfig {
   static constexpr bool kBf16 = Bf16;
   static constexpr int kD = D, kBlockM = BM, kBlockN = BN, kWarps = W;
   static constexpr bool kCausal = Causal, kKeyPadding = Pad, kDropout = Drop,
-                        kDropoutKeyRuns = KeyRuns, kKeepBits = KeepBits;
+                        kDropoutKeyRuns = KeyRuns, kKeepBits = KeepBits, kWgmma = Wgmma;
   static inline int kB, kH, kLq, kLk, kBitsWords;
   static inline int64_t kQb, kQh, kQj, kKb, kKh, kKk, kVb, kVh, kVk, kOb, kOh, kOj, kDOb, kDOh,
       kDOj, kDQb, kDQh, kDQj, kDKb, kDKh, kDKk, kDVb, kDVh, kDVk, kLseB, kLseH, kLseJ, kDropB,
@@ -59,7 +59,7 @@ struct EmulatedConfig {
         {"kWarps", std::to_string(W)}, {"kCausal", Causal ? "true" : "false"},
         {"kKeyPadding", Pad ? "true" : "false"}, {"kDropout", Drop ? "true" : "false"},
         {"kDropoutKeyRuns", KeyRuns ? "true" : "false"},
-        {"kKeepBits", KeepBits ? "true" : "false"}};
+        {"kKeepBits", KeepBits ? "true" : "false"}, {"kWgmma", Wgmma ? "true" : "false"}};
     for (const auto &[name, want] : structure)
       if (!get(name, v) || v != want)
         return std::string(name) + " is '" + v + "', the emulation expects '" + want + "'";

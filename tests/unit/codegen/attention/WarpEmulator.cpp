@@ -38,6 +38,14 @@ struct Fiber {
   bool done = false;
   std::vector<Copy> open;                 ///< issued, not yet committed
   std::vector<std::vector<Copy>> groups;  ///< committed, oldest first
+  bool wgmmaFenced = false; ///< wgmma.fence since the last wait_group
+  int wgmmaGroups = 0;      ///< committed wgmma groups not waited for
+};
+
+/// A warpgroup's arrivals at its collective in flight.
+struct Group {
+  int arrived = 0;
+  unsigned generation = 0;
 };
 
 /// One warp's exchange area: each lane's operands of the collective in flight.
@@ -55,6 +63,7 @@ struct Block {
   size_t smemBytes = 0;
   std::vector<Fiber> fibers;
   std::vector<Warp> warps;
+  std::vector<Group> groups;
   int arrived = 0;
   unsigned generation = 0;
   int current = -1;
@@ -77,6 +86,8 @@ void fiberMain() {
   Fiber &f = self();
   if (!f.open.empty() || !f.groups.empty())
     fail("thread %d exits with cp.async copies in flight", gBlock->current);
+  if (f.wgmmaGroups > 0)
+    fail("thread %d exits with wgmma groups not waited for", gBlock->current);
   f.done = true;
   ++gBlock->progress;
 } // returns to uc_link: the scheduler
@@ -213,6 +224,106 @@ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, bool b
     d[e] = out[e];
 }
 
+namespace {
+
+/// Waits until all 128 threads of this thread's warpgroup arrive: a warp
+/// that skips a wgmma its group runs leaves the others waiting (the
+/// scheduler then reports the deadlock).
+void groupBarrier() {
+  if (gBlock->threads % 128 != 0)
+    fail("wgmma: a block of %d threads is not whole warpgroups", gBlock->threads);
+  Group &g = gBlock->groups[gBlock->current / 128];
+  const unsigned gen = g.generation;
+  ++gBlock->progress;
+  if (++g.arrived == 128) {
+    g.arrived = 0;
+    ++g.generation;
+    return;
+  }
+  while (g.generation == gen)
+    yield();
+}
+
+/// The bf16/f16 element at byte `offset` (before the 128-byte swizzle) of a
+/// descriptor's matrix: the swizzle XORs address bits 4-6 with bits 7-9.
+uint16_t swizzled16(uint32_t address) {
+  const uint32_t a = address ^ (((address >> 7) & 7u) << 4);
+  const unsigned char *p = static_cast<const unsigned char *>(sharedPointer(a));
+  if (p < gBlock->smem || p + 2 > gBlock->smem + gBlock->smemBytes)
+    fail("wgmma: thread %d reads shared byte %td outside the %zu bytes launched",
+         gBlock->current, p - gBlock->smem, gBlock->smemBytes);
+  return load16(p);
+}
+
+struct Descriptor {
+  uint32_t start, leading, stride;
+};
+
+Descriptor decode(uint64_t desc) {
+  if ((desc >> 62) != 1)
+    fail("wgmma: thread %d: descriptor swizzle mode %u, the emulator knows the 128-byte one (1)",
+         gBlock->current, (unsigned)(desc >> 62));
+  return {(uint32_t)(desc & 0x3FFFu) << 4, (uint32_t)((desc >> 16) & 0x3FFFu) << 4,
+          (uint32_t)((desc >> 32) & 0x3FFFu) << 4};
+}
+
+} // namespace
+
+void wgmmaFence() { self().wgmmaFenced = true; }
+void wgmmaCommit() { ++self().wgmmaGroups; }
+void wgmmaWait() {
+  self().wgmmaGroups = 0;
+  self().wgmmaFenced = false;
+}
+
+void wgmma(float (&d)[8][4], uint64_t descA, const uint32_t *a, uint64_t descB, bool transB,
+           bool accumulate, bool bf16) {
+  if (!self().wgmmaFenced)
+    fail("wgmma: thread %d issues a wgmma without wgmma.fence since its last wait",
+         gBlock->current);
+  groupBarrier();
+  Warp &w = warp();
+  if (a)
+    for (int i = 0; i < 4; ++i)
+      w.word[lane()][i] = a[i];
+  warpBarrier();
+  auto value = [&](uint16_t h) { return bf16 ? dmrt::bf16ToFloat(h) : dmrt::halfToFloat(h); };
+  const int rowBase = 16 * ((gBlock->current / 32) % 4); // this warp's rows of the 64
+  const Descriptor da = a ? Descriptor{} : decode(descA), db = decode(descB);
+  // K-major: row r, column k at start + (r / 8) stride + (r % 8) 128 + 2 k.
+  auto kMajor = [&](const Descriptor &m, int r, int k) {
+    return swizzled16(m.start + (uint32_t)(r / 8) * m.stride + (uint32_t)(r % 8) * 128 + 2 * k);
+  };
+  auto A = [&](int row, int k) {
+    if (!a)
+      return value(kMajor(da, rowBase + row, k));
+    const uint32_t v = w.word[(row & 7) * 4 + (k & 7) / 2][(row >= 8) + 2 * (k >= 8)];
+    return value(half16(v, k & 1));
+  };
+  // N-major: k row, n column at start + (k / 8) stride + (k % 8) 128 + 2 (n % 64)
+  // + (n / 64) leading.
+  auto B = [&](int k, int n) {
+    if (!transB)
+      return value(kMajor(db, n, k));
+    return value(swizzled16(db.start + (uint32_t)(k / 8) * db.stride + (uint32_t)(k % 8) * 128 +
+                            2 * (n % 64) + (uint32_t)(n / 64) * db.leading));
+  };
+  const int g = lane() >> 2, t = lane() & 3;
+  float out[8][4];
+  for (int i = 0; i < 8; ++i)
+    for (int e = 0; e < 4; ++e) {
+      const int row = g + 8 * (e >> 1), col = 8 * i + 2 * t + (e & 1);
+      double sum = accumulate ? d[i][e] : 0.0;
+      for (int k = 0; k < 16; ++k)
+        sum += (double)A(row, k) * (double)B(k, col);
+      out[i][e] = (float)sum;
+    }
+  warpBarrier();
+  for (int i = 0; i < 8; ++i)
+    for (int e = 0; e < 4; ++e)
+      d[i][e] = out[i][e];
+}
+
 void cpAsync(void *dst, const void *src, bool valid) {
   checkShared(dst, 16, "cp.async");
   const unsigned char *s = static_cast<const unsigned char *>(src);
@@ -266,6 +377,7 @@ void runBlock(const unsigned index[3], const unsigned grid[3], unsigned threads,
   std::memset(smem, 0xFF, sharedBytes); // NaN in bf16 and f16
   block.fibers.resize(threads);
   block.warps.resize(threads / 32);
+  block.groups.resize((threads + 127) / 128);
   block.body = &body;
   gBlock = &block;
   for (Fiber &f : block.fibers) {

@@ -51,6 +51,17 @@ void syncThreads();
 uint32_t shuffleXor(uint32_t v, int laneMask);
 void ldmatrix(uint32_t (&r)[4], const void *rowAddress, bool trans);
 void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, bool bf16);
+/// One warp's 16 rows of a wgmma m64n64k16: d (16 x 64 of this warp) += A B,
+/// A from descriptor `descA` (K-major; rows 16 * warp-in-group ..) or, when
+/// `a` is given, this warp's registers; B from `descB` (K-major, or N-major
+/// when transB). Descriptors are decoded as the 128-byte swizzle layout.
+void wgmma(float (&d)[8][4], uint64_t descA, const uint32_t *a, uint64_t descB, bool transB,
+           bool accumulate, bool bf16);
+/// Checks the warpgroup protocol: a wgmma before wgmma.fence since the last
+/// wait, or a wait with nothing committed, aborts.
+void wgmmaFence();
+void wgmmaCommit();
+void wgmmaWait();
 void cpAsync(void *dst, const void *src, bool valid);
 void cpAsyncCommit();
 void cpAsyncWait(int groups);
@@ -91,6 +102,22 @@ inline void cpAsync16(uint32_t dst, const void *src, bool valid) {
 }
 inline void cpAsyncCommit() { dmcemu::cpAsyncCommit(); }
 template <int N> inline void cpAsyncWait() { dmcemu::cpAsyncWait(N); }
+inline void wgmmaFence() { dmcemu::wgmmaFence(); }
+inline void wgmmaCommit() { dmcemu::wgmmaCommit(); }
+template <int N> inline void wgmmaWait() {
+  static_assert(N == 0, "the emulator runs wgmma synchronously: wait for all");
+  dmcemu::wgmmaWait();
+}
+inline void fenceProxyAsync() {}
+template <int N> inline void pinAccumulators(float (&)[N][4]) {}
+template <bool Bf16>
+inline void wgmmaSS(float (&d)[8][4], uint64_t descA, uint64_t descB, bool accumulate) {
+  dmcemu::wgmma(d, descA, nullptr, descB, false, accumulate, Bf16);
+}
+template <bool Bf16>
+inline void wgmmaRS(float (&d)[8][4], const uint32_t (&a)[4], uint64_t descB) {
+  dmcemu::wgmma(d, 0, a, descB, true, true, Bf16);
+}
 template <bool Bf16> inline uint32_t pack2(float lo, float hi) {
   const uint16_t l = Bf16 ? dmrt::floatToBf16(lo) : dmrt::floatToHalf(lo);
   const uint16_t h = Bf16 ? dmrt::floatToBf16(hi) : dmrt::floatToHalf(hi);
