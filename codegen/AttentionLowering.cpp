@@ -197,7 +197,7 @@ namespace {
 dmcgen::AttentionTiles defaultTilesFor(const dmcgen::AttentionProblem &p,
                                        dmcgen::AttentionKernelKind kind,
                                        const dmcgen::TileLimits &shared) {
-  dmcgen::AttentionTiles def = dmcgen::defaultTiles(p, kind);
+  dmcgen::AttentionTiles def = dmcgen::defaultTiles(p, kind, shared);
   if (dmcgen::checkTiles(p, def, kind, shared).empty())
     return def;
   for (const dmcgen::TileCandidate &c : dmcgen::tileCandidates(p, kind, shared))
@@ -206,9 +206,16 @@ dmcgen::AttentionTiles defaultTilesFor(const dmcgen::AttentionProblem &p,
   return def; // none fits: checkTiles' reason reaches the user through the emitter
 }
 
-/// What the kernel's target offers its tiles.
+/// What the kernel's target offers its tiles: shared memory, and wgmma on
+/// sm_90a.
 dmcgen::TileLimits limitsOf(dm::KernelOp kernel) {
-  return {targetOf(kernel).maxSharedPerBlock, false};
+  const dmcgen::GpuTarget target = targetOf(kernel);
+  return {target.maxSharedPerBlock, target.arch == "sm_90a"};
+}
+
+/// The tiles of a configuration.
+dmcgen::AttentionTiles tilesOf(const KernelConfig &c) {
+  return {c.blockM, c.blockN, c.warps, c.wgmma};
 }
 
 KernelConfig withTiles(const dmcgen::AttentionTiles &t) {
@@ -216,6 +223,7 @@ KernelConfig withTiles(const dmcgen::AttentionTiles &t) {
   c.blockM = t.blockM;
   c.blockN = t.blockN;
   c.warps = t.warps;
+  c.wgmma = t.wgmma;
   return c;
 }
 } // namespace
@@ -260,8 +268,7 @@ std::string whyInfeasibleFused(dm::KernelOp kernel, const KernelConfig &config) 
   auto problem = attentionProblemOf(kernel);
   if (!problem)
     return llvm::toString(problem.takeError());
-  return dmcgen::checkTiles(problem->first, {config.blockM, config.blockN, config.warps},
-                            problem->second, limitsOf(kernel));
+  return dmcgen::checkTiles(problem->first, tilesOf(config), problem->second, limitsOf(kernel));
 }
 
 llvm::Expected<EmittedKernel> emitAttentionKernel(dm::KernelOp k, const KernelConfig &config,
@@ -272,17 +279,17 @@ llvm::Expected<EmittedKernel> emitAttentionKernel(dm::KernelOp k, const KernelCo
   auto [p, kind] = *problem;
   dmcgen::TileLimits shared = limitsOf(k);
   dmcgen::AttentionTiles tiles =
-      config.warps > 0 ? dmcgen::AttentionTiles{config.blockM, config.blockN, config.warps}
-                       : defaultTilesFor(p, kind, shared);
+      config.warps > 0 ? tilesOf(config) : defaultTilesFor(p, kind, shared);
   if (std::string why = dmcgen::checkTiles(p, tiles, kind, shared); !why.empty())
     return fail(k, "tiles " + withTiles(tiles).describe() + " are infeasible: " + why);
   dmcgen::AttentionLaunch launch = dmcgen::launchGeometry(p, tiles, kind);
   EmittedKernel e;
   e.entry = entry.str();
   e.source = llvm::formatv("// dm.kernel \"{0}\": fused attention ({1}), B{2} H{3} Lq{4} Lk{5} "
-                           "D{6}; tiles {7}x{8}, {9} warps\n",
+                           "D{6}; tiles {7}x{8}, {9} warps{10}\n",
                            k.getName(), dmcgen::kernelKindName(kind), p.B, p.H, p.Lq, p.Lk, p.D,
-                           tiles.blockM, tiles.blockN, tiles.warps)
+                           tiles.blockM, tiles.blockN, tiles.warps,
+                           tiles.wgmma ? ", wgmma" : "")
                  .str() +
              dmcgen::emitAttentionSource(p, tiles, kind, e.entry);
   e.grid = launch.grid[0];
@@ -292,8 +299,7 @@ llvm::Expected<EmittedKernel> emitAttentionKernel(dm::KernelOp k, const KernelCo
   e.blockY = int(launch.block[1]);
   e.sharedBytes = int(launch.sharedBytes);
   e.passes = 1;
-  e.describe = llvm::formatv("attention tiles {0}x{1}, {2} warps", tiles.blockM, tiles.blockN,
-                             tiles.warps);
+  e.describe = withTiles(tiles).describe();
   return e;
 }
 

@@ -68,7 +68,10 @@ double modelKernelUs(dm::KernelOp kernel, const KernelSpace &space, const Kernel
                                          : 1.0;
     const double warps = std::min(1.0, resident * std::max(1, config.warps) / 16.0) *
                          std::min(1.0, activeSMs / sms);
-    return flop / kFlopPerUs / (waves * tile * warps) + launches * kLaunchUs;
+    // Warpgroup MMA: 0.68-0.93x mma.sync's time at the same tiles on an
+    // H200 (AttentionProblem.cpp defaultTiles), most often about 0.85x.
+    const double mma = config.wgmma ? 0.85 : 1.0;
+    return mma * flop / kFlopPerUs / (waves * tile * warps) + launches * kLaunchUs;
   }
 
   double bytes = 0, pointBytes = 0;

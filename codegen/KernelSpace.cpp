@@ -101,7 +101,8 @@ KernelSpace spaceOf(dm::KernelOp kernel) {
 
 std::string KernelConfig::describe() const {
   if (warps > 0)
-    return llvm::formatv("attention tiles {0}x{1}, {2} warps", blockM, blockN, warps);
+    return llvm::formatv("attention tiles {0}x{1}, {2} warps{3}", blockM, blockN, warps,
+                         wgmma ? ", wgmma" : "");
   std::string per = perThread > 1 ? llvm::formatv(", {0} points per thread", perThread).str()
                                   : std::string();
   if (vec > 1)

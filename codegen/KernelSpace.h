@@ -81,6 +81,9 @@ struct KernelConfig {
   /// A fused attention kernel's tiles (isFusedKernel; 0 elsewhere): query
   /// and key positions per tile and warps per block (dmcgen::AttentionTiles).
   int blockM = 0, blockN = 0, warps = 0;
+  /// A fused attention kernel's products as sm_90a warpgroup MMA
+  /// (dmcgen::AttentionTiles::wgmma); false elsewhere.
+  bool wgmma = false;
   /// Column kernels whose sweep fetches rows ahead (ColumnSchedule): rows
   /// unrolled at once. 0: every row (the whole sweep straight-line); the
   /// fetch depth: a loop, whose body stays in the instruction cache where

@@ -95,6 +95,8 @@ std::map<std::string, Knob> recordKnobs(const dmrt::ConfigKernel &k) {
     knobs["block_m"] = k.blockM;
     knobs["block_n"] = k.blockN;
     knobs["warps"] = k.warps;
+    if (k.wgmma) // absent on mma.sync tiles
+      knobs["wgmma"] = int64_t(1);
   }
   if (k.unroll > 0) // absent on records of sweeps unrolled whole
     knobs["unroll"] = k.unroll;
@@ -134,6 +136,13 @@ bool configKnobs(const Record &r, dmrt::ConfigKernel &k) {
     return false;
   if (present == 0)
     out.blockM = out.blockN = out.warps = 0;
+  out.wgmma = false;
+  if (auto it = r.knobs.find("wgmma"); it != r.knobs.end()) {
+    if (present == 0 || !std::holds_alternative<int64_t>(it->second) ||
+        std::get<int64_t>(it->second) != 1)
+      return false;
+    out.wgmma = true;
+  }
   out.unroll = 0;
   if (auto it = r.knobs.find("unroll"); it != r.knobs.end()) {
     if (!std::holds_alternative<int64_t>(it->second) || std::get<int64_t>(it->second) < 1)

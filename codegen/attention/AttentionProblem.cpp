@@ -178,8 +178,8 @@ unsigned sharedBytes(const AttentionProblem &p, const AttentionTiles &t,
                      AttentionKernelKind kind) {
   int64_t bytes = 0;
   switch (kind) {
-  case AttentionKernelKind::Forward: // + a swizzle atom's slack to align the wgmma tiles
-    bytes = tileBytes(t.blockM, p.D) + 4 * tileBytes(t.blockN, p.D) + (t.wgmma ? 1024 : 0);
+  case AttentionKernelKind::Forward:
+    bytes = tileBytes(t.blockM, p.D) + 4 * tileBytes(t.blockN, p.D);
     break;
   case AttentionKernelKind::GradQ: // Q, dO, o; 2 stages of K, V; lse, Drow
     bytes = 3 * tileBytes(t.blockM, p.D) + 4 * tileBytes(t.blockN, p.D) + 2 * 4 * t.blockM;
@@ -188,6 +188,8 @@ unsigned sharedBytes(const AttentionProblem &p, const AttentionTiles &t,
     bytes = 2 * tileBytes(t.blockN, p.D) + 6 * tileBytes(t.blockM, p.D) + 4 * 4 * t.blockM;
     break;
   }
+  if (t.wgmma) // a swizzle atom's slack: the wgmma tiles start at a 1024-byte boundary
+    bytes += 1024;
   return (unsigned)bytes;
 }
 
@@ -208,14 +210,18 @@ std::string checkTiles(const AttentionProblem &p, const AttentionTiles &t,
   if (t.wgmma) {
     if (!limits.wgmma)
       return "wgmma tiles need an sm_90a target (warpgroup MMA)";
-    if (kind != AttentionKernelKind::Forward)
-      return std::string("wgmma tiles: only the forward has them, not ") + kernelKindName(kind);
     if (p.D != 64)
       return "wgmma tiles: head dim " + std::to_string(p.D) + ", must be 64 (128-byte rows)";
-    if (t.blockM != 64 || t.warps != 4 || t.blockN % 64 != 0)
+    // One warpgroup owns 64 rows of the block-major dim; the other is a
+    // multiple of 64 (wgmma's N of the scores).
+    const bool keyMajor = kind == AttentionKernelKind::GradKV;
+    const int owned = keyMajor ? t.blockN : t.blockM, other = keyMajor ? t.blockM : t.blockN;
+    if (owned != 64 || t.warps != 4 || other % 64 != 0)
       return "wgmma tiles " + std::to_string(t.blockM) + "x" + std::to_string(t.blockN) +
-             " with " + std::to_string(t.warps) +
-             " warps: need blockM 64 with 4 warps (one warpgroup) and blockN a multiple of 64";
+             " with " + std::to_string(t.warps) + " warps: " + kernelKindName(kind) +
+             " needs " + (keyMajor ? "blockN" : "blockM") +
+             " 64 with 4 warps (one warpgroup) and " + (keyMajor ? "blockM" : "blockN") +
+             " a multiple of 64";
   }
   const std::pair<const char *, int> sizes[] = {{"blockM", t.blockM}, {"blockN", t.blockN}};
   for (const auto &[name, v] : sizes)
@@ -257,7 +263,18 @@ std::string checkTiles(const AttentionProblem &p, const AttentionTiles &t,
   return "";
 }
 
-AttentionTiles defaultTiles(const AttentionProblem &p, AttentionKernelKind kind) {
+AttentionTiles defaultTiles(const AttentionProblem &p, AttentionKernelKind kind,
+                            const TileLimits &limits) {
+  // sm_90a, head dim 64: warpgroup MMA, except grad-kv reading saved keep
+  // bits. dmc-attention-kernel-test --bench on one H200 (B8 H16 D64 bf16,
+  // two runs), wgmma 64x64x4 against the mma.sync default: the forward
+  // 0.874-0.927x its time with dropout (0.774-0.819x without), grad-q
+  // 0.676-0.692x with saved keep bits (0.805-0.812x drawing), grad-kv
+  // 0.905-0.915x drawing and 0.738-0.856x without dropout but 1.022-1.073x
+  // with saved keep bits.
+  if (limits.wgmma && p.D == 64 &&
+      !(kind == AttentionKernelKind::GradKV && usesKeepBits(p)))
+    return {64, 64, 4, true};
   switch (kind) {
   // D <= 64: the fastest of tileCandidates (dmc-attention-kernel-test --sweep,
   // B8 H16 L512 and L1024 causal, dropout 0.1): forward and grad-kv on an
@@ -287,11 +304,12 @@ std::vector<TileCandidate> tileCandidates(const AttentionProblem &p, AttentionKe
             .push_back({t, checkTiles(p, t, kind, limits)});
       }
   out.insert(out.end(), twoBlocks.begin(), twoBlocks.end());
-  // The wgmma forward tiles last: listed (with why not) only where the
-  // target has wgmma, so other targets' candidate indices stay as they were.
-  if (limits.wgmma && kind == AttentionKernelKind::Forward)
-    for (int n : {64, 128}) {
-      AttentionTiles t{64, n, 4, true};
+  // The wgmma tiles last: listed (with why not) only where the target has
+  // wgmma, so other targets' candidate indices stay as they were.
+  if (limits.wgmma)
+    for (int other : {64, 128}) {
+      AttentionTiles t = kind == AttentionKernelKind::GradKV ? AttentionTiles{other, 64, 4, true}
+                                                             : AttentionTiles{64, other, 4, true};
       out.push_back({t, checkTiles(p, t, kind, limits)});
     }
   return out;

@@ -117,9 +117,10 @@ inline constexpr unsigned kMaxSharedBytesSm90 = 227 * 1024;
 /// Tile knobs. blockM query positions and blockN key positions per tile;
 /// each warp owns 16 rows of the block-major dim: 16 queries (Forward,
 /// GradQ: blockM == 16 * warps) or 16 keys (GradKV: blockN == 16 * warps).
-/// The other tile dim is the inner loop's step. `wgmma`: the forward's
-/// products run as warpgroup MMA (device/Wgmma.h; sm_90a, head dim 64,
-/// blockM 64 with 4 warps, blockN a multiple of 64) instead of mma.sync.
+/// The other tile dim is the inner loop's step. `wgmma`: the kernel's
+/// products run as warpgroup MMA (device/Wgmma.h; sm_90a, head dim 64, 64
+/// rows of the block-major dim on 4 warps, the other a multiple of 64)
+/// instead of each warp's mma.sync.
 struct AttentionTiles {
   int blockM = 0, blockN = 0, warps = 0;
   bool wgmma = false;
@@ -144,8 +145,10 @@ int rowBlocksPerWarp(const AttentionTiles &tiles, AttentionKernelKind kind);
 /// key tile writes whole words).
 std::string checkTiles(const AttentionProblem &p, const AttentionTiles &tiles,
                        AttentionKernelKind kind, const TileLimits &limits = {});
-/// The default tiles for `kind` of `p` (by head dim); always pass checkTiles.
-AttentionTiles defaultTiles(const AttentionProblem &p, AttentionKernelKind kind);
+/// The default tiles for `kind` of `p` (by head dim; wgmma where `limits`
+/// allow and it measured faster); always pass checkTiles under `limits`.
+AttentionTiles defaultTiles(const AttentionProblem &p, AttentionKernelKind kind,
+                            const TileLimits &limits = {});
 
 struct TileCandidate {
   AttentionTiles tiles;
@@ -153,8 +156,8 @@ struct TileCandidate {
 };
 /// Every blockM, blockN in {16, 32, 64, 128} and warps in {1, 2, 4, 8}, with
 /// the reason each infeasible one is rejected (the tuner's search space);
-/// grad-kv's tiles of two row blocks a warp last, then the forward's wgmma
-/// tiles (64 x 64 and 64 x 128, 4 warps) where the limits allow wgmma.
+/// grad-kv's tiles of two row blocks a warp last, then the wgmma tiles (64
+/// rows owned, 64 or 128 the other dim, 4 warps) where the limits allow wgmma.
 std::vector<TileCandidate> tileCandidates(const AttentionProblem &p, AttentionKernelKind kind,
                                           const TileLimits &limits = {});
 

@@ -52,6 +52,7 @@ codegen::KernelConfig knobsOf(dm::KernelOp kernel) {
     c.blockM = get("block_m");
     c.blockN = get("block_n");
     c.warps = get("warps");
+    c.wgmma = knobs.get("wgmma") != nullptr;
   }
   llvm::StringRef lane = cast<StringAttr>(knobs.get("lane_dim")).getValue();
   c.laneDim = lane.empty() ? 0 : lane[0];
@@ -79,6 +80,8 @@ void setKnobs(dm::KernelOp kernel, const codegen::KernelConfig &k) {
     knobs.push_back(b.getNamedAttr("block_m", b.getI64IntegerAttr(k.blockM)));
     knobs.push_back(b.getNamedAttr("block_n", b.getI64IntegerAttr(k.blockN)));
     knobs.push_back(b.getNamedAttr("warps", b.getI64IntegerAttr(k.warps)));
+    if (k.wgmma)
+      knobs.push_back(b.getNamedAttr("wgmma", b.getUnitAttr()));
   }
   if (k.unroll > 0)
     knobs.push_back(b.getNamedAttr("unroll", b.getI64IntegerAttr(k.unroll)));
@@ -97,6 +100,7 @@ dmrt::ConfigKernel toConfigKernel(const std::string &name, const codegen::Kernel
   e.blockM = k.blockM;
   e.blockN = k.blockN;
   e.warps = k.warps;
+  e.wgmma = k.wgmma;
   e.unroll = k.unroll;
   e.describe = k.describe();
   return e;
@@ -113,6 +117,7 @@ codegen::KernelConfig fromConfigKernel(const dmrt::ConfigKernel &e) {
   k.blockM = int(e.blockM);
   k.blockN = int(e.blockN);
   k.warps = int(e.warps);
+  k.wgmma = e.wgmma;
   k.unroll = int(e.unroll);
   return k;
 }

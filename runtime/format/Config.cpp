@@ -58,7 +58,7 @@ bool oneOf(Reader &r, const json &o, const std::string &path, const char *key, s
 bool parseKernel(Reader &r, const json &o, const std::string &p, ConfigKernel &k,
                  std::set<std::string> &names) {
   if (!r.object(o, p, {"name", "lane_dim", "tx", "ty", "per_thread", "vec", "split", "describe",
-                       "block_m", "block_n", "warps", "unroll"}) ||
+                       "block_m", "block_n", "warps", "wgmma", "unroll"}) ||
       !name(r, o, p, "name", k.name, names) || !r.str(o, p, "lane_dim", k.laneDim) ||
       !r.integer(o, p, "tx", k.tx, 1) || !r.integer(o, p, "ty", k.ty, 1) ||
       !r.integer(o, p, "per_thread", k.perThread, 1) || !r.integer(o, p, "vec", k.vec, 1) ||
@@ -74,6 +74,13 @@ bool parseKernel(Reader &r, const json &o, const std::string &p, ConfigKernel &k
       (!r.integer(o, p, "block_m", k.blockM, 1) || !r.integer(o, p, "block_n", k.blockN, 1) ||
        !r.integer(o, p, "warps", k.warps, 1)))
     return false;
+  if (o.contains("wgmma")) {
+    if (tiles == 0)
+      return r.fail(p + ".wgmma", "only a fused attention kernel (with block_m, block_n and "
+                                  "warps) has wgmma");
+    if (!r.boolean(o, p, "wgmma", k.wgmma))
+      return false;
+  }
   if (!k.laneDim.empty() && !validDims(k.laneDim))
     return r.fail(p + ".lane_dim", "expected \"\" (no lane dim) or one dimension letter, got \"" +
                                        k.laneDim + "\"");
@@ -262,6 +269,8 @@ std::string writeConfig(const Configuration &c) {
       entry["block_m"] = k.blockM;
       entry["block_n"] = k.blockN;
       entry["warps"] = k.warps;
+      if (k.wgmma)
+        entry["wgmma"] = true;
     }
     if (k.unroll > 0)
       entry["unroll"] = k.unroll;

@@ -38,6 +38,9 @@ struct ConfigKernel {
   /// A fused attention kernel's tiles (optional fields "block_m", "block_n",
   /// "warps", written only when warps > 0; 0 on loop-nest kernels).
   int64_t blockM = 0, blockN = 0, warps = 0;
+  /// The attention kernel's products as sm_90a warpgroup MMA (optional field
+  /// "wgmma", written only when true, with the tiles).
+  bool wgmma = false;
   /// A column kernel's sweep unrolled by this many rows (optional field
   /// "unroll", written only when > 0; 0: unrolled whole).
   int64_t unroll = 0;

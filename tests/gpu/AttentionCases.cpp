@@ -90,23 +90,25 @@ std::vector<Case> cases(const std::string &arch) {
   }
   if (arch != "sm_90a")
     return c;
-  // The forward's warpgroup MMA (device/Wgmma.h), as the emulation's cases.
+  // Warpgroup MMA (device/Wgmma.h), as the emulation's cases.
+  const dmcgen::AttentionTiles wg{64, 64, 4, true};
   {
-    Case k = keep({"bf16 L150 D64 causal dropout, keep bits (b, h, w, j), wgmma forward 64x64",
-                   problem(DType::BF16, 150, 150, 64, true, 0.1), {}});
+    Case k = keep({"bf16 L150 D64 causal dropout, keep bits (b, h, w, j), wgmma 64x64",
+                   problem(DType::BF16, 150, 150, 64, true, 0.1), {}, wg, wg, wg});
     k.p.bits = dmcgen::queryContiguousKeepBits(k.p);
-    k.forward = {64, 64, 4, true};
     c.push_back(k);
   }
   {
-    Case k{"f16 Lq70 Lk200 D64 padding{0,150} dropout, wgmma forward 64x128",
-           problem(DType::F16, 70, 200, 64, false, 0.2), {0, 150}};
+    Case k{"f16 Lq70 Lk200 D64 padding{0,150} dropout, wgmma 64x128 (grad-kv 64x64)",
+           problem(DType::F16, 70, 200, 64, false, 0.2), {0, 150}, wg, {64, 128, 4, true},
+           {64, 128, 4, true}};
     k.p.keyPadding = true;
-    k.forward = {64, 128, 4, true};
     c.push_back(k);
   }
-  c.push_back({"bf16 L512 D64 no dropout, wgmma forward 64x128",
-               problem(DType::BF16, 512, 512, 64, false, 0), {}, {}, {64, 128, 4, true}});
+  c.push_back({"bf16 Lq100 Lk130 D64 causal, wgmma 64x64",
+               problem(DType::BF16, 100, 130, 64, true, 0), {}, wg, wg, wg});
+  c.push_back(keep({"bf16 L512 D64 dropout, keep bits, wgmma 64x64",
+                    problem(DType::BF16, 512, 512, 64, false, 0.1), {}, wg, wg, wg}));
   return c;
 }
 

@@ -16,14 +16,15 @@
 namespace dmc::attention_test {
 
 /// One problem; `lens` the key lengths per batch with key padding;
-/// `gradKV`, `forward`: those kernels' tiles where not the default (warps ==
-/// 0: the default).
+/// `gradKV`, `forward`, `gradQ`: those kernels' tiles where not the default
+/// (warps == 0: the default).
 struct Case {
   std::string name;
   dmcgen::AttentionProblem p;
   std::vector<int32_t> lens;
   dmcgen::AttentionTiles gradKV{};
   dmcgen::AttentionTiles forward{};
+  dmcgen::AttentionTiles gradQ{};
 };
 
 /// Every case for kernels of `arch`, in the order `--case I` numbers them:

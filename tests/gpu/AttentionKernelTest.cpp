@@ -158,6 +158,7 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
   for (AttentionKernelKind k : kinds)
     tiles.push_back(k == AttentionKernelKind::GradKV && c.gradKV.warps > 0    ? c.gradKV
                     : k == AttentionKernelKind::Forward && c.forward.warps > 0 ? c.forward
+                    : k == AttentionKernelKind::GradQ && c.gradQ.warps > 0     ? c.gradQ
                                                                               : dmcgen::defaultTiles(p, k));
   std::vector<LoadedKernel> kernels;
   struct Unload {

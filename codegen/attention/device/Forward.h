@@ -84,8 +84,7 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
   const int nTiles = kEnd > 0 ? (kEnd + BN - 1) / BN : 0;
 
   // wgmma: the tiles start at a swizzle atom (sharedBytes adds the slack).
-  const uint32_t qs = Wg ? (sharedAddress(smem) + kSwizzleAtomBytes - 1) & ~(kSwizzleAtomBytes - 1)
-                         : sharedAddress(smem);
+  const uint32_t qs = sharedAddress(Wg ? atomAligned(smem) : smem);
   const uint32_t kvs = qs + QTile::kBytes; // stage s: K at kvs + 2s*KV, V after it
   if (nTiles > 0) {
     QTile::template load<NT>(qs, qHead, Cfg::kQj, q0, Cfg::kLq);
@@ -129,7 +128,7 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
     for (int a = 0; a < NA; ++a)
       s[a][0] = s[a][1] = s[a][2] = s[a][3] = 0.f;
     if constexpr (Wg) { // in flight during the draw below
-      wgmmaScores<Bf16, NA>(s, qs, ks);
+      wgmmaRowsRows<Bf16, NA>(s, qs, ks);
       wgmmaCommit();
     }
     KeepBits<NA> keep;
@@ -187,7 +186,9 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
     }
     if constexpr (Wg) {
       // Waited for here: the next tile's copies overwrite this stage's V.
-      wgmmaProbsValues<Bf16, NA>(acc, s, vs);
+      uint32_t p[NA / 2][4];
+      packOperands<Bf16>(p, s);
+      wgmmaRegsCols<Bf16>(acc, p, vs);
       wgmmaCommit();
       wgmmaWait<0>();
       pinAccumulators(acc);

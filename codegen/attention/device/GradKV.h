@@ -26,13 +26,97 @@
 // Shared memory: K, V [kBlockN][D]; 2 stages of Q, dO, o [kBlockM][D] and
 // of lse (log2 units), Drow [kBlockM] f32.
 //
+// With Cfg::kWgmma (sm_90a, D = 64, 4 warps of 16 keys: Wgmma.h) the four
+// products are warpgroup MMA over the same tiles (from a 1024-byte
+// boundary): S^T and dPd^T are issued together, Drow and the keep bits are
+// computed while they run, dV's product runs during the barrier and dS^T.
+//
 //===----------------------------------------------------------------------===//
 #ifndef DMC_ATTENTION_DEVICE_GRADKV_H
 #define DMC_ATTENTION_DEVICE_GRADKV_H
 
 #include "codegen/attention/device/Forward.h"
+#include "codegen/attention/device/Wgmma.h"
 
 namespace dmcattn {
+
+/// One query tile of grad-kv with warpgroup MMA (Cfg::kWgmma): the tile's
+/// Q, dO, o are at qsT, dosT (dosP: dO's generic pointer, o after it), its
+/// lse and Drow stages at lseS, drowS; dk, dv the warp's accumulators.
+/// Starts after the barrier that published the tile; waits for its wgmma.
+template <class Cfg, int NA>
+DMC_ATTN_DEV void attentionGradKVWgmmaTile(float (&dk)[8][4], float (&dv)[8][4],
+                                           const SavedKeepKeyMajor<Cfg, NA> &saved,
+                                           uint32_t ks, uint32_t qsT,
+                                           uint32_t dosT, const unsigned char *dosP,
+                                           const float *lseS, float *drowS, int wk0, int qs0,
+                                           int kLimit, int b, int h, uint64_t seed) {
+  constexpr bool Bf16 = Cfg::kBf16;
+  constexpr int BM = Cfg::kBlockM, BN = Cfg::kBlockN, NT = 32 * Cfg::kWarps;
+  using QTile = SmemTile<BM, Cfg::kD>;
+  using KVTile = SmemTile<BN, Cfg::kD>;
+  const uint32_t vs = ks + KVTile::kBytes;
+  const int t = laneId() & 3;
+  float s[NA][4], dp[NA][4];
+  DMC_ATTN_UNROLL
+  for (int a = 0; a < NA; ++a)
+    DMC_ATTN_UNROLL
+    for (int e = 0; e < 4; ++e)
+      s[a][e] = dp[a][e] = 0.f;
+  wgmmaRowsRows<Bf16, NA>(s, ks, qsT); // S^T = K Q^T
+  wgmmaCommit();
+  wgmmaRowsRows<Bf16, NA>(dp, vs, dosT); // dPd^T = V dO^T
+  wgmmaCommit();
+  // While they run: Drow = o . dO and the keep bits.
+  QTile::template rowDot<NT, Bf16>(drowS, dosP + QTile::kBytes, dosP);
+  KeepBits<NA> keep;
+  if constexpr (Cfg::kKeepBits)
+    saved.expand(keep);
+  else if constexpr (Cfg::kDropout)
+    dropoutKeyMajor<Cfg>(keep, seed, b, h, wk0, qs0);
+  wgmmaWait<1>(); // S^T landed
+  pinAccumulators(s);
+  const bool needMask = wk0 + 16 > kLimit || (Cfg::kCausal && wk0 + 15 > qs0);
+  scaleMask<Cfg, true>(s, wk0, qs0, kLimit, needMask);
+  DMC_ATTN_UNROLL
+  for (int a = 0; a < NA; ++a)
+    DMC_ATTN_UNROLL
+    for (int e = 0; e < 4; ++e)
+      s[a][e] = fastExp2(s[a][e] - lseS[8 * a + 2 * t + (e & 1)]); // P^T
+  uint32_t pd[NA / 2][4]; // dropout(P)^T with its 1/(1-p), rounded as dm.rounded
+  if constexpr (Cfg::kDropout) {
+    float kept[NA][4];
+    DMC_ATTN_UNROLL
+    for (int a = 0; a < NA; ++a)
+      DMC_ATTN_UNROLL
+      for (int e = 0; e < 4; ++e)
+        kept[a][e] = keep.keep(a, e) ? s[a][e] * Cfg::kKeepScale : 0.f;
+    packOperands<Bf16>(pd, kept);
+  } else {
+    packOperands<Bf16>(pd, s);
+  }
+  wgmmaRegsCols<Bf16>(dv, pd, dosT); // dV += dropout(P)^T dO
+  wgmmaCommit();
+  syncThreads(); // this tile's Drow visible (its lse was, since the first barrier)
+  wgmmaWait<1>(); // dPd^T landed; dV may still run
+  pinAccumulators(dp);
+  DMC_ATTN_UNROLL
+  for (int a = 0; a < NA; ++a)
+    DMC_ATTN_UNROLL
+    for (int e = 0; e < 4; ++e) {
+      float d = dp[a][e];
+      if constexpr (Cfg::kDropout)
+        d = keep.keep(a, e) ? d * Cfg::kKeepScale : 0.f;
+      s[a][e] = s[a][e] * (d - drowS[8 * a + 2 * t + (e & 1)]); // dS^T
+    }
+  uint32_t ds[NA / 2][4];
+  packOperands<Bf16>(ds, s);
+  wgmmaRegsCols<Bf16>(dk, ds, qsT); // dK += dS^T Q
+  wgmmaCommit();
+  wgmmaWait<0>(); // before the next tile's copies overwrite this stage
+  pinAccumulators(dk);
+  pinAccumulators(dv);
+}
 
 template <class Cfg>
 DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const uint16_t *v,
@@ -49,6 +133,9 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
   using QTile = SmemTile<BM, D>;
   using KVTile = SmemTile<BN, D>;
   constexpr int NA = BM / 8, DA = D / 8;
+  constexpr bool Wg = Cfg::kWgmma;
+  static_assert(!Wg || (D == 64 && BN == 64 && MB == 1 && BM % 64 == 0),
+                "wgmma grad-kv: head dim 64, one warpgroup of 64 keys, query tiles of 64");
 
   int kTile, h, b;
   blockTile<Cfg::kCausal, false>(kTile, h, b);
@@ -66,12 +153,13 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
   const int qBegin = Cfg::kCausal ? k0 / BM * BM : 0;
   const int nTiles = (k0 >= kLimit || qBegin >= Cfg::kLq) ? 0 : (Cfg::kLq - qBegin + BM - 1) / BM;
 
-  const uint32_t ks = sharedAddress(smem);
+  unsigned char *tiles = Wg ? atomAligned(smem) : smem; // wgmma: from a swizzle atom
+  const uint32_t ks = sharedAddress(tiles);
   const uint32_t vs = ks + KVTile::kBytes;
   // Stage s: Q, dO, o at (3s + 0, 1, 2) tiles past the query-tile offset.
   constexpr int kQueryTiles = 2 * KVTile::kBytes;
   const uint32_t qdo = ks + kQueryTiles;
-  float *stats = reinterpret_cast<float *>(smem + kQueryTiles + 6 * QTile::kBytes); // lse, Drow
+  float *stats = reinterpret_cast<float *>(tiles + kQueryTiles + 6 * QTile::kBytes); // lse, Drow
   auto loadQueryTile = [&](int stage, int qs0) {
     const uint32_t dst = qdo + stage * 3 * QTile::kBytes;
     QTile::template load<NT>(dst, qHead, Cfg::kQj, qs0, Cfg::kLq);
@@ -121,86 +209,93 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
     float *lseS = stats + stage * 2 * BM, *drowS = lseS + BM;
     const uint32_t qsT = qdo + stage * 3 * QTile::kBytes;
     const uint32_t dosT = qsT + QTile::kBytes;
-    const unsigned char *dosP = smem + kQueryTiles + (stage * 3 + 1) * QTile::kBytes;
+    const unsigned char *dosP = tiles + kQueryTiles + (stage * 3 + 1) * QTile::kBytes;
     lseNext.store(lseS); // stage last read two tiles ago, before the last barrier
     cpAsyncWait<0>();
+    if constexpr (Wg)
+      fenceProxyAsync(); // the landed tiles, visible to wgmma's reads
     syncThreads(); // tile qt visible; every warp is done with stage qt-1
     if (qt + 1 < nTiles) {
       loadQueryTile(stage ^ 1, qs0 + BM);
       lseNext.fetch(lse, b, h, qs0 + BM);
     }
-    QTile::template rowDot<NT, Bf16>(drowS, dosP + QTile::kBytes, dosP); // Drow = o . dO
-    // Straight-line for every warp: a warp whose keys are all masked for this
-    // tile (past lens[b], or causally after every query) gets P = 0 from the
-    // mask and adds exact zeros; no branch splits the keep bits' live range.
-    const int t = laneId() & 3;
-    float s[MB][NA][4], dp[MB][NA][4];
-    DMC_ATTN_UNROLL
-    for (int m = 0; m < MB; ++m)
-      DMC_ATTN_UNROLL
-      for (int a = 0; a < NA; ++a)
-        DMC_ATTN_UNROLL
-        for (int e = 0; e < 4; ++e)
-          s[m][a][e] = dp[m][a][e] = 0.f;
-    // The mask first: integer work independent of the mma chain below.
-    // (Saved keep bits: loaded a tile ahead, shuffled once the mma is issued.)
-    KeepBits<NA> keep[MB];
-    if constexpr (!Cfg::kKeepBits && Cfg::kDropout)
-      DMC_ATTN_UNROLL
-      for (int m = 0; m < MB; ++m)
-        dropoutKeyMajor<Cfg>(keep[m], seed, b, h, wk0 + 16 * m, qs0);
-    mmaRowsRows<Bf16, MB, NA, D / 16, KVTile, QTile>(s, ks, 16 * MB * warp, qsT, 0);
-    DMC_ATTN_UNROLL
-    for (int m = 0; m < MB; ++m) {
-      const int mk0 = wk0 + 16 * m;
-      const bool needMask = mk0 + 16 > kLimit || (Cfg::kCausal && mk0 + 15 > qs0);
-      scaleMask<Cfg, true>(s[m], mk0, qs0, kLimit, needMask);
-    }
-    DMC_ATTN_UNROLL
-    for (int m = 0; m < MB; ++m)
-      DMC_ATTN_UNROLL
-      for (int a = 0; a < NA; ++a)
-        DMC_ATTN_UNROLL
-        for (int e = 0; e < 4; ++e)
-          s[m][a][e] = fastExp2(s[m][a][e] - lseS[8 * a + 2 * t + (e & 1)]); // P^T
-    if constexpr (Cfg::kKeepBits)
-      DMC_ATTN_UNROLL
-      for (int m = 0; m < MB; ++m)
-        saved[m].expand(keep[m]);
-    if constexpr (Cfg::kDropout) {
+    if constexpr (Wg) {
+      attentionGradKVWgmmaTile<Cfg, NA>(dk[0], dv[0], saved[0], ks, qsT, dosT, dosP,
+                                        lseS, drowS, wk0, qs0, kLimit, b, h, seed);
+    } else {
+      QTile::template rowDot<NT, Bf16>(drowS, dosP + QTile::kBytes, dosP); // Drow = o . dO
+      // Straight-line for every warp: a warp whose keys are all masked for this
+      // tile (past lens[b], or causally after every query) gets P = 0 from the
+      // mask and adds exact zeros; no branch splits the keep bits' live range.
+      const int t = laneId() & 3;
+      float s[MB][NA][4], dp[MB][NA][4];
       DMC_ATTN_UNROLL
       for (int m = 0; m < MB; ++m)
         DMC_ATTN_UNROLL
         for (int a = 0; a < NA; ++a)
           DMC_ATTN_UNROLL
           for (int e = 0; e < 4; ++e)
-            // dropout(P)^T with its 1/(1-p): rounded to bf16/f16 for the mma
-            // as the region's dropout op is (dm.rounded), so the reference
-            // models this rounding exactly.
-            dp[m][a][e] = keep[m].keep(a, e) ? s[m][a][e] * Cfg::kKeepScale : 0.f;
-      mmaRegsCols<Bf16, MB, DA, BM / 16, QTile>(dv, dp, dosT, 0);
+            s[m][a][e] = dp[m][a][e] = 0.f;
+      // The mask first: integer work independent of the mma chain below.
+      // (Saved keep bits: loaded a tile ahead, shuffled once the mma is issued.)
+      KeepBits<NA> keep[MB];
+      if constexpr (!Cfg::kKeepBits && Cfg::kDropout)
+        DMC_ATTN_UNROLL
+        for (int m = 0; m < MB; ++m)
+          dropoutKeyMajor<Cfg>(keep[m], seed, b, h, wk0 + 16 * m, qs0);
+      mmaRowsRows<Bf16, MB, NA, D / 16, KVTile, QTile>(s, ks, 16 * MB * warp, qsT, 0);
+      DMC_ATTN_UNROLL
+      for (int m = 0; m < MB; ++m) {
+        const int mk0 = wk0 + 16 * m;
+        const bool needMask = mk0 + 16 > kLimit || (Cfg::kCausal && mk0 + 15 > qs0);
+        scaleMask<Cfg, true>(s[m], mk0, qs0, kLimit, needMask);
+      }
       DMC_ATTN_UNROLL
       for (int m = 0; m < MB; ++m)
         DMC_ATTN_UNROLL
         for (int a = 0; a < NA; ++a)
-          dp[m][a][0] = dp[m][a][1] = dp[m][a][2] = dp[m][a][3] = 0.f;
-    } else {
-      mmaRegsCols<Bf16, MB, DA, BM / 16, QTile>(dv, s, dosT, 0);
-    }
-    mmaRowsRows<Bf16, MB, NA, D / 16, KVTile, QTile>(dp, vs, 16 * MB * warp, dosT, 0);
-    syncThreads(); // this tile's Drow visible (its lse was, since the first barrier)
-    DMC_ATTN_UNROLL
-    for (int m = 0; m < MB; ++m)
-      DMC_ATTN_UNROLL
-      for (int a = 0; a < NA; ++a)
+          DMC_ATTN_UNROLL
+          for (int e = 0; e < 4; ++e)
+            s[m][a][e] = fastExp2(s[m][a][e] - lseS[8 * a + 2 * t + (e & 1)]); // P^T
+      if constexpr (Cfg::kKeepBits)
         DMC_ATTN_UNROLL
-        for (int e = 0; e < 4; ++e) {
-          float d = dp[m][a][e];
-          if constexpr (Cfg::kDropout)
-            d = keep[m].keep(a, e) ? d * Cfg::kKeepScale : 0.f;
-          s[m][a][e] = s[m][a][e] * (d - drowS[8 * a + 2 * t + (e & 1)]); // dS^T
-        }
-    mmaRegsCols<Bf16, MB, DA, BM / 16, QTile>(dk, s, qsT, 0);
+        for (int m = 0; m < MB; ++m)
+          saved[m].expand(keep[m]);
+      if constexpr (Cfg::kDropout) {
+        DMC_ATTN_UNROLL
+        for (int m = 0; m < MB; ++m)
+          DMC_ATTN_UNROLL
+          for (int a = 0; a < NA; ++a)
+            DMC_ATTN_UNROLL
+            for (int e = 0; e < 4; ++e)
+              // dropout(P)^T with its 1/(1-p): rounded to bf16/f16 for the mma
+              // as the region's dropout op is (dm.rounded), so the reference
+              // models this rounding exactly.
+              dp[m][a][e] = keep[m].keep(a, e) ? s[m][a][e] * Cfg::kKeepScale : 0.f;
+        mmaRegsCols<Bf16, MB, DA, BM / 16, QTile>(dv, dp, dosT, 0);
+        DMC_ATTN_UNROLL
+        for (int m = 0; m < MB; ++m)
+          DMC_ATTN_UNROLL
+          for (int a = 0; a < NA; ++a)
+            dp[m][a][0] = dp[m][a][1] = dp[m][a][2] = dp[m][a][3] = 0.f;
+      } else {
+        mmaRegsCols<Bf16, MB, DA, BM / 16, QTile>(dv, s, dosT, 0);
+      }
+      mmaRowsRows<Bf16, MB, NA, D / 16, KVTile, QTile>(dp, vs, 16 * MB * warp, dosT, 0);
+      syncThreads(); // this tile's Drow visible (its lse was, since the first barrier)
+      DMC_ATTN_UNROLL
+      for (int m = 0; m < MB; ++m)
+        DMC_ATTN_UNROLL
+        for (int a = 0; a < NA; ++a)
+          DMC_ATTN_UNROLL
+          for (int e = 0; e < 4; ++e) {
+            float d = dp[m][a][e];
+            if constexpr (Cfg::kDropout)
+              d = keep[m].keep(a, e) ? d * Cfg::kKeepScale : 0.f;
+            s[m][a][e] = s[m][a][e] * (d - drowS[8 * a + 2 * t + (e & 1)]); // dS^T
+          }
+      mmaRegsCols<Bf16, MB, DA, BM / 16, QTile>(dk, s, qsT, 0);
+    }
   }
   if (nTiles > 0)
     cpAsyncWait<0>();

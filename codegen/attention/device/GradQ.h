@@ -17,11 +17,17 @@
 // Shared memory: Q, dO, o [kBlockM][D]; 2 stages of K, V [kBlockN][D];
 // lse (log2 units) and Drow [kBlockM] f32, Drow from the o and dO tiles.
 //
+// With Cfg::kWgmma (sm_90a, D = 64, 4 warps: Wgmma.h) the three products are
+// warpgroup MMA over the same tiles (from a 1024-byte boundary): S and dPd
+// are issued together, the keep bits expand (or Philox draws) while they
+// run, and the softmax of S overlaps dPd.
+//
 //===----------------------------------------------------------------------===//
 #ifndef DMC_ATTENTION_DEVICE_GRADQ_H
 #define DMC_ATTENTION_DEVICE_GRADQ_H
 
 #include "codegen/attention/device/Forward.h"
+#include "codegen/attention/device/Wgmma.h"
 
 namespace dmcattn {
 
@@ -36,6 +42,9 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
   using QTile = SmemTile<BM, D>;
   using KVTile = SmemTile<BN, D>;
   constexpr int NA = BN / 8, DA = D / 8;
+  constexpr bool Wg = Cfg::kWgmma;
+  static_assert(!Wg || (D == 64 && BM == 64 && BN % 64 == 0),
+                "wgmma grad-q: head dim 64, one warpgroup of 64 queries, key tiles of 64");
 
   int qTile, h, b;
   blockTile<Cfg::kCausal, true>(qTile, h, b);
@@ -53,10 +62,11 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
     kEnd = q0 + BM;
   const int nTiles = kEnd > 0 ? (kEnd + BN - 1) / BN : 0;
 
-  const uint32_t qs = sharedAddress(smem);
+  unsigned char *tiles = Wg ? atomAligned(smem) : smem; // wgmma: from a swizzle atom
+  const uint32_t qs = sharedAddress(tiles);
   const uint32_t dos = qs + QTile::kBytes, os = dos + QTile::kBytes;
   const uint32_t kvs = os + QTile::kBytes; // stage s: K at kvs + 2s*KV, V after it
-  float *lseS = reinterpret_cast<float *>(smem + 3 * QTile::kBytes + 4 * KVTile::kBytes);
+  float *lseS = reinterpret_cast<float *>(tiles + 3 * QTile::kBytes + 4 * KVTile::kBytes);
   float *drowS = lseS + BM;
   LseRows<Cfg, BM, NT> lseRows;
   if (nTiles > 0) {
@@ -90,11 +100,13 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
       if (kt + 1 < nTiles)
         keepNext.load(bits, b, h, wq0, (kt + 1) * BN);
     cpAsyncWait<0>();
+    if constexpr (Wg)
+      fenceProxyAsync(); // the landed tiles, visible to wgmma's reads
     syncThreads(); // tile kt (and Q, dO, o) visible; tile kt-1's stage free
     if (kt == 0) {
       lseRows.store(lseS);
-      QTile::template rowDot<NT, Bf16>(drowS, smem + 2 * QTile::kBytes,
-                                       smem + QTile::kBytes); // Drow = o . dO
+      QTile::template rowDot<NT, Bf16>(drowS, tiles + 2 * QTile::kBytes,
+                                       tiles + QTile::kBytes); // Drow = o . dO
       syncThreads();
       lseRow[0] = lseS[16 * warp + g];
       lseRow[1] = lseS[16 * warp + g + 8];
@@ -109,8 +121,8 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
       cpAsyncCommit();
     }
     const int k0 = kt * BN;
-    if (Cfg::kCausal && k0 > wq0 + 15)
-      continue;
+    if (!Wg && Cfg::kCausal && k0 > wq0 + 15)
+      continue; // (wgmma: collective; no warp of 16 queries precedes a tile of BN >= 64)
     const uint32_t ks = kvs + (kt & 1) * 2 * KVTile::kBytes;
     const uint32_t vs = ks + KVTile::kBytes;
 
@@ -120,10 +132,23 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
       DMC_ATTN_UNROLL
       for (int e = 0; e < 4; ++e)
         s[a][e] = dp[a][e] = 0.f;
+    if constexpr (Wg) { // S, then dPd, in flight during the mask's integer work
+      wgmmaRowsRows<Bf16, NA>(s, qs, ks);
+      wgmmaCommit();
+      wgmmaRowsRows<Bf16, NA>(dp, dos, vs);
+      wgmmaCommit();
+    }
     KeepBits<NA> keep;
     if constexpr (Cfg::kKeepBits)
       keepNow.expand(keep, k0);
-    mmaRowsRows<Bf16, NA, D / 16, QTile, KVTile>(s, qs, 16 * warp, ks, 0);
+    if constexpr (Wg) {
+      if constexpr (!Cfg::kKeepBits && Cfg::kDropout)
+        dropoutQueryMajor<Cfg>(keep, seed, b, h, wq0, k0);
+      wgmmaWait<1>(); // S landed; dPd may still run
+      pinAccumulators(s);
+    } else {
+      mmaRowsRows<Bf16, NA, D / 16, QTile, KVTile>(s, qs, 16 * warp, ks, 0);
+    }
     const bool needMask = k0 + BN > kLimit || (Cfg::kCausal && k0 + BN - 1 > wq0);
     scaleMask<Cfg, false>(s, wq0, k0, kLimit, needMask);
     DMC_ATTN_UNROLL
@@ -131,10 +156,14 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
       DMC_ATTN_UNROLL
       for (int e = 0; e < 4; ++e)
         s[a][e] = fastExp2(s[a][e] - lseRow[e >> 1]); // P
-    mmaRowsRows<Bf16, NA, D / 16, QTile, KVTile>(dp, dos, 16 * warp, vs, 0);
-
-    if constexpr (!Cfg::kKeepBits && Cfg::kDropout)
-      dropoutQueryMajor<Cfg>(keep, seed, b, h, wq0, k0);
+    if constexpr (Wg) {
+      wgmmaWait<0>();
+      pinAccumulators(dp);
+    } else {
+      mmaRowsRows<Bf16, NA, D / 16, QTile, KVTile>(dp, dos, 16 * warp, vs, 0);
+      if constexpr (!Cfg::kKeepBits && Cfg::kDropout)
+        dropoutQueryMajor<Cfg>(keep, seed, b, h, wq0, k0);
+    }
     DMC_ATTN_UNROLL
     for (int a = 0; a < NA; ++a)
       DMC_ATTN_UNROLL
@@ -144,7 +173,16 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
           d = keep.keep(a, e) ? d * Cfg::kKeepScale : 0.f;
         s[a][e] = s[a][e] * (d - drowRow[e >> 1]); // dS
       }
-    mmaRegsCols<Bf16, DA, BN / 16, KVTile>(dq, s, ks, 0);
+    if constexpr (Wg) {
+      uint32_t ds[NA / 2][4];
+      packOperands<Bf16>(ds, s);
+      wgmmaRegsCols<Bf16>(dq, ds, ks);
+      wgmmaCommit();
+      wgmmaWait<0>(); // before the next tile's copies overwrite this stage's K
+      pinAccumulators(dq);
+    } else {
+      mmaRegsCols<Bf16, DA, BN / 16, KVTile>(dq, s, ks, 0);
+    }
   }
   if (nTiles > 0)
     cpAsyncWait<0>();

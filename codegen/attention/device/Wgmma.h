@@ -134,41 +134,54 @@ DMC_ATTN_DEV void wgmmaRS(float (&d)[8][4], const uint32_t (&a)[4], uint64_t des
 
 namespace dmcattn {
 
-/// s (16 x 8 NA a warp, 64 x 8 NA the group) = Q K^T over a head dim of 64:
-/// Q's 64 rows at shared address `qs`, the key tile's 8 NA rows at `ks`,
-/// both 1024-byte aligned tiles of 128-byte rows. Issued (after a fence),
-/// not committed nor waited for.
+/// The first swizzle-atom boundary in the dynamic shared memory `smem` (the
+/// wgmma kernels ask for an atom of slack): the tiles start there.
+DMC_ATTN_DEV unsigned char *atomAligned(unsigned char *smem) {
+  const uint32_t a = sharedAddress(smem);
+  return smem + (((a + kSwizzleAtomBytes - 1) & ~(kSwizzleAtomBytes - 1)) - a);
+}
+
+/// acc (16 x 8 NA a warp, 64 x 8 NA the group) = A B^T over a head dim of
+/// 64: A the 64 rows of the tile at shared address `at`, B the 8 NA rows at
+/// `bt`, both 1024-byte aligned tiles of 128-byte rows (S = Q K^T and its
+/// relatives; Tile.h's mmaRowsRows). Issued after a fence; not committed.
 template <bool Bf16, int NA>
-DMC_ATTN_DEV void wgmmaScores(float (&s)[NA][4], uint32_t qs, uint32_t ks) {
-  static_assert(NA % 8 == 0, "wgmma scores: key tiles of 64");
-  pinAccumulators(s);
+DMC_ATTN_DEV void wgmmaRowsRows(float (&acc)[NA][4], uint32_t at, uint32_t bt) {
+  static_assert(NA % 8 == 0, "wgmma: B tiles of 64 rows");
+  pinAccumulators(acc);
   wgmmaFence();
   DMC_ATTN_UNROLL
   for (int n = 0; n < NA / 8; ++n) {
-    float(&chunk)[8][4] = *reinterpret_cast<float(*)[8][4]>(&s[8 * n][0]);
+    float(&chunk)[8][4] = *reinterpret_cast<float(*)[8][4]>(&acc[8 * n][0]);
     DMC_ATTN_UNROLL
     for (int kk = 0; kk < 4; ++kk)
-      wgmmaSS<Bf16>(chunk, swizzle128Descriptor(qs + 32 * kk, 16, kSwizzleAtomBytes),
-                    swizzle128Descriptor(ks + 64 * 128 * n + 32 * kk, 16, kSwizzleAtomBytes),
+      wgmmaSS<Bf16>(chunk, swizzle128Descriptor(at + 32 * kk, 16, kSwizzleAtomBytes),
+                    swizzle128Descriptor(bt + 64 * 128 * n + 32 * kk, 16, kSwizzleAtomBytes),
                     kk > 0);
   }
 }
 
-/// acc (16 x 64 a warp) += P V: P the warp's probabilities in registers
-/// (16 x 8 NA, as the scores), V the key tile's 8 NA rows of 64 at shared
-/// address `vs`. Issued (after a fence), not committed nor waited for.
-template <bool Bf16, int NA>
-DMC_ATTN_DEV void wgmmaProbsValues(float (&acc)[8][4], const float (&p)[NA][4], uint32_t vs) {
-  uint32_t a[NA / 2][4];
+/// The A operands of a 16 x 16 KK register block (accumulator layout) for
+/// wgmmaRegsCols: k-chunk kk from atoms 2kk and 2kk + 1 (Tile.h accumulatorAsA).
+template <bool Bf16, int NP>
+DMC_ATTN_DEV void packOperands(uint32_t (&a)[NP / 2][4], const float (&p)[NP][4]) {
   DMC_ATTN_UNROLL
-  for (int kk = 0; kk < NA / 2; ++kk)
+  for (int kk = 0; kk < NP / 2; ++kk)
     accumulatorAsA<Bf16>(a[kk], p, kk);
+}
+
+/// acc (16 x 64 a warp) += A B: A the warp's 16 x 16 KK block in registers
+/// (packOperands), B the tile's 16 KK rows of 64 at shared address `bt` read
+/// N-major (O += P V and relatives; Tile.h's mmaRegsCols). Issued after a
+/// fence; not committed.
+template <bool Bf16, int KK>
+DMC_ATTN_DEV void wgmmaRegsCols(float (&acc)[8][4], const uint32_t (&a)[KK][4], uint32_t bt) {
   pinAccumulators(acc);
-  wgmmaFence(); // the packed P and the rescaled acc, before the reads
+  wgmmaFence(); // the packed A and earlier writes of acc, before the reads
   DMC_ATTN_UNROLL
-  for (int kk = 0; kk < NA / 2; ++kk)
+  for (int kk = 0; kk < KK; ++kk)
     wgmmaRS<Bf16>(acc, a[kk],
-                  swizzle128Descriptor(vs + 16 * 128 * kk, 64 * 128, kSwizzleAtomBytes));
+                  swizzle128Descriptor(bt + 16 * 128 * kk, 64 * 128, kSwizzleAtomBytes));
 }
 
 } // namespace dmcattn

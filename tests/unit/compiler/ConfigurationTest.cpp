@@ -106,11 +106,27 @@ TEST_P(Configuration, PlantedFaultsAreRejectedNamingTheEntry) {
     bad.kernels[fused].blockM = 48;
     bad.kernels[fused].blockN = 64;
     bad.kernels[fused].warps = 4;
+    bad.kernels[fused].wgmma = false;
     std::string error = apply(ctx, dmrt::writeConfig(bad));
     EXPECT_NE(error.find("kernels[" + std::to_string(fused) + "] (\"" + bad.kernels[fused].name +
                          "\"): infeasible tiles (attention tiles 48x64, 4 warps): "),
               std::string::npos)
         << error;
+  }
+  {
+    // wgmma tiles (sm_90a, the default target's) need 64 rows a warpgroup and
+    // the other dim a multiple of 64.
+    dmrt::Configuration bad = *config;
+    bad.kernels[fused].blockM = 64;
+    bad.kernels[fused].blockN = 32;
+    bad.kernels[fused].warps = 4;
+    bad.kernels[fused].wgmma = true;
+    std::string error = apply(ctx, dmrt::writeConfig(bad));
+    EXPECT_NE(error.find("kernels[" + std::to_string(fused) + "] (\"" + bad.kernels[fused].name +
+                         "\"): infeasible tiles (attention tiles 64x32, 4 warps, wgmma): "),
+              std::string::npos)
+        << error;
+    EXPECT_NE(error.find("a multiple of 64"), std::string::npos) << error;
   }
 }
 

@@ -103,6 +103,33 @@ TEST(Config, UnrollIsOptionalAndRoundTrips) {
       << parseError(j);
 }
 
+TEST(Config, WgmmaIsOptionalAndRoundTrips) {
+  // An attention kernel's tiles may say wgmma (written only when true); a
+  // kernel without tiles may not, and the value must be a boolean.
+  json j = validConfig();
+  j["kernels"][1]["block_m"] = 64;
+  j["kernels"][1]["block_n"] = 64;
+  j["kernels"][1]["warps"] = 4;
+  j["kernels"][1]["wgmma"] = true;
+  Configuration c;
+  std::string error;
+  ASSERT_TRUE(parseConfig(j.dump(), "cfg.json", c, error)) << error;
+  EXPECT_TRUE(c.kernels[1].wgmma);
+  EXPECT_FALSE(c.kernels[0].wgmma);
+  EXPECT_EQ(json::parse(writeConfig(c)), j);
+  c.kernels[1].wgmma = false;
+  EXPECT_FALSE(json::parse(writeConfig(c))["kernels"][1].contains("wgmma"));
+  j["kernels"][1]["wgmma"] = 1;
+  EXPECT_NE(parseError(j).find("kernels[1].wgmma: expected true or false, got number 1"),
+            std::string::npos)
+      << parseError(j);
+  j = validConfig();
+  j["kernels"][0]["wgmma"] = true;
+  EXPECT_NE(parseError(j).find("kernels[0].wgmma: only a fused attention kernel"),
+            std::string::npos)
+      << parseError(j);
+}
+
 TEST(Config, ChosenAlgorithmRoundTrips) {
   json j = validConfig();
   const char *algo =

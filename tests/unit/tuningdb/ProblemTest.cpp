@@ -104,5 +104,32 @@ TEST(TuningDbProblem, UnrollIsAKnobOnlyWhereSet) {
   EXPECT_FALSE(configKnobs(rolled, back));
 }
 
+TEST(TuningDbProblem, WgmmaIsAKnobOnlyWhereSet) {
+  // mma.sync tiles have no "wgmma" knob, so their records keep the keys they
+  // had before it existed; the same tiles as wgmma are another candidate.
+  dmrt::ConfigKernel k;
+  k.blockM = k.blockN = 64;
+  k.warps = 4;
+  Record sync = kernel(0), group = kernel(0);
+  sync.knobs = recordKnobs(k);
+  EXPECT_EQ(sync.knobs.count("wgmma"), 0u);
+  k.wgmma = true;
+  group.knobs = recordKnobs(k);
+  EXPECT_EQ(std::get<int64_t>(group.knobs.at("wgmma")), 1);
+  EXPECT_NE(key(sync), key(group));
+  dmrt::ConfigKernel back;
+  ASSERT_TRUE(configKnobs(group, back));
+  EXPECT_TRUE(back.wgmma);
+  ASSERT_TRUE(configKnobs(sync, back));
+  EXPECT_FALSE(back.wgmma);
+  group.knobs["wgmma"] = int64_t(2); // planted: the knob is 1 when present
+  EXPECT_FALSE(configKnobs(group, back));
+  Record plain = kernel(0); // planted: wgmma without tiles
+  plain.knobs = {{"lane_dim", std::string("u")}, {"tx", int64_t(1)}, {"ty", int64_t(1)},
+                 {"per_thread", int64_t(1)},     {"vec", int64_t(1)}, {"split", int64_t(1)},
+                 {"wgmma", int64_t(1)}};
+  EXPECT_FALSE(configKnobs(plain, back));
+}
+
 } // namespace
 } // namespace dmc::tuningdb::test

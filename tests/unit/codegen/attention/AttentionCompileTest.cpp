@@ -114,20 +114,25 @@ void compileFor(const std::string &arch) {
 
 TEST(AttentionCompile, EveryKindForSm90a) { compileFor("sm_90a"); }
 
-TEST(AttentionCompile, WgmmaForwardForSm90a) {
-  // The forward's warpgroup tiles, on every head-dim-64 problem above: ptxas
+TEST(AttentionCompile, WgmmaForSm90a) {
+  // Every kind's warpgroup tiles on every head-dim-64 problem above: ptxas
   // must neither fail nor warn (a wgmma it serializes is a warning).
   const TileLimits sm90a{kMaxSharedBytesSm90, true};
   std::vector<CompileJob> jobs;
   for (const Named &n : problems())
-    for (int blockN : {64, 128}) {
-      const AttentionTiles tiles{64, blockN, 4, true};
-      if (!checkTiles(n.p, tiles, AttentionKernelKind::Forward, sm90a).empty())
-        continue;
-      const std::string name = "attn_" + n.name + "_wgmma_" + std::to_string(blockN);
-      jobs.push_back({name, emitAttentionSource(n.p, tiles, AttentionKernelKind::Forward, name)});
-    }
-  ASSERT_EQ(jobs.size(), 8u); // four problems of head dim 64, two tiles each
+    for (auto kind : {AttentionKernelKind::Forward, AttentionKernelKind::GradKV,
+                      AttentionKernelKind::GradQ})
+      for (const TileCandidate &c : tileCandidates(n.p, kind, sm90a)) {
+        if (!c.tiles.wgmma || !c.rejected.empty())
+          continue;
+        std::string name = "attn_" + n.name + "_" + kernelKindName(kind) + "_wgmma_" +
+                           std::to_string(c.tiles.blockM) + "x" + std::to_string(c.tiles.blockN);
+        std::replace(name.begin(), name.end(), '-', '_');
+        jobs.push_back({name, emitAttentionSource(n.p, c.tiles, kind, name)});
+      }
+  // Four problems of head dim 64: two tiles each for the forward and grad-q,
+  // one for grad-kv (128-query tiles would hold 192 accumulators).
+  ASSERT_EQ(jobs.size(), 20u);
   CompileOptions options;
   options.arch = "sm_90a";
   options.flags = {"--ptxas-options=-v"};

@@ -375,38 +375,43 @@ TEST(AttentionEmulation, KeepBitsLength197VitDefaultTiles) {
           EmulatedConfig<64, 64, 64, 4, true, false, false, true, true, true>>(p, {}, tiles);
 }
 
-// The forward's wgmma tiles (sm_90a: one warpgroup, device/Wgmma.h), the
-// backward kernels at their defaults.
+// The wgmma tiles (sm_90a: one warpgroup of 64 rows, device/Wgmma.h).
 
-TEST(AttentionEmulation, WgmmaForwardCausalKeepBits) {
-  // Lq = Lk = 150: three query tiles, the last partial; under the causal
-  // mask the warpgroup visits the diagonal tile together (its first warps
-  // mask it whole) and writes every word it visits.
+TEST(AttentionEmulation, WgmmaCausalKeepBits) {
+  // Lq = Lk = 150: three tiles each way, the last partial; causal with saved
+  // keep bits laid out (b, h, w, j).
   AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 2, 150, 150, 64);
   p.causal = true;
   p.dropout = 0.1;
   p.dropoutId = 4;
   p.keepBits = true;
   p.bits = queryContiguousKeepBits(p);
-  Tiles tiles = defaults(p);
-  tiles.forward = {64, 64, 4, true};
-  using Bwd = EmulatedConfig<64, 64, 64, 4, true, true, false, true, true, true>;
-  runCase<EmulatedConfig<64, 64, 64, 4, true, true, false, true, true, true, true>, Bwd, Bwd>(
-      p, {}, tiles);
+  Tiles tiles{{64, 64, 4, true}, {64, 64, 4, true}, {64, 64, 4, true}};
+  using Cfg = EmulatedConfig<64, 64, 64, 4, true, true, false, true, true, true, true>;
+  runCase<Cfg, Cfg, Cfg>(p, {}, tiles);
 }
 
-TEST(AttentionEmulation, WgmmaForwardKeyTiles128PaddingF16) {
-  // f16, key tiles of 128 (two 64-key wgmma a product), Lk = 200 with
-  // key padding (batch 0 no key at all), dropout drawn again by every kernel.
+TEST(AttentionEmulation, WgmmaTiles128PaddingDrawnF16) {
+  // f16, key tiles of 128 (two 64-wide wgmma a product; grad-kv's 128-query
+  // tiles would hold 192 accumulators), Lk = 200 with key padding (batch 0
+  // no key at all), dropout drawn again by every kernel.
   AttentionProblem p = contiguousProblem(dmrt::DType::F16, 2, 1, 70, 200, 64);
   p.keyPadding = true;
   p.dropout = 0.2;
   p.dropoutId = 6;
-  Tiles tiles = defaults(p);
-  tiles.forward = {64, 128, 4, true};
-  using Bwd = EmulatedConfig<64, 64, 64, 4, false, false, true, true, true>;
-  runCase<EmulatedConfig<64, 64, 128, 4, false, false, true, true, true, false, true>, Bwd, Bwd>(
-      p, {0, 150}, tiles);
+  Tiles tiles{{64, 128, 4, true}, {64, 64, 4, true}, {64, 128, 4, true}};
+  using Rows = EmulatedConfig<64, 64, 128, 4, false, false, true, true, true, false, true>;
+  runCase<Rows, EmulatedConfig<64, 64, 64, 4, false, false, true, true, true, false, true>,
+          Rows>(p, {0, 150}, tiles);
+}
+
+TEST(AttentionEmulation, WgmmaCausalCrossNoDropout) {
+  // Lq 100 != Lk 130, causal, no dropout (P itself is dV's operand).
+  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 2, 100, 130, 64);
+  p.causal = true;
+  Tiles tiles{{64, 64, 4, true}, {64, 64, 4, true}, {64, 64, 4, true}};
+  using Cfg = EmulatedConfig<64, 64, 64, 4, true, true, false, false, false, false, true>;
+  runCase<Cfg, Cfg, Cfg>(p, {}, tiles);
 }
 
 } // namespace

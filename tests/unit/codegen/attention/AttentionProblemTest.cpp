@@ -138,7 +138,8 @@ TEST(AttentionTiles, RejectionsSayWhy) {
   EXPECT_TRUE(mentions(checkTiles(p, {24, 64, 4}, K::Forward), "blockM = 24"));
   EXPECT_TRUE(mentions(checkTiles(p, {64, 64, 3}, K::GradQ), "warps = 3"));
   AttentionProblem big = contiguousProblem(dmrt::DType::BF16, 1, 1, 512, 512, 128);
-  EXPECT_TRUE(mentions(checkTiles(big, {128, 64, 4}, K::GradKV, TileLimits{64 * 1024}), "shared memory"));
+  EXPECT_TRUE(
+      mentions(checkTiles(big, {128, 64, 4}, K::GradKV, TileLimits{64 * 1024}), "shared memory"));
   EXPECT_TRUE(mentions(checkTiles(big, {128, 64, 4}, K::GradKV), "accumulators"));
   AttentionProblem bad = p;
   bad.D = 20;
@@ -183,6 +184,57 @@ TEST(AttentionTiles, GradKVWarpsOwnOneOrTwoRowBlocks) {
   ASSERT_LT(firstTwo, all.size());
   for (size_t i = firstTwo; i < all.size(); ++i)
     EXPECT_EQ(rowBlocksPerWarp(all[i].tiles, K::GradKV), 2) << i;
+}
+
+TEST(AttentionTiles, WgmmaTilesOnlyWhereTheTargetHasThem) {
+  AttentionProblem p = base();
+  using K = AttentionKernelKind;
+  const TileLimits sm90a{kMaxSharedBytesSm90, true};
+  const AttentionTiles wg{64, 64, 4, true};
+  for (K kind : {K::Forward, K::GradKV, K::GradQ}) {
+    EXPECT_TRUE(mentions(checkTiles(p, wg, kind), "need an sm_90a target")) << kernelKindName(kind);
+    EXPECT_EQ(checkTiles(p, wg, kind, sm90a), "") << kernelKindName(kind);
+    // Without wgmma the candidates are the 64 mma.sync tiles; with it two
+    // wgmma tiles follow them (each listed, feasible or not, with its reason).
+    auto plain = tileCandidates(p, kind), all = tileCandidates(p, kind, sm90a);
+    ASSERT_EQ(plain.size(), 64u);
+    ASSERT_EQ(all.size(), 66u);
+    for (size_t i = 0; i < plain.size(); ++i)
+      EXPECT_EQ(all[i].tiles, plain[i].tiles) << i;
+    EXPECT_TRUE(all[64].tiles.wgmma && all[65].tiles.wgmma);
+    for (const TileCandidate &c : all)
+      EXPECT_EQ(c.rejected, checkTiles(p, c.tiles, kind, sm90a));
+  }
+  // One warpgroup owns 64 rows of the block-major dim; the other a multiple of 64.
+  std::string why = checkTiles(p, {64, 32, 4, true}, K::Forward, sm90a);
+  EXPECT_TRUE(mentions(why, "forward needs blockM 64 with 4 warps")) << why;
+  EXPECT_TRUE(mentions(why, "blockN a multiple of 64")) << why;
+  why = checkTiles(p, {64, 128, 4, true}, K::GradKV, sm90a);
+  EXPECT_TRUE(mentions(why, "grad-kv needs blockN 64")) << why;
+  EXPECT_EQ(checkTiles(p, {64, 128, 4, true}, K::GradQ, sm90a), "");
+  // grad-kv's 128-query tiles hold 2 x 64 + 64 accumulators too many.
+  EXPECT_TRUE(mentions(checkTiles(p, {128, 64, 4, true}, K::GradKV, sm90a), "accumulators"));
+  AttentionProblem d128 = contiguousProblem(dmrt::DType::BF16, 1, 1, 128, 128, 128);
+  EXPECT_TRUE(mentions(checkTiles(d128, wg, K::GradQ, sm90a), "head dim 128, must be 64"));
+  // The wgmma tiles take an atom's slack of shared memory to align.
+  EXPECT_EQ(sharedBytes(p, wg, K::Forward), sharedBytes(p, {64, 64, 4}, K::Forward) + 1024);
+}
+
+TEST(AttentionTiles, WgmmaDefaultsOnSm90aHeadDim64) {
+  using K = AttentionKernelKind;
+  const TileLimits sm90a{kMaxSharedBytesSm90, true};
+  AttentionProblem p = base();
+  p.dropout = 0.1;
+  for (K kind : {K::Forward, K::GradKV, K::GradQ}) {
+    EXPECT_EQ(defaultTiles(p, kind, sm90a), (AttentionTiles{64, 64, 4, true}));
+    EXPECT_FALSE(defaultTiles(p, kind).wgmma); // no sm_90a: mma.sync
+  }
+  // grad-kv reading saved keep bits measured slower with wgmma: mma.sync.
+  p.keepBits = true;
+  EXPECT_EQ(defaultTiles(p, K::GradKV, sm90a), (AttentionTiles{64, 64, 4}));
+  EXPECT_TRUE(defaultTiles(p, K::GradQ, sm90a).wgmma);
+  AttentionProblem d128 = contiguousProblem(dmrt::DType::BF16, 1, 1, 128, 128, 128);
+  EXPECT_FALSE(defaultTiles(d128, K::Forward, sm90a).wgmma);
 }
 
 TEST(AttentionTiles, CandidatesIncludeDefaultsAndReasons) {

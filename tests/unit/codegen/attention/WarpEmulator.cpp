@@ -271,8 +271,9 @@ Descriptor decode(uint64_t desc) {
 
 void wgmmaFence() { self().wgmmaFenced = true; }
 void wgmmaCommit() { ++self().wgmmaGroups; }
-void wgmmaWait() {
-  self().wgmmaGroups = 0;
+void wgmmaWait(int groups) {
+  if (self().wgmmaGroups > groups)
+    self().wgmmaGroups = groups;
   self().wgmmaFenced = false;
 }
 

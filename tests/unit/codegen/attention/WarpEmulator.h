@@ -57,11 +57,11 @@ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, bool b
 /// when transB). Descriptors are decoded as the 128-byte swizzle layout.
 void wgmma(float (&d)[8][4], uint64_t descA, const uint32_t *a, uint64_t descB, bool transB,
            bool accumulate, bool bf16);
-/// Checks the warpgroup protocol: a wgmma before wgmma.fence since the last
-/// wait, or a wait with nothing committed, aborts.
+/// Checks the warpgroup protocol: a wgmma without a wgmma.fence since the
+/// thread's last wait aborts, as does a thread ending with groups in flight.
 void wgmmaFence();
 void wgmmaCommit();
-void wgmmaWait();
+void wgmmaWait(int groups);
 void cpAsync(void *dst, const void *src, bool valid);
 void cpAsyncCommit();
 void cpAsyncWait(int groups);
@@ -104,10 +104,8 @@ inline void cpAsyncCommit() { dmcemu::cpAsyncCommit(); }
 template <int N> inline void cpAsyncWait() { dmcemu::cpAsyncWait(N); }
 inline void wgmmaFence() { dmcemu::wgmmaFence(); }
 inline void wgmmaCommit() { dmcemu::wgmmaCommit(); }
-template <int N> inline void wgmmaWait() {
-  static_assert(N == 0, "the emulator runs wgmma synchronously: wait for all");
-  dmcemu::wgmmaWait();
-}
+/// The emulator runs each wgmma when issued: a wait only checks the protocol.
+template <int N> inline void wgmmaWait() { dmcemu::wgmmaWait(N); }
 inline void fenceProxyAsync() {}
 template <int N> inline void pinAccumulators(float (&)[N][4]) {}
 template <bool Bf16>

@@ -61,11 +61,12 @@ TEST(NvrtcCompiler, EmbeddedHeadersMatchTheRuntimeSources) {
   };
   std::string root = DMC_SOURCE_ROOT;
   // Each device header exactly once, under its path in the repository.
-  ASSERT_EQ(headers.size(), 10u);
+  ASSERT_EQ(headers.size(), 11u);
   for (const char *name :
        {"runtime/format/device/Types.h", "runtime/format/device/Philox.h",
         "runtime/format/device/Float16.h", "codegen/attention/device/Mma.h",
-        "codegen/attention/device/Tile.h", "codegen/attention/device/Masking.h",
+        "codegen/attention/device/Tile.h", "codegen/attention/device/Wgmma.h",
+        "codegen/attention/device/Masking.h",
         "codegen/attention/device/Store.h", "codegen/attention/device/Forward.h",
         "codegen/attention/device/GradQ.h", "codegen/attention/device/GradKV.h"}) {
     ASSERT_NE(find(name), nullptr) << name;
