@@ -206,11 +206,10 @@ dmcgen::AttentionTiles defaultTilesFor(const dmcgen::AttentionProblem &p,
   return def; // none fits: checkTiles' reason reaches the user through the emitter
 }
 
-/// What the kernel's target offers its tiles: shared memory, and wgmma on
-/// sm_90a.
+/// What the kernel's target offers its tiles: shared memory, and wgmma where
+/// the kernels are compiled for sm_90a (not sm_90: `dmc compile --arch`).
 dmcgen::TileLimits limitsOf(dm::KernelOp kernel) {
-  const dmcgen::GpuTarget target = targetOf(kernel);
-  return {target.maxSharedPerBlock, target.arch == "sm_90a"};
+  return {targetOf(kernel).maxSharedPerBlock, archOf(kernel) == "sm_90a"};
 }
 
 /// The tiles of a configuration.

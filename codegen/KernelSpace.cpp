@@ -23,6 +23,13 @@ dmcgen::GpuTarget targetOf(Operation *op) {
   return dmcgen::defaultTarget();
 }
 
+std::string archOf(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  if (auto arch = module ? module->getAttrOfType<StringAttr>(dm::kArchAttr) : StringAttr())
+    return arch.getValue().str();
+  return targetOf(op).arch;
+}
+
 KernelSpace spaceOf(dm::KernelOp kernel) {
   KernelSpace s;
   s.sms = targetOf(kernel).sms;

@@ -57,6 +57,9 @@ struct KernelSpace {
 /// The GPU `op`'s module is compiled for (its dm.target; the default target
 /// when it has none).
 dmcgen::GpuTarget targetOf(mlir::Operation *op);
+/// The architecture `op`'s module is compiled for: its `dm.arch`, else its
+/// target's (e.g. "sm_90a").
+std::string archOf(mlir::Operation *op);
 
 /// The space of `kernel`, read from its members' iteration spaces.
 KernelSpace spaceOf(dm::KernelOp kernel);

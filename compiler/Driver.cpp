@@ -70,6 +70,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildGraph(MLIRContext &ctx, const ModelCo
                                    "--target: unknown GPU '" + options.target +
                                        "' (known: " + dmcgen::targetNames() + ")");
   (*module)->setAttr(dm::kTargetAttr, StringAttr::get(&ctx, options.target));
+  if (!options.arch.empty())
+    (*module)->setAttr(dm::kArchAttr, StringAttr::get(&ctx, options.arch));
   bundle::setPathsAttr(*module, bundle::configPaths(options));
   PassManager pm(&ctx);
   buildPipeline(pm, last, train, options);

@@ -399,6 +399,7 @@ dmc::PipelineOptions pipelineOptions() {
     o.target = target;
   else if (auto t = dmcgen::defaultTargetFor(arch))
     o.target = t->name;
+  o.arch = arch;
   return o;
 }
 

@@ -61,6 +61,9 @@ inline constexpr llvm::StringLiteral kRescaledRoundingAttr = "dm.rescaled_roundi
 /// On the module: the name of the GPU it is compiled for
 /// (codegen/target/GpuTarget.h), e.g. "h100".
 inline constexpr llvm::StringLiteral kTargetAttr = "dm.target";
+/// On the module: the architecture its kernels are compiled for (NVRTC's
+/// --gpu-architecture, e.g. "sm_90"); absent: the target's.
+inline constexpr llvm::StringLiteral kArchAttr = "dm.arch";
 const char *opClassName(OpClass c);
 /// Contraction: two operands each with private dims and a reduction dim they
 /// share. Normalization: any other reduction. Elementwise: no reduction.

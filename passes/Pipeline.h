@@ -52,6 +52,10 @@ struct PipelineOptions {
   /// The GPU the graph is compiled for (codegen/target/GpuTarget.h): set on
   /// the module as `dm.target`, read by codegen's configurations.
   std::string target = "h100";
+  /// The architecture the kernels are compiled for (`dmc compile --arch`),
+  /// set on the module as `dm.arch`; empty: the target's. Code for sm_90
+  /// runs on an H100 without its sm_90a instructions (wgmma).
+  std::string arch;
 };
 
 /// Adds the passes up to and including `last` (dm-autodiff only with `train`;
