@@ -3,6 +3,7 @@
 //   dmc-db show DB [--signature S] [--device NAME]
 //   dmc-db merge OUT IN...
 //   dmc-db prune DB [--keep-best N] [--device NAME] [--older-than DATE] [--rejected]
+//                   [--signature S [--knob K=V]]
 //   dmc-db export DB [-o FILE]
 //   dmc-db import DB BENCH.json --bundle DIR
 //
@@ -30,6 +31,7 @@ const char *kUsage =
     "usage: dmc-db show DB [--signature S] [--device NAME]\n"
     "       dmc-db merge OUT IN...\n"
     "       dmc-db prune DB [--keep-best N] [--device NAME] [--older-than DATE] [--rejected]\n"
+    "                       [--signature S [--knob K=V]]\n"
     "                       [--stale-codegen]\n"
     "       dmc-db export DB [-o FILE]\n"
     "       dmc-db import DB BENCH.json --bundle DIR\n"
@@ -44,11 +46,13 @@ const std::map<std::string, const char *> kHelp = {
               "Adds the records of every IN to OUT (created if missing), one per key: of two\n"
               "records with one key, the one with more samples, then the lower median.\n"},
     {"prune", "usage: dmc-db prune DB [--keep-best N] [--device NAME] [--older-than DATE]\n"
-              "                       [--rejected] [--stale-codegen]\n"
+              "                       [--rejected] [--stale-codegen] [--signature S [--knob K=V]]\n"
               "Removes the records of device NAME, those measured before DATE (YYYY-MM-DD or\n"
               "YYYY-MM-DDTHH:MM:SSZ), those the tuner rejected, those of a codegen version\n"
-              "other than this dmc's (never matched again), and all but the N fastest of\n"
-              "each problem (rejected ones are left to --rejected). Rewrites DB atomically.\n"},
+              "other than this dmc's (never matched again), those of signature S (with\n"
+              "--knob: only those whose knob K is V, e.g. wgmma=1: the candidates one code\n"
+              "change made stale), and all but the N fastest of each problem (rejected ones\n"
+              "are left to --rejected). Rewrites DB atomically.\n"},
     {"export", "usage: dmc-db export DB [-o FILE]\n"
                "Writes {\"format\":\"dmc-tuning-export\",\"version\":1,\"records\":[...]} to FILE\n"
                "or standard output, for review.\n"},
@@ -239,6 +243,31 @@ int prune(const Args &a) {
   const std::string *keep = opt("--keep-best"), *device = opt("--device"),
                     *older = opt("--older-than");
   bool dropRejected = opt("--rejected"), dropStale = opt("--stale-codegen");
+  const std::string *signature = opt("--signature"), *knob = opt("--knob");
+  std::string knobName, knobValue;
+  if (knob) {
+    const size_t eq = knob->find('=');
+    if (!signature)
+      return usage("prune", "--knob needs --signature: the knob of which kernel's records");
+    if (eq == std::string::npos || eq == 0)
+      return usage("prune", "--knob needs NAME=VALUE (e.g. wgmma=1), got \"" + *knob + "\"");
+    knobName = knob->substr(0, eq);
+    knobValue = knob->substr(eq + 1);
+  }
+  // Whether r is of the signature given and (with --knob) has that knob value.
+  auto selected = [&](const Record &r) {
+    if (!signature || r.signature != *signature)
+      return false;
+    if (!knob)
+      return true;
+    auto it = r.knobs.find(knobName);
+    if (it == r.knobs.end())
+      return false;
+    const std::string value = std::holds_alternative<int64_t>(it->second)
+                                  ? std::to_string(std::get<int64_t>(it->second))
+                                  : std::get<std::string>(it->second);
+    return value == knobValue;
+  };
   long long keepBest = 0;
   if (keep) {
     char *end = nullptr;
@@ -249,10 +278,11 @@ int prune(const Args &a) {
   if (older && !validDate(*older) && !validDate(*older + "T00:00:00Z"))
     return usage("prune", "--older-than needs YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, got \"" +
                               *older + "\"");
-  if (!keep && !device && !older && !dropRejected && !dropStale)
+  if (!keep && !device && !older && !dropRejected && !dropStale && !signature)
     return usage("prune", "nothing to prune: give --keep-best, --device, --older-than, "
-                          "--rejected or --stale-codegen");
-  size_t byDevice = 0, byDate = 0, byStatus = 0, byCodegen = 0, byRank = 0, left = 0;
+                          "--rejected, --stale-codegen or --signature");
+  size_t byDevice = 0, byDate = 0, byStatus = 0, byCodegen = 0, bySelection = 0, byRank = 0,
+         left = 0;
   Edit edit = [&](std::vector<Record> &records, std::string &) {
     std::vector<Record> kept;
     for (Record &r : records) {
@@ -260,7 +290,8 @@ int prune(const Args &a) {
       bool drop = (device && r.device.name == *device && ++byDevice) ||
                   (older && r.date < *older && ++byDate) || (dropRejected && r.rejected && ++byStatus) ||
                   (dropStale && r.software.codegen != codegenVersion(r.kind, r.signature) &&
-                   ++byCodegen);
+                   ++byCodegen) ||
+                  (selected(r) && ++bySelection);
       if (!drop)
         kept.push_back(std::move(r));
     }
@@ -303,9 +334,11 @@ int prune(const Args &a) {
   part(dropRejected, byStatus, "rejected by the tuner");
   part(dropStale, byCodegen,
        "of another codegen version than their family's (" + describeCodegenVersions() + ")");
+  part(signature, bySelection,
+       "of " + (signature ? *signature : "") + (knob ? " with " + *knob : ""));
   part(keep, byRank, "beyond the best " + std::to_string(keepBest) + " of their problem");
   std::printf("dmc-db: pruned %s: removed %zu records (%s); %zu left\n", a.positional[0].c_str(),
-              byDevice + byDate + byStatus + byCodegen + byRank, why.c_str(), left);
+              byDevice + byDate + byStatus + byCodegen + bySelection + byRank, why.c_str(), left);
   return 0;
 }
 
@@ -357,7 +390,8 @@ int main(int argc, char **argv) {
   else if (cmd == "merge")
     rc = parseArgs(cmd, argc, argv, {}, {}, a);
   else if (cmd == "prune")
-    rc = parseArgs(cmd, argc, argv, {"--keep-best", "--device", "--older-than"},
+    rc = parseArgs(cmd, argc, argv,
+                   {"--keep-best", "--device", "--older-than", "--signature", "--knob"},
                    {"--rejected", "--stale-codegen"}, a);
   else if (cmd == "export")
     rc = parseArgs(cmd, argc, argv, {"-o"}, {}, a);

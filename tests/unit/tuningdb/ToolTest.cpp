@@ -113,6 +113,34 @@ TEST_F(TuningDbTool, PruneStaleCodegen) {
     EXPECT_EQ(r.software.codegen, codegenVersion(r.kind, r.signature));
 }
 
+TEST_F(TuningDbTool, PruneBySignatureAndKnob) {
+  // The records of one kernel's candidates with a knob value (the ones a code
+  // change to that variant made stale), and no other.
+  Record a = kernel(1), b = kernel(2), other = kernel(3);
+  a.knobs["wgmma"] = int64_t(1);
+  other.signature = "kernel other(bhj->bhj)";
+  other.knobs["wgmma"] = int64_t(1);
+  put("db.jsonl", {a, b, other});
+  std::string out;
+  ASSERT_EQ(run("prune " + path("db.jsonl") + " --signature '" + a.signature + "' --knob wgmma=1",
+                out), 0) << out;
+  EXPECT_NE(out.find("removed 1 records (1 of " + a.signature + " with wgmma=1); 2 left"),
+            std::string::npos) << out;
+  std::vector<Record> left = get("db.jsonl");
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_EQ(key(left[0]), key(b));
+  EXPECT_EQ(key(left[1]), key(other));
+  // Without --knob, every record of the signature.
+  ASSERT_EQ(run("prune " + path("db.jsonl") + " --signature '" + b.signature + "'", out), 0);
+  EXPECT_EQ(get("db.jsonl").size(), 1u);
+  // Usage errors say what is missing.
+  EXPECT_EQ(run("prune " + path("db.jsonl") + " --knob wgmma=1", out), 2);
+  EXPECT_NE(out.find("--knob needs --signature"), std::string::npos) << out;
+  EXPECT_EQ(run("prune " + path("db.jsonl") + " --signature x --knob wgmma", out), 2);
+  EXPECT_NE(out.find("--knob needs NAME=VALUE (e.g. wgmma=1), got \"wgmma\""),
+            std::string::npos) << out;
+}
+
 TEST_F(TuningDbTool, ExportParsesBack) {
   put("db.jsonl", {kernel(1), kernel(2)});
   std::string out, error;
