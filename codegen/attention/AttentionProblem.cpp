@@ -265,15 +265,14 @@ std::string checkTiles(const AttentionProblem &p, const AttentionTiles &t,
 
 AttentionTiles defaultTiles(const AttentionProblem &p, AttentionKernelKind kind,
                             const TileLimits &limits) {
-  // sm_90a, head dim 64: warpgroup MMA, except grad-kv reading saved keep
-  // bits. dmc-attention-kernel-test --bench on one H200 (B8 H16 D64 bf16,
-  // two runs), wgmma 64x64x4 against the mma.sync default: the forward
-  // 0.874-0.927x its time with dropout (0.774-0.819x without), grad-q
-  // 0.676-0.692x with saved keep bits (0.805-0.812x drawing), grad-kv
-  // 0.905-0.915x drawing and 0.738-0.856x without dropout but 1.022-1.073x
-  // with saved keep bits.
-  if (limits.wgmma && p.D == 64 &&
-      !(kind == AttentionKernelKind::GradKV && usesKeepBits(p)))
+  // sm_90a, head dim 64: warpgroup MMA. dmc-attention-kernel-test --bench
+  // on one H200 (B8 H16 D64 bf16, two runs), wgmma 64x64x4 against the
+  // mma.sync default: the forward 0.874-0.927x its time with dropout
+  // (0.774-0.819x without), grad-q 0.676-0.692x with saved keep bits
+  // (0.805-0.812x drawing), grad-kv (in halves of 32 queries) 0.905-0.932x
+  // with saved keep bits at L512, 0.786-0.808x at L1024 causal, 0.854-0.859x
+  // drawing, 0.778-0.809x without dropout.
+  if (limits.wgmma && p.D == 64)
     return {64, 64, 4, true};
   switch (kind) {
   // D <= 64: the fastest of tileCandidates (dmc-attention-kernel-test --sweep,

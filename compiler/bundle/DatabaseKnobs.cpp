@@ -57,7 +57,17 @@ llvm::Error knobsFromDatabase(const WrittenBundle &defaultBundle, const std::str
                   "default's %.1f us",
                   global.predictedUs, global.predictedUs - global.contractionUs,
                   global.contractionUs, defaultUs);
-    log << line << "\n";
+    log << line;
+    // A default without a record (its kernel's other candidates measured)
+    // leaves its step out of that sum: say which, not a smaller figure alone.
+    std::string unmeasured;
+    if (global.defaultUs < 0)
+      for (const tuningdb::KernelChoice &k : sel.kernels)
+        if (k.chosenUs >= 0 && k.defaultUs < 0)
+          unmeasured += (unmeasured.empty() ? "" : ", ") + k.kernel;
+    if (!unmeasured.empty())
+      log << " without " << unmeasured << " (its default knobs have no record)";
+    log << "\n";
   }
   changed = global.ok &&
             (global.kernelsChanged || global.layoutsChanged || global.contractionsChanged ||

@@ -28,8 +28,12 @@
 //
 // With Cfg::kWgmma (sm_90a, D = 64, 4 warps of 16 keys: Wgmma.h) the four
 // products are warpgroup MMA over the same tiles (from a 1024-byte
-// boundary): S^T and dPd^T are issued together, Drow and the keep bits are
-// computed while they run, dV's product runs during the barrier and dS^T.
+// boundary), a query tile in halves of 32 queries: each half's S^T and
+// dPd^T are issued together (m64n32), Drow and the keep bits are computed
+// while they run, dV's product runs during the barrier and dS^T. Whole
+// 64-query tiles held 64 more score accumulators a thread: 196 registers and
+// 2 blocks an SM with saved keep bits (1.02-1.07x mma.sync's time), against
+// 161 and 3 in halves (0.79-0.93x).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_ATTENTION_DEVICE_GRADKV_H
@@ -40,10 +44,13 @@
 
 namespace dmcattn {
 
-/// One query tile of grad-kv with warpgroup MMA (Cfg::kWgmma): the tile's
-/// Q, dO, o are at qsT, dosT (dosP: dO's generic pointer, o after it), its
-/// lse and Drow stages at lseS, drowS; dk, dv the warp's accumulators.
-/// Starts after the barrier that published the tile; waits for its wgmma.
+/// One query tile of grad-kv with warpgroup MMA (Cfg::kWgmma), in halves of
+/// 32 queries: each half's S^T and dPd^T are m64n32 products (16
+/// accumulators each instead of 32 for the whole tile, beside dK's and dV's
+/// 64). The tile's Q, dO, o are at qsT, dosT (dosP: dO's generic pointer, o
+/// after it), its lse and Drow stages at lseS, drowS; dk, dv the warp's
+/// accumulators. Starts after the barrier that published the tile; waits
+/// for its wgmma.
 template <class Cfg, int NA>
 DMC_ATTN_DEV void attentionGradKVWgmmaTile(float (&dk)[8][4], float (&dv)[8][4],
                                            const SavedKeepKeyMajor<Cfg, NA> &saved,
@@ -53,66 +60,81 @@ DMC_ATTN_DEV void attentionGradKVWgmmaTile(float (&dk)[8][4], float (&dv)[8][4],
                                            int kLimit, int b, int h, uint64_t seed) {
   constexpr bool Bf16 = Cfg::kBf16;
   constexpr int BM = Cfg::kBlockM, BN = Cfg::kBlockN, NT = 32 * Cfg::kWarps;
+  constexpr int HA = 4;                 // atoms of 8 queries in a half
+  constexpr uint32_t kHalf = 32 * 128; // a half's rows of Q or dO, bytes
+  static_assert(NA % HA == 0 && SavedKeepKeyMajor<Cfg, NA>::CH == HA,
+                "wgmma grad-kv: halves of 32 queries, one saved chunk each");
   using QTile = SmemTile<BM, Cfg::kD>;
   using KVTile = SmemTile<BN, Cfg::kD>;
   const uint32_t vs = ks + KVTile::kBytes;
   const int t = laneId() & 3;
-  float s[NA][4], dp[NA][4];
   DMC_ATTN_UNROLL
-  for (int a = 0; a < NA; ++a)
+  for (int hf = 0; hf < NA / HA; ++hf) {
+    const int q0 = qs0 + 32 * hf;
+    const uint32_t qh = qsT + hf * kHalf, doh = dosT + hf * kHalf;
+    float s[HA][4], dp[HA][4];
     DMC_ATTN_UNROLL
-    for (int e = 0; e < 4; ++e)
-      s[a][e] = dp[a][e] = 0.f;
-  wgmmaRowsRows<Bf16, NA>(s, ks, qsT); // S^T = K Q^T
-  wgmmaCommit();
-  wgmmaRowsRows<Bf16, NA>(dp, vs, dosT); // dPd^T = V dO^T
-  wgmmaCommit();
-  // While they run: Drow = o . dO and the keep bits.
-  QTile::template rowDot<NT, Bf16>(drowS, dosP + QTile::kBytes, dosP);
-  KeepBits<NA> keep;
-  if constexpr (Cfg::kKeepBits)
-    saved.expand(keep);
-  else if constexpr (Cfg::kDropout)
-    dropoutKeyMajor<Cfg>(keep, seed, b, h, wk0, qs0);
-  wgmmaWait<1>(); // S^T landed
-  pinAccumulators(s);
-  const bool needMask = wk0 + 16 > kLimit || (Cfg::kCausal && wk0 + 15 > qs0);
-  scaleMask<Cfg, true>(s, wk0, qs0, kLimit, needMask);
-  DMC_ATTN_UNROLL
-  for (int a = 0; a < NA; ++a)
-    DMC_ATTN_UNROLL
-    for (int e = 0; e < 4; ++e)
-      s[a][e] = fastExp2(s[a][e] - lseS[8 * a + 2 * t + (e & 1)]); // P^T
-  uint32_t pd[NA / 2][4]; // dropout(P)^T with its 1/(1-p), rounded as dm.rounded
-  if constexpr (Cfg::kDropout) {
-    float kept[NA][4];
-    DMC_ATTN_UNROLL
-    for (int a = 0; a < NA; ++a)
+    for (int a = 0; a < HA; ++a)
       DMC_ATTN_UNROLL
       for (int e = 0; e < 4; ++e)
-        kept[a][e] = keep.keep(a, e) ? s[a][e] * Cfg::kKeepScale : 0.f;
-    packOperands<Bf16>(pd, kept);
-  } else {
-    packOperands<Bf16>(pd, s);
-  }
-  wgmmaRegsCols<Bf16>(dv, pd, dosT); // dV += dropout(P)^T dO
-  wgmmaCommit();
-  syncThreads(); // this tile's Drow visible (its lse was, since the first barrier)
-  wgmmaWait<1>(); // dPd^T landed; dV may still run
-  pinAccumulators(dp);
-  DMC_ATTN_UNROLL
-  for (int a = 0; a < NA; ++a)
-    DMC_ATTN_UNROLL
-    for (int e = 0; e < 4; ++e) {
-      float d = dp[a][e];
-      if constexpr (Cfg::kDropout)
-        d = keep.keep(a, e) ? d * Cfg::kKeepScale : 0.f;
-      s[a][e] = s[a][e] * (d - drowS[8 * a + 2 * t + (e & 1)]); // dS^T
+        s[a][e] = dp[a][e] = 0.f;
+    wgmmaRowsRows<Bf16, HA>(s, ks, qh); // S^T = K Q^T
+    wgmmaCommit();
+    wgmmaRowsRows<Bf16, HA>(dp, vs, doh); // dPd^T = V dO^T
+    wgmmaCommit();
+    // While they run: the tile's Drow = o . dO (first half) and the keep bits.
+    if (hf == 0)
+      QTile::template rowDot<NT, Bf16>(drowS, dosP + QTile::kBytes, dosP);
+    KeepBits<HA> keep;
+    if constexpr (Cfg::kKeepBits) {
+      SavedKeepKeyMajor<Cfg, HA> part;
+      part.mine[0] = saved.mine[hf];
+      part.expand(keep);
+    } else if constexpr (Cfg::kDropout) {
+      dropoutKeyMajor<Cfg>(keep, seed, b, h, wk0, q0);
     }
-  uint32_t ds[NA / 2][4];
-  packOperands<Bf16>(ds, s);
-  wgmmaRegsCols<Bf16>(dk, ds, qsT); // dK += dS^T Q
-  wgmmaCommit();
+    wgmmaWait<1>(); // S^T landed (and the last half's dV, dK)
+    pinAccumulators(s);
+    const bool needMask = wk0 + 16 > kLimit || (Cfg::kCausal && wk0 + 15 > q0);
+    scaleMask<Cfg, true>(s, wk0, q0, kLimit, needMask);
+    const float *lseH = lseS + 32 * hf, *drowH = drowS + 32 * hf;
+    DMC_ATTN_UNROLL
+    for (int a = 0; a < HA; ++a)
+      DMC_ATTN_UNROLL
+      for (int e = 0; e < 4; ++e)
+        s[a][e] = fastExp2(s[a][e] - lseH[8 * a + 2 * t + (e & 1)]); // P^T
+    uint32_t pd[HA / 2][4]; // dropout(P)^T with its 1/(1-p), rounded as dm.rounded
+    if constexpr (Cfg::kDropout) {
+      float kept[HA][4];
+      DMC_ATTN_UNROLL
+      for (int a = 0; a < HA; ++a)
+        DMC_ATTN_UNROLL
+        for (int e = 0; e < 4; ++e)
+          kept[a][e] = keep.keep(a, e) ? s[a][e] * Cfg::kKeepScale : 0.f;
+      packOperands<Bf16>(pd, kept);
+    } else {
+      packOperands<Bf16>(pd, s);
+    }
+    wgmmaRegsCols<Bf16>(dv, pd, doh); // dV += dropout(P)^T dO
+    wgmmaCommit();
+    if (hf == 0)
+      syncThreads(); // the tile's Drow visible (its lse was, since the first barrier)
+    wgmmaWait<1>(); // dPd^T landed; dV may still run
+    pinAccumulators(dp);
+    DMC_ATTN_UNROLL
+    for (int a = 0; a < HA; ++a)
+      DMC_ATTN_UNROLL
+      for (int e = 0; e < 4; ++e) {
+        float d = dp[a][e];
+        if constexpr (Cfg::kDropout)
+          d = keep.keep(a, e) ? d * Cfg::kKeepScale : 0.f;
+        s[a][e] = s[a][e] * (d - drowH[8 * a + 2 * t + (e & 1)]); // dS^T
+      }
+    uint32_t ds[HA / 2][4];
+    packOperands<Bf16>(ds, s);
+    wgmmaRegsCols<Bf16>(dk, ds, qh); // dK += dS^T Q
+    wgmmaCommit();
+  }
   wgmmaWait<0>(); // before the next tile's copies overwrite this stage
   pinAccumulators(dk);
   pinAccumulators(dv);

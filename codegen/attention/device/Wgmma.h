@@ -125,8 +125,35 @@ DMC_ATTN_DEV void wgmmaRS(float (&d)[8][4], const uint32_t (&a)[4], uint64_t des
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB), "r"(1));
 }
 
+// The 16 accumulator operands of an m64n32 f32 wgmma, %0 .. %15.
+#define DMC_WGMMA_D32 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}"
+#define DMC_WGMMA_D32_OPERANDS(d)                                                          \
+  "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), \
+      "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]),           \
+      "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
+
+/// d (64x32 over the warpgroup) = A B + (accumulate ? d : 0), as wgmmaSS.
+template <bool Bf16>
+DMC_ATTN_DEV void wgmmaSS32(float (&d)[4][4], uint64_t descA, uint64_t descB, bool accumulate) {
+  const int scaleD = accumulate ? 1 : 0;
+  if (Bf16)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 " DMC_WGMMA_D32
+                 ", %16, %17, p, 1, 1, 0, 0;\n}\n"
+                 : DMC_WGMMA_D32_OPERANDS(d)
+                 : "l"(descA), "l"(descB), "r"(scaleD));
+  else
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 " DMC_WGMMA_D32
+                 ", %16, %17, p, 1, 1, 0, 0;\n}\n"
+                 : DMC_WGMMA_D32_OPERANDS(d)
+                 : "l"(descA), "l"(descB), "r"(scaleD));
+}
+
 #undef DMC_WGMMA_D
 #undef DMC_WGMMA_D_OPERANDS
+#undef DMC_WGMMA_D32
+#undef DMC_WGMMA_D32_OPERANDS
 
 } // namespace dmcattn
 
@@ -147,17 +174,24 @@ DMC_ATTN_DEV unsigned char *atomAligned(unsigned char *smem) {
 /// relatives; Tile.h's mmaRowsRows). Issued after a fence; not committed.
 template <bool Bf16, int NA>
 DMC_ATTN_DEV void wgmmaRowsRows(float (&acc)[NA][4], uint32_t at, uint32_t bt) {
-  static_assert(NA % 8 == 0, "wgmma: B tiles of 64 rows");
+  static_assert(NA % 8 == 0 || NA == 4, "wgmma: B tiles of 32 rows or multiples of 64");
   pinAccumulators(acc);
   wgmmaFence();
-  DMC_ATTN_UNROLL
-  for (int n = 0; n < NA / 8; ++n) {
-    float(&chunk)[8][4] = *reinterpret_cast<float(*)[8][4]>(&acc[8 * n][0]);
+  if constexpr (NA == 4) { // one m64n32 product
     DMC_ATTN_UNROLL
     for (int kk = 0; kk < 4; ++kk)
-      wgmmaSS<Bf16>(chunk, swizzle128Descriptor(at + 32 * kk, 16, kSwizzleAtomBytes),
-                    swizzle128Descriptor(bt + 64 * 128 * n + 32 * kk, 16, kSwizzleAtomBytes),
-                    kk > 0);
+      wgmmaSS32<Bf16>(acc, swizzle128Descriptor(at + 32 * kk, 16, kSwizzleAtomBytes),
+                      swizzle128Descriptor(bt + 32 * kk, 16, kSwizzleAtomBytes), kk > 0);
+  } else {
+    DMC_ATTN_UNROLL
+    for (int n = 0; n < NA / 8; ++n) {
+      float(&chunk)[8][4] = *reinterpret_cast<float(*)[8][4]>(&acc[8 * n][0]);
+      DMC_ATTN_UNROLL
+      for (int kk = 0; kk < 4; ++kk)
+        wgmmaSS<Bf16>(chunk, swizzle128Descriptor(at + 32 * kk, 16, kSwizzleAtomBytes),
+                      swizzle128Descriptor(bt + 64 * 128 * n + 32 * kk, 16, kSwizzleAtomBytes),
+                      kk > 0);
+    }
   }
 }
 

@@ -229,10 +229,9 @@ TEST(AttentionTiles, WgmmaDefaultsOnSm90aHeadDim64) {
     EXPECT_EQ(defaultTiles(p, kind, sm90a), (AttentionTiles{64, 64, 4, true}));
     EXPECT_FALSE(defaultTiles(p, kind).wgmma); // no sm_90a: mma.sync
   }
-  // grad-kv reading saved keep bits measured slower with wgmma: mma.sync.
-  p.keepBits = true;
-  EXPECT_EQ(defaultTiles(p, K::GradKV, sm90a), (AttentionTiles{64, 64, 4}));
-  EXPECT_TRUE(defaultTiles(p, K::GradQ, sm90a).wgmma);
+  p.keepBits = true; // reading saved keep bits too
+  for (K kind : {K::Forward, K::GradKV, K::GradQ})
+    EXPECT_EQ(defaultTiles(p, kind, sm90a), (AttentionTiles{64, 64, 4, true}));
   AttentionProblem d128 = contiguousProblem(dmrt::DType::BF16, 1, 1, 128, 128, 128);
   EXPECT_FALSE(defaultTiles(d128, K::Forward, sm90a).wgmma);
 }

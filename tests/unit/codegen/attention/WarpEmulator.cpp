@@ -277,7 +277,7 @@ void wgmmaWait(int groups) {
   self().wgmmaFenced = false;
 }
 
-void wgmma(float (&d)[8][4], uint64_t descA, const uint32_t *a, uint64_t descB, bool transB,
+void wgmma(float *d, int atoms, uint64_t descA, const uint32_t *a, uint64_t descB, bool transB,
            bool accumulate, bool bf16) {
   if (!self().wgmmaFenced)
     fail("wgmma: thread %d issues a wgmma without wgmma.fence since its last wait",
@@ -311,18 +311,18 @@ void wgmma(float (&d)[8][4], uint64_t descA, const uint32_t *a, uint64_t descB, 
   };
   const int g = lane() >> 2, t = lane() & 3;
   float out[8][4];
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < atoms; ++i)
     for (int e = 0; e < 4; ++e) {
       const int row = g + 8 * (e >> 1), col = 8 * i + 2 * t + (e & 1);
-      double sum = accumulate ? d[i][e] : 0.0;
+      double sum = accumulate ? d[4 * i + e] : 0.0;
       for (int k = 0; k < 16; ++k)
         sum += (double)A(row, k) * (double)B(k, col);
       out[i][e] = (float)sum;
     }
   warpBarrier();
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < atoms; ++i)
     for (int e = 0; e < 4; ++e)
-      d[i][e] = out[i][e];
+      d[4 * i + e] = out[i][e];
 }
 
 void cpAsync(void *dst, const void *src, bool valid) {

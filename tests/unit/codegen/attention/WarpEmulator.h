@@ -51,11 +51,12 @@ void syncThreads();
 uint32_t shuffleXor(uint32_t v, int laneMask);
 void ldmatrix(uint32_t (&r)[4], const void *rowAddress, bool trans);
 void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, bool bf16);
-/// One warp's 16 rows of a wgmma m64n64k16: d (16 x 64 of this warp) += A B,
+/// One warp's 16 rows of a wgmma m64nNk16 (N = 8 atoms, 64 or 32): d (16 x N
+/// of this warp, atoms x 4 floats) += A B,
 /// A from descriptor `descA` (K-major; rows 16 * warp-in-group ..) or, when
 /// `a` is given, this warp's registers; B from `descB` (K-major, or N-major
 /// when transB). Descriptors are decoded as the 128-byte swizzle layout.
-void wgmma(float (&d)[8][4], uint64_t descA, const uint32_t *a, uint64_t descB, bool transB,
+void wgmma(float *d, int atoms, uint64_t descA, const uint32_t *a, uint64_t descB, bool transB,
            bool accumulate, bool bf16);
 /// Checks the warpgroup protocol: a wgmma without a wgmma.fence since the
 /// thread's last wait aborts, as does a thread ending with groups in flight.
@@ -110,11 +111,15 @@ inline void fenceProxyAsync() {}
 template <int N> inline void pinAccumulators(float (&)[N][4]) {}
 template <bool Bf16>
 inline void wgmmaSS(float (&d)[8][4], uint64_t descA, uint64_t descB, bool accumulate) {
-  dmcemu::wgmma(d, descA, nullptr, descB, false, accumulate, Bf16);
+  dmcemu::wgmma(&d[0][0], 8, descA, nullptr, descB, false, accumulate, Bf16);
+}
+template <bool Bf16>
+inline void wgmmaSS32(float (&d)[4][4], uint64_t descA, uint64_t descB, bool accumulate) {
+  dmcemu::wgmma(&d[0][0], 4, descA, nullptr, descB, false, accumulate, Bf16);
 }
 template <bool Bf16>
 inline void wgmmaRS(float (&d)[8][4], const uint32_t (&a)[4], uint64_t descB) {
-  dmcemu::wgmma(d, 0, a, descB, true, true, Bf16);
+  dmcemu::wgmma(&d[0][0], 8, 0, a, descB, true, true, Bf16);
 }
 template <bool Bf16> inline uint32_t pack2(float lo, float hi) {
   const uint16_t l = Bf16 ? dmrt::floatToBf16(lo) : dmrt::floatToHalf(lo);
