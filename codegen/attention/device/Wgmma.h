@@ -44,13 +44,13 @@ namespace dmcattn {
 constexpr uint32_t kSwizzleAtomBytes = 1024;
 
 /// A shared-memory matrix descriptor with the 128-byte swizzle: start
-/// address, leading and stride byte offsets (each >> 4 in 14 bits), mode 1
-/// in bits 62-63; `address` is a shared-window address.
-DMC_ATTN_DEV uint64_t swizzle128Descriptor(uint32_t address, uint32_t leadingBytes,
-                                           uint32_t strideBytes) {
+/// address and leading byte offset (each >> 4 in 14 bits), the stride byte
+/// offset of the atoms (kSwizzleAtomBytes), mode 1 in bits 62-63; `address`
+/// is a shared-window address.
+DMC_ATTN_DEV uint64_t swizzle128Descriptor(uint32_t address, uint32_t leadingBytes) {
   return (uint64_t)((address & 0x3FFFFu) >> 4) |
          ((uint64_t)((leadingBytes & 0x3FFFFu) >> 4) << 16) |
-         ((uint64_t)((strideBytes & 0x3FFFFu) >> 4) << 32) | (1ull << 62);
+         ((uint64_t)(kSwizzleAtomBytes >> 4) << 32) | (1ull << 62);
 }
 
 } // namespace dmcattn
@@ -88,41 +88,42 @@ template <int N> DMC_ATTN_DEV void pinAccumulators(float (&d)[N][4]) {
       "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]),           \
       "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
 
+// The instruction of `shape` (e.g. "m64n64k16") on element type T ("bf16" or
+// "f16"), f32 accumulators; each wrapper below spells its statement once, as
+// a macro of T, and picks T by Bf16.
+#define DMC_WGMMA(shape, T) "wgmma.mma_async.sync.aligned." shape ".f32." T "." T " "
+
 /// d (64x64 over the warpgroup) = A B + (accumulate ? d : 0); A and B
 /// K-major in shared memory (descriptors).
 template <bool Bf16>
 DMC_ATTN_DEV void wgmmaSS(float (&d)[8][4], uint64_t descA, uint64_t descB, bool accumulate) {
   const int scaleD = accumulate ? 1 : 0;
+#define DMC_WGMMA_SS64(T)                                                                  \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" DMC_WGMMA("m64n64k16", T)      \
+                   DMC_WGMMA_D ", %32, %33, p, 1, 1, 0, 0;\n}\n"                              \
+               : DMC_WGMMA_D_OPERANDS(d)                                                    \
+               : "l"(descA), "l"(descB), "r"(scaleD))
   if (Bf16)
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " DMC_WGMMA_D
-                 ", %32, %33, p, 1, 1, 0, 0;\n}\n"
-                 : DMC_WGMMA_D_OPERANDS(d)
-                 : "l"(descA), "l"(descB), "r"(scaleD));
+    DMC_WGMMA_SS64("bf16");
   else
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " DMC_WGMMA_D
-                 ", %32, %33, p, 1, 1, 0, 0;\n}\n"
-                 : DMC_WGMMA_D_OPERANDS(d)
-                 : "l"(descA), "l"(descB), "r"(scaleD));
+    DMC_WGMMA_SS64("f16");
+#undef DMC_WGMMA_SS64
 }
 
 /// d (64x64) += A B; A in registers (each warp its 16 rows, mma.m16n8k16's A
 /// layout), B N-major in shared memory (the descriptor's transpose flag).
 template <bool Bf16>
 DMC_ATTN_DEV void wgmmaRS(float (&d)[8][4], const uint32_t (&a)[4], uint64_t descB) {
+#define DMC_WGMMA_RS64(T)                                                                  \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n" DMC_WGMMA("m64n64k16", T)      \
+                   DMC_WGMMA_D ", {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"                \
+               : DMC_WGMMA_D_OPERANDS(d)                                                    \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB), "r"(1))
   if (Bf16)
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " DMC_WGMMA_D
-                 ", {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-                 : DMC_WGMMA_D_OPERANDS(d)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB), "r"(1));
+    DMC_WGMMA_RS64("bf16");
   else
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " DMC_WGMMA_D
-                 ", {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-                 : DMC_WGMMA_D_OPERANDS(d)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB), "r"(1));
+    DMC_WGMMA_RS64("f16");
+#undef DMC_WGMMA_RS64
 }
 
 // The 16 accumulator operands of an m64n32 f32 wgmma, %0 .. %15.
@@ -136,20 +137,19 @@ DMC_ATTN_DEV void wgmmaRS(float (&d)[8][4], const uint32_t (&a)[4], uint64_t des
 template <bool Bf16>
 DMC_ATTN_DEV void wgmmaSS32(float (&d)[4][4], uint64_t descA, uint64_t descB, bool accumulate) {
   const int scaleD = accumulate ? 1 : 0;
+#define DMC_WGMMA_SS32(T)                                                                  \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n" DMC_WGMMA("m64n32k16", T)      \
+                   DMC_WGMMA_D32 ", %16, %17, p, 1, 1, 0, 0;\n}\n"                            \
+               : DMC_WGMMA_D32_OPERANDS(d)                                                  \
+               : "l"(descA), "l"(descB), "r"(scaleD))
   if (Bf16)
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 " DMC_WGMMA_D32
-                 ", %16, %17, p, 1, 1, 0, 0;\n}\n"
-                 : DMC_WGMMA_D32_OPERANDS(d)
-                 : "l"(descA), "l"(descB), "r"(scaleD));
+    DMC_WGMMA_SS32("bf16");
   else
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 " DMC_WGMMA_D32
-                 ", %16, %17, p, 1, 1, 0, 0;\n}\n"
-                 : DMC_WGMMA_D32_OPERANDS(d)
-                 : "l"(descA), "l"(descB), "r"(scaleD));
+    DMC_WGMMA_SS32("f16");
+#undef DMC_WGMMA_SS32
 }
 
+#undef DMC_WGMMA
 #undef DMC_WGMMA_D
 #undef DMC_WGMMA_D_OPERANDS
 #undef DMC_WGMMA_D32
@@ -180,16 +180,16 @@ DMC_ATTN_DEV void wgmmaRowsRows(float (&acc)[NA][4], uint32_t at, uint32_t bt) {
   if constexpr (NA == 4) { // one m64n32 product
     DMC_ATTN_UNROLL
     for (int kk = 0; kk < 4; ++kk)
-      wgmmaSS32<Bf16>(acc, swizzle128Descriptor(at + 32 * kk, 16, kSwizzleAtomBytes),
-                      swizzle128Descriptor(bt + 32 * kk, 16, kSwizzleAtomBytes), kk > 0);
+      wgmmaSS32<Bf16>(acc, swizzle128Descriptor(at + 32 * kk, 16),
+                      swizzle128Descriptor(bt + 32 * kk, 16), kk > 0);
   } else {
     DMC_ATTN_UNROLL
     for (int n = 0; n < NA / 8; ++n) {
       float(&chunk)[8][4] = *reinterpret_cast<float(*)[8][4]>(&acc[8 * n][0]);
       DMC_ATTN_UNROLL
       for (int kk = 0; kk < 4; ++kk)
-        wgmmaSS<Bf16>(chunk, swizzle128Descriptor(at + 32 * kk, 16, kSwizzleAtomBytes),
-                      swizzle128Descriptor(bt + 64 * 128 * n + 32 * kk, 16, kSwizzleAtomBytes),
+        wgmmaSS<Bf16>(chunk, swizzle128Descriptor(at + 32 * kk, 16),
+                      swizzle128Descriptor(bt + 64 * 128 * n + 32 * kk, 16),
                       kk > 0);
     }
   }
@@ -215,7 +215,7 @@ DMC_ATTN_DEV void wgmmaRegsCols(float (&acc)[8][4], const uint32_t (&a)[KK][4], 
   DMC_ATTN_UNROLL
   for (int kk = 0; kk < KK; ++kk)
     wgmmaRS<Bf16>(acc, a[kk],
-                  swizzle128Descriptor(bt + 16 * 128 * kk, 64 * 128, kSwizzleAtomBytes));
+                  swizzle128Descriptor(bt + 16 * 128 * kk, 64 * 128));
 }
 
 } // namespace dmcattn
