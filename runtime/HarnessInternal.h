@@ -131,10 +131,14 @@ StepStatus timeIsolated(const Launch &launch, TimingContext &tc,
 
 /// Times back-to-back launches cycling over R buffer sets (set 0 is copied
 /// to sets 1..R-1; streamBufferSets picks R). `footprintBytes`: the bytes of
-/// the tensors the step touches.
+/// the tensors the step touches. With `asGraph` (contractions: a cuBLASLt call
+/// may add memset nodes before its kernel, whose dependency latency a step's
+/// CUDA graph pays and launches enqueued back to back hide) the K launches of
+/// a sample are captured once into a CUDA graph, which each sample replays.
 StepStatus timeStream(StepBuffers &buf, int64_t footprintBytes,
                       const Setup &setup, uint64_t dropoutSeed,
-                      TimingContext &tc, StepResult &out, std::string &error);
+                      TimingContext &tc, StepResult &out, std::string &error,
+                      bool asGraph = false);
 
 /// The median per-launch time of the same-size copy of a step of
 /// `stepBytes` (sameSizeCopyBytes), timed as tc.opt says: isolated as

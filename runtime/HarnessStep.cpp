@@ -293,7 +293,8 @@ StepStatus runStep(const Bundle &b, const StepSpec &spec, TimingContext &tc,
   if (opt.timing == TimingMode::Isolated)
     ts = timeIsolated(launch, tc, out, error);
   else
-    ts = timeStream(buf, footprint, setup, out.dropoutSeed, tc, out, error);
+    ts = timeStream(buf, footprint, setup, out.dropoutSeed, tc, out, error,
+                    /*asGraph=*/spec.prefix == 'c');
   if (ts != StepStatus::Ok)
     return ts;
   // The variants, on the same buffers; then each one's outputs checked.

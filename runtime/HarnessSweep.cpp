@@ -115,7 +115,7 @@ StepStatus timeVariants(StepBuffers &buf, int64_t footprintBytes,
       if (s == StepStatus::Ok)
         s = timeIsolated(launch, vtc, r, err);
     } else {
-      s = timeStream(buf, footprintBytes, setup, dropoutSeed, vtc, r, err);
+      s = timeStream(buf, footprintBytes, setup, dropoutSeed, vtc, r, err, /*asGraph=*/true);
     }
     if (s == StepStatus::Ok && r.time.medianUs > 0) {
       us[i] = sweep.runs[i].medianUs = r.time.medianUs;

@@ -6,7 +6,10 @@
 // back to back cycling over them, K launches between two events; the time per
 // launch is the elapsed time / K. Consecutive launches touch different
 // memory (R sets span >= 4x the L2), and each launch's latency overlaps the
-// previous launch's execution, as in a layer's stream of kernels.
+// previous launch's execution, as in a layer's stream of kernels. A
+// contraction's K launches are replayed as one CUDA graph, as the runtime runs
+// a step: the nodes cuBLASLt adds (a memset before some kernels) then cost
+// what they cost there.
 // Same-size copy: a device-to-device copy moving a step's bytes, timed the
 // step's way (stream: over R source/destination pairs), as its reference.
 //
@@ -89,6 +92,41 @@ CopyTimingKey copyTimingKey(int64_t stepBytes, const HarnessOptions &opt) {
 }
 
 namespace detail {
+namespace {
+
+/// One sample's launches captured from a stream as a CUDA graph, destroyed
+/// with it.
+struct SampleGraph {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  SampleGraph() = default;
+  SampleGraph(const SampleGraph &) = delete;
+  SampleGraph &operator=(const SampleGraph &) = delete;
+  ~SampleGraph() {
+    if (exec)
+      cudaGraphExecDestroy(exec);
+    if (graph)
+      cudaGraphDestroy(graph);
+  }
+  /// Captures what `enqueue` puts on `st` and instantiates it; CudaError
+  /// when enqueueing, capturing or instantiating failed (`error` says why).
+  template <typename F>
+  StepStatus capture(cudaStream_t st, F &&enqueue, std::string &error) {
+    DMRT_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    bool ok = enqueue();
+    cudaError_t e = cudaStreamEndCapture(st, &graph);
+    if (!ok)
+      return StepStatus::CudaError;
+    if (e != cudaSuccess) {
+      error = cudaMsg(e, "cudaStreamEndCapture (a sample's launches as a CUDA graph)");
+      return StepStatus::CudaError;
+    }
+    DMRT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    return StepStatus::Ok;
+  }
+};
+
+} // namespace
 
 StepStatus elapsedPerLaunch(const std::vector<cudaEvent_t> &ev,
                             int launchesPerSample, std::vector<double> &us,
@@ -138,7 +176,8 @@ StepStatus timeIsolated(const Launch &launch, TimingContext &tc,
 
 StepStatus timeStream(StepBuffers &buf, int64_t footprintBytes,
                       const Setup &setup, uint64_t dropoutSeed,
-                      TimingContext &tc, StepResult &out, std::string &error) {
+                      TimingContext &tc, StepResult &out, std::string &error,
+                      bool asGraph) {
   const HarnessOptions &opt = tc.opt;
   cudaStream_t st = tc.stream;
   size_t freeB = 0, totalB = 0;
@@ -196,9 +235,18 @@ StepStatus timeStream(StepBuffers &buf, int64_t footprintBytes,
   // Warm-up: one round over the sets (at least opt.warmup launches).
   if (opt.warmup > 0 && !run(std::max(sets, opt.warmup)))
     return StepStatus::CudaError;
+  SampleGraph graph;
+  if (asGraph) {
+    if (StepStatus s = graph.capture(st, [&] { return run(perSample); }, error);
+        s != StepStatus::Ok)
+      return s;
+    DMRT_CUDA(cudaGraphLaunch(graph.exec, st)); // uploads it: a warm-up replay
+  }
   for (int i = 0; i < samples; ++i) {
     DMRT_CUDA(cudaEventRecord(ev.ev[2 * i], st));
-    if (!run(perSample))
+    if (asGraph)
+      DMRT_CUDA(cudaGraphLaunch(graph.exec, st));
+    else if (!run(perSample))
       return StepStatus::CudaError;
     DMRT_CUDA(cudaEventRecord(ev.ev[2 * i + 1], st));
   }

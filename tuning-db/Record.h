@@ -45,7 +45,8 @@ inline constexpr CodegenVersion kCodegenVersions[] = {
     {CodegenFamily::Attention, "attention", 10},
     {CodegenFamily::AttentionGradKV, "attention_grad_kv", 9},
     {CodegenFamily::AttentionGradQ, "attention_grad_q", 9},
-    {CodegenFamily::Contractions, "contractions", 8},
+    /// 9: timed as their step runs, a CUDA graph (cuBLASLt's memset nodes priced).
+    {CodegenFamily::Contractions, "contractions", 9},
 };
 /// The family of a measurement: contractions by kind, a fused attention
 /// kernel by its kernel name (the signature "kernel NAME(...)" names the
