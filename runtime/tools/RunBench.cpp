@@ -4,7 +4,7 @@
 #include "runtime/LayerBuffers.h"
 #include "runtime/format/Prediction.h"
 #include "runtime/dmrtInternal.h"
-
+#include "runtime/tools/GpuClocks.h"
 
 #include <algorithm>
 #include <chrono>
@@ -103,7 +103,19 @@ bool benchLayer(Layer &layer, int reps, int warmup, std::string &error,
   StepTimes graphs, serial, plain, graphsAlone, plainAlone;
   std::printf("dmc-run: timing %d steps (after %d warm-up) with CUDA graphs, enqueued ahead as "
               "in training ...\n", reps, warmup);
+  // The GPU's clock while the steps run back to back (GpuClocks.h).
+  GpuClockSampler clocks;
+  std::string clockWhy;
+  char bus[32] = "";
+  int device = 0;
+  bool sampling = cudaGetDevice(&device) == cudaSuccess &&
+                  cudaDeviceGetPCIBusId(bus, sizeof bus, device) == cudaSuccess;
+  if (!sampling)
+    clockWhy = "the device's PCI bus id is unknown";
+  else if (!(sampling = clocks.start(bus)))
+    clockWhy = clocks.why();
   bool ok = timeSteps(layer, stream, DMRT_GRAPHS_ON, reps, warmup, true, graphs, error);
+  ClockSummary clockSummary = clocks.stop();
   int32_t shape[2][3] = {};
   for (int32_t bwd = 0; bwd < 2; ++bwd)
     dmrt_internal_graph_shape(layer.get(), bwd, &shape[bwd][0], &shape[bwd][1], &shape[bwd][2]);
@@ -163,11 +175,19 @@ bool benchLayer(Layer &layer, int reps, int warmup, std::string &error,
               "the host's enqueue in a step waited for: %.3f ms with graphs (waited for - "
               "enqueued ahead)\n",
               plainAlone.stepMs - graphsAlone.stepMs, graphsAlone.stepMs - graphs.stepMs);
+  std::printf("dmc-run: the GPU while timing with CUDA graphs: %s\n",
+              sampling ? describeClocks(clockSummary).c_str()
+                       : ("not sampled: " + clockWhy).c_str());
   if (!bundleDir.empty())
     std::printf("dmc-run: CUDA graphs %s\n", // "against the prediction ..." or "no prediction ..."
                 predictionLine(bundleDir, layer.deviceName(), graphs.forwardMs,
                                graphs.backwardMs)
                     .c_str());
+  if (sampling && clocksLowered(clockSummary))
+    std::printf("dmc-run: the GPU lowered its SM clock while the steps ran back to back "
+                "(median %u MHz of %u): kernels measured alone in short runs, as the tuning "
+                "database's, ran at higher clocks\n",
+                clockSummary.medianMhz, clockSummary.maxMhz);
   return true;
 }
 
