@@ -338,6 +338,11 @@ bool stepsRecorded(const std::string &dbPath, const std::string &bundleDir,
   return true;
 }
 
+bool readBundleFiles(const std::string &bundleDir, dmrt::Manifest &manifest,
+                     dmrt::Configuration &config, std::string &error) {
+  return readBundle(bundleDir, manifest, config, error);
+}
+
 bool importRun(const std::string &dbPath, const std::string &benchPath,
                const std::string &bundleDir, std::string &line, std::string &error,
                std::vector<std::string> &warnings, std::vector<Record> *imported) {

@@ -51,6 +51,10 @@ bool importBench(const std::string &benchText, const std::string &benchFile,
 /// `out` (a record of that GPU, as stepsRecorded takes it). False with an
 /// error naming the file and field.
 bool benchDevice(const std::string &file, Record &out, std::string &error);
+/// The manifest.json and config.json of the bundle directory `bundleDir`;
+/// false with `error` naming the file when one cannot be read or parsed.
+bool readBundleFiles(const std::string &bundleDir, dmrt::Manifest &manifest,
+                     dmrt::Configuration &config, std::string &error);
 /// importBench of the run file `benchPath` of the bundle directory `bundleDir`
 /// (its manifest.json and config.json), appended to the database `dbPath`
 /// (created if missing) record by record, skipping candidates the database

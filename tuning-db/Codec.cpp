@@ -204,7 +204,7 @@ bool decodeRecord(Reader &r, std::string &e, const json &o, const std::string &p
       !decodeDevice(r, e, *device, Reader::join(p, "device"), rec.device) ||
       !r.field(o, p, "software", software) ||
       !decodeSoftware(r, e, *software, Reader::join(p, "software"), rec.software) ||
-      !checked(r, o, p, "kind", kind, "one of \"kernel\", \"contraction\", \"transpose\"",
+      !checked(r, o, p, "kind", kind, "one of \"kernel\", \"contraction\", \"transpose\", \"step\"",
                [&](const std::string &s) { return parseKind(s, rec.kind); }) ||
       !checked(r, o, p, "signature", rec.signature, "a non-empty signature",
                [](const std::string &s) { return !s.empty(); }) ||

@@ -1,6 +1,7 @@
 //===- Problem.cpp - What a bundle step computes, as a tuning key ---------===//
 #include "tuning-db/Problem.h"
 
+#include "runtime/format/Checksum.h"
 #include "runtime/format/DType.h"
 
 #include <algorithm>
@@ -66,6 +67,43 @@ Problem contractionProblem(const dmrt::Manifest &m, const dmrt::BundleContractio
   p.epilogue = dmrt::epilogueManifestName(c.epilogue);
   p.signature = "contraction " + in + "->" + out;
   p.dtype = dtypeOf(m, c.outputs());
+  return p;
+}
+
+Problem stepProblem(const dmrt::Manifest &m) {
+  Problem p;
+  p.kind = Kind::Step;
+  // Every step in order: what it computes, in which layouts, how (a kernel's
+  // knobs as the manifest describes them, a contraction's algorithm), and its
+  // phase; names and ids stay out.
+  std::string text;
+  int kernels = 0, contractions = 0;
+  auto add = [&](const Problem &q, const std::string &how, const std::string &phase) {
+    text += q.signature + "|" + q.epilogue + "|" + phase + "|" + how + "|";
+    for (const std::string &l : q.layouts)
+      text += l + ",";
+    for (const auto &[dim, n] : q.sizes) {
+      text += dim + "=" + std::to_string(n) + ",";
+      p.sizes[dim] = n;
+    }
+    text += "\n";
+    if (p.dtype.empty())
+      p.dtype = q.dtype;
+  };
+  for (const dmrt::BundleStep &st : m.steps) {
+    if (st.kind == dmrt::BundleStep::Kernel) {
+      if (const dmrt::BundleKernel *k = m.kernel(st.id)) {
+        add(kernelProblem(m, *k), k->config, k->phase);
+        ++kernels;
+      }
+    } else if (const dmrt::BundleContraction *c = m.contraction(st.id)) {
+      add(contractionProblem(m, *c), c->algorithm, c->phase);
+      ++contractions;
+    }
+  }
+  p.signature = "step " + std::to_string(kernels) + " kernels " +
+                std::to_string(contractions) + " contractions " +
+                dmrt::checksumHex(dmrt::fnv1a64(text.data(), text.size()));
   return p;
 }
 

@@ -45,6 +45,13 @@ Problem transposeProblem(const dmrt::BundleTensor &t, const std::string &from,
 /// A contraction: "contraction ab,bc->ac" with sorted dims, and its epilogue.
 Problem contractionProblem(const dmrt::Manifest &, const dmrt::BundleContraction &);
 
+/// A whole training step of the bundle: "step 10 kernels 12 contractions
+/// HASH", HASH the FNV-1a 64 of every step in order (its problem, layouts,
+/// epilogue, phase, and a kernel's knobs or a contraction's algorithm), the
+/// union of their sizes, the first step's dtype; no layouts. Two bundles
+/// share it exactly when they run the same steps in the same configuration.
+Problem stepProblem(const dmrt::Manifest &);
+
 /// The fields of `p` copied into a record (kind, signature, sizes, dtype,
 /// layouts, epilogue); device, software, candidate and times are the caller's.
 void fillProblem(const Problem &p, Record &r);

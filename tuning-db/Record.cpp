@@ -45,6 +45,12 @@ CodegenFamily codegenFamily(Kind kind, const std::string &signature) {
 }
 
 int64_t codegenVersion(Kind kind, const std::string &signature) {
+  if (kind == Kind::Step) {
+    int64_t sum = 0;
+    for (const CodegenVersion &v : kCodegenVersions)
+      sum += v.version;
+    return sum;
+  }
   CodegenFamily f = codegenFamily(kind, signature);
   for (const CodegenVersion &v : kCodegenVersions)
     if (v.family == f)
@@ -64,12 +70,13 @@ const char *kindName(Kind k) {
   case Kind::Kernel: return "kernel";
   case Kind::Contraction: return "contraction";
   case Kind::Transpose: return "transpose";
+  case Kind::Step: return "step";
   }
   return "?";
 }
 
 bool parseKind(const std::string &s, Kind &out) {
-  for (Kind k : {Kind::Kernel, Kind::Contraction, Kind::Transpose})
+  for (Kind k : {Kind::Kernel, Kind::Contraction, Kind::Transpose, Kind::Step})
     if (s == kindName(k)) {
       out = k;
       return true;

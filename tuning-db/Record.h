@@ -18,7 +18,11 @@
 
 namespace dmc::tuningdb {
 
-enum class Kind { Kernel, Contraction, Transpose };
+/// What a record times: one kernel, one contraction, an inserted transpose, or
+/// a whole training step of a bundle (its default configuration, steps run
+/// back to back with CUDA graphs: what `dmc compile --db` calibrates its
+/// prediction with).
+enum class Kind { Kernel, Contraction, Transpose, Step };
 
 /// The families of code dmc generates or configures, each with its own codegen
 /// version: a change to one family's code invalidates that family's records
@@ -52,7 +56,9 @@ inline constexpr CodegenVersion kCodegenVersions[] = {
 /// kernel by its kernel name (the signature "kernel NAME(...)" names the
 /// `dm.fused` kind), every other kernel and transpose is Kernels.
 CodegenFamily codegenFamily(Kind kind, const std::string &signature);
-/// This build's version of that family (kCodegenVersions).
+/// This build's version of that family (kCodegenVersions); of a whole step,
+/// the sum of every family's version (a step runs code of every family, and
+/// versions only grow, so any bump makes its records stale).
 int64_t codegenVersion(Kind kind, const std::string &signature);
 /// "kernels 8, attention 9, ...": every family's version, for logs.
 std::string describeCodegenVersions();

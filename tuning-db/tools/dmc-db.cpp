@@ -14,6 +14,7 @@
 #include "tuning-db/BenchImport.h"
 #include "tuning-db/Codec.h"
 #include "tuning-db/Database.h"
+#include "tuning-db/Problem.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -35,6 +36,7 @@ const char *kUsage =
     "                       [--stale-codegen]\n"
     "       dmc-db export DB [-o FILE]\n"
     "       dmc-db import DB BENCH.json --bundle DIR\n"
+    "       dmc-db step DIR\n"
     "Tuning databases (JSON Lines, docs/tuning-db-format.md). `dmc-db COMMAND --help`\n"
     "describes a command. Exit: 0 ok, 1 data or file error, 2 usage error.\n";
 
@@ -60,7 +62,12 @@ const std::map<std::string, const char *> kHelp = {
                "Appends the measurements of a `dmrt-bench DIR --reference --json BENCH.json`\n"
                "run to DB (created if missing): a record per checked kernel (its knobs from\n"
                "DIR/config.json) and contraction; steps whose check failed are recorded as\n"
-               "rejected, unchecked steps not at all; records already in DB are skipped.\n"}};
+               "rejected, unchecked steps not at all; records already in DB are skipped.\n"},
+    {"step", "usage: dmc-db step DIR\n"
+             "Prints the key a `step` record of the bundle DIR's whole step has (what\n"
+             "`dmc-run DIR --bench --record DB` appends and `dmc compile --db` looks up for\n"
+             "the default configuration) as one JSON object: kind, signature, sizes, dtype,\n"
+             "and the NVRTC and codegen versions the record must carry.\n"}};
 
 int usage(const std::string &cmd, const std::string &msg) {
   auto it = kHelp.find(cmd);
@@ -375,6 +382,29 @@ int import(const Args &a) {
   return 0;
 }
 
+int step(const Args &a) {
+  if (a.positional.size() != 1)
+    return usage("step", "step takes one bundle directory");
+  dmrt::Manifest manifest;
+  dmrt::Configuration config;
+  std::string error;
+  if (!readBundleFiles(a.positional[0], manifest, config, error))
+    return dataError(error);
+  Problem p = stepProblem(manifest);
+  Record r;
+  fillProblem(p, r);
+  r.software.nvrtc = manifest.nvrtc;
+  r.software.codegen = codegenVersion(r.kind, r.signature);
+  std::string sizes;
+  for (const auto &[dim, n] : r.sizes)
+    sizes += (sizes.empty() ? "" : ",") + ("\"" + dim + "\":" + std::to_string(n));
+  std::printf("{\"kind\":\"step\",\"signature\":\"%s\",\"sizes\":{%s},\"dtype\":\"%s\","
+              "\"nvrtc\":\"%s\",\"codegen\":%lld}\n",
+              r.signature.c_str(), sizes.c_str(), r.dtype.c_str(), r.software.nvrtc.c_str(),
+              (long long)r.software.codegen);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -397,11 +427,15 @@ int main(int argc, char **argv) {
     rc = parseArgs(cmd, argc, argv, {"-o"}, {}, a);
   else if (cmd == "import")
     rc = parseArgs(cmd, argc, argv, {"--bundle"}, {}, a);
+  else if (cmd == "step")
+    rc = parseArgs(cmd, argc, argv, {}, {}, a);
   else
     return usage("", "unknown command \"" + cmd + "\"");
   if (rc)
     return rc < 0 ? 0 : rc;
   if (cmd == "import")
     return import(a);
+  if (cmd == "step")
+    return step(a);
   return cmd == "show" ? show(a) : cmd == "merge" ? merge(a) : cmd == "prune" ? prune(a) : exportDb(a);
 }

@@ -107,7 +107,7 @@ TEST(TuningDbCodec, RejectsEachPlantedFaultNamingLineFieldAndValue) {
        "db.jsonl:7: dtype: expected one of \"f64\", \"f32\", \"f16\", \"bf16\", \"i64\", "
        "\"i32\", \"u8\", \"bool\", got \"bf17\""},
       {"bad kind", [](json &o) { o["kind"] = "gemm"; },
-       "db.jsonl:7: kind: expected one of \"kernel\", \"contraction\", \"transpose\", got "
+       "db.jsonl:7: kind: expected one of \"kernel\", \"contraction\", \"transpose\", \"step\", got "
        "\"gemm\""},
       {"non-letter dim", [](json &o) { o["sizes"]["1"] = 8; },
        "db.jsonl:7: sizes: expected a dimension letter (a-z, A-Z) as key, got \"1\""},

@@ -1,6 +1,7 @@
 //===- ProblemTest.cpp - Tuning keys of bundle steps ----------------------===//
 #include "Fixture.h"
 
+#include "tuning-db/Codec.h"
 #include "tuning-db/Match.h"
 #include "tuning-db/Problem.h"
 
@@ -48,6 +49,75 @@ TEST(TuningDbProblem, SignatureIsLayoutIndependentAndLayoutsAreKept) {
   EXPECT_FALSE(sameProblem(pb, r)); // another layout: another candidate
   dmrt::Manifest c = softmaxManifest("bhj", 8);
   EXPECT_FALSE(sameProblem(kernelProblem(c, c.kernels[0]), r)); // another size
+}
+
+/// softmaxManifest with a contraction c0 (t1 x t1 -> t2 over b, h, j, k)
+/// after the kernel, both as steps of the bundle.
+dmrt::Manifest stepManifest(const std::string &layout, const std::string &config,
+                            const std::string &algorithm) {
+  dmrt::Manifest m = softmaxManifest(layout);
+  dmrt::BundleTensor t;
+  t.id = 2;
+  t.name = "t2";
+  t.dims = "bhjk";
+  t.shape = {2, 3, 4, 4};
+  t.dtype = dmrt::DType::BF16;
+  m.tensors.push_back(t);
+  m.kernels[0].config = config;
+  m.kernels[0].phase = "forward";
+  dmrt::BundleContraction c;
+  c.id = 0;
+  c.phase = "forward";
+  c.a = 1;
+  c.b = 1;
+  c.d = 2;
+  c.algorithm = algorithm;
+  m.contractions.push_back(c);
+  m.steps = {{dmrt::BundleStep::Kernel, 0}, {dmrt::BundleStep::Contraction, 0}};
+  m.reindex();
+  return m;
+}
+
+TEST(TuningDbProblem, StepProblemIsEveryStepInItsConfiguration) {
+  dmrt::Manifest a = stepManifest("bhj", "lane j, tx 32", "heuristic");
+  Problem p = stepProblem(a);
+  EXPECT_EQ(p.kind, Kind::Step);
+  EXPECT_EQ(p.signature.rfind("step 1 kernels 1 contractions ", 0), 0u) << p.signature;
+  EXPECT_EQ(p.sizes, (std::map<std::string, int64_t>{{"b", 2}, {"h", 3}, {"j", 4}, {"k", 4}}));
+  EXPECT_EQ(p.dtype, "bf16");
+  EXPECT_TRUE(p.layouts.empty());
+  // The same steps (another model name, other tensor names): the same problem.
+  dmrt::Manifest same = stepManifest("bhj", "lane j, tx 32", "heuristic");
+  same.model = "other";
+  same.tensors[0].name = "renamed";
+  EXPECT_EQ(stepProblem(same).signature, p.signature);
+  Record r = kernel(0);
+  fillProblem(p, r);
+  EXPECT_TRUE(sameProblem(stepProblem(same), r));
+  // Another knob, algorithm, layout or step order: another step.
+  for (const dmrt::Manifest &other :
+       {stepManifest("bhj", "lane j, tx 64", "heuristic"),
+        stepManifest("bhj", "lane j, tx 32", "cublaslt id=66 tile=20"),
+        stepManifest("jbh", "lane j, tx 32", "heuristic")}) {
+    EXPECT_NE(stepProblem(other).signature, p.signature);
+    EXPECT_FALSE(sameProblem(stepProblem(other), r));
+  }
+  dmrt::Manifest swapped = stepManifest("bhj", "lane j, tx 32", "heuristic");
+  std::swap(swapped.steps[0], swapped.steps[1]);
+  EXPECT_NE(stepProblem(swapped).signature, p.signature);
+  // A step record's codegen version moves with every family's.
+  int64_t sum = 0;
+  for (const CodegenVersion &v : kCodegenVersions)
+    sum += v.version;
+  EXPECT_EQ(codegenVersion(Kind::Step, p.signature), sum);
+  // And it is a record like any other: written and read back.
+  r.knobs.clear();
+  r.software.codegen = sum;
+  Record back;
+  std::string error;
+  ASSERT_TRUE(decodeLine(encodeLine(r), "db.jsonl:1", back, error)) << error;
+  EXPECT_EQ(back.kind, Kind::Step);
+  EXPECT_EQ(key(back), key(r));
 }
 
 TEST(TuningDbProblem, TransposeProblemIsTheInsertedKernels) {

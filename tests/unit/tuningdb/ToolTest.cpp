@@ -167,5 +167,19 @@ TEST_F(TuningDbTool, ShowTabulatesAndDataErrorsNameFileAndLine) {
   EXPECT_EQ(access(path("out.jsonl").c_str(), F_OK), -1) << "merge wrote despite the error";
 }
 
+TEST_F(TuningDbTool, StepSaysWhatIsWrong) {
+  std::string out;
+  EXPECT_EQ(run("step", out), 2);
+  EXPECT_NE(out.find("dmc-db: step takes one bundle directory"), std::string::npos) << out;
+  EXPECT_EQ(run("step " + path("no.dmlib"), out), 1);
+  EXPECT_NE(out.find(path("no.dmlib") + "/manifest.json: cannot read"), std::string::npos)
+      << out;
+  ASSERT_EQ(std::system(("mkdir -p " + path("bad.dmlib")).c_str()), 0);
+  write(path("bad.dmlib") + "/manifest.json", "{}");
+  write(path("bad.dmlib") + "/config.json", "{}");
+  EXPECT_EQ(run("step " + path("bad.dmlib"), out), 1);
+  EXPECT_NE(out.find(path("bad.dmlib") + "/manifest.json"), std::string::npos) << out;
+}
+
 } // namespace
 } // namespace dmc::tuningdb::test
