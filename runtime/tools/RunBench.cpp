@@ -23,7 +23,7 @@ double median(std::vector<double> v) {
 }
 
 struct StepTimes {
-  double forwardMs = 0, backwardMs = 0, stepMs = 0;
+  double forwardMs = 0, backwardMs = 0, stepMs = 0, fastestStepMs = 0;
   double hostUs = 0; ///< synchronized runs only (timeSteps)
 };
 
@@ -79,14 +79,15 @@ bool timeSteps(Layer &layer, cudaStream_t stream, int mode, int reps, int warmup
   for (cudaEvent_t e : ev)
     if (e)
       cudaEventDestroy(e);
-  out = {median(fwd), median(bwd), median(whole), median(host)};
+  out = {median(fwd), median(bwd), median(whole),
+         whole.empty() ? 0 : *std::min_element(whole.begin(), whole.end()), median(host)};
   return ok;
 }
 
 } // namespace
 
 bool benchLayer(Layer &layer, int reps, int warmup, std::string &error,
-                const std::string &bundleDir) {
+                const std::string &bundleDir, BenchResult *result) {
   cudaStream_t stream = nullptr;
   if (!cudaOk(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate",
               error))
@@ -183,6 +184,8 @@ bool benchLayer(Layer &layer, int reps, int warmup, std::string &error,
                 predictionLine(bundleDir, layer.deviceName(), graphs.forwardMs,
                                graphs.backwardMs)
                     .c_str());
+  if (result)
+    *result = {graphs.stepMs, graphs.fastestStepMs};
   if (sampling && clocksLowered(clockSummary))
     std::printf("dmc-run: the GPU lowered its SM clock while the steps ran back to back "
                 "(median %u MHz of %u): kernels measured alone in short runs, as the tuning "

@@ -16,12 +16,18 @@
 
 namespace dmrt {
 
+/// The whole step with CUDA graphs, enqueued ahead: median and fastest.
+struct BenchResult {
+  double medianMs = 0, minMs = 0;
+};
+
 /// Prints progress and a summary; false with `error` on a failure. The
 /// layer's tensors must be bound (with any values).
 /// With `bundleDir`, the step with CUDA graphs is also compared with the
-/// prediction in its config.json (runtime/format/Prediction.h).
+/// prediction in its config.json (runtime/format/Prediction.h). `result`,
+/// when given, gets that step's times.
 bool benchLayer(Layer &layer, int reps, int warmup, std::string &error,
-                const std::string &bundleDir = "");
+                const std::string &bundleDir = "", BenchResult *result = nullptr);
 
 } // namespace dmrt
 

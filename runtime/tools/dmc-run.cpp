@@ -3,6 +3,7 @@
 //   dmc-run BUNDLE --out OUT.safetensors [--inputs IN.safetensors] [--train]
 //           [--seed N] [--device N] [--no-graphs] [--poison-arena] [--dry-run]
 //   dmc-run BUNDLE --bench [--reps N] [--warmup N] [--seed N] [--device N]
+//           [--record DB]
 //
 // The GPU counterpart of `dmc eval` (runtime/LayerData.h): the same tensor
 // names and files. Arguments missing from --inputs are drawn from --seed as
@@ -11,7 +12,9 @@
 // --seed N [--train]` computes what this computes, tensor by tensor. Without
 // --train it runs forward only (DMRT_MODE_INFERENCE). --dry-run stops before
 // the device: the bundle is validated and --out gets the arguments alone.
-// --bench times the step (runtime/tools/RunBench.h) on drawn arguments.
+// --bench times the step (runtime/tools/RunBench.h) on drawn arguments;
+// --record DB appends that step (CUDA graphs, enqueued ahead) to the tuning
+// database DB as a `step` record (runtime/tools/StepRecord.h).
 // Runs through the C API (runtime/dmrt.hpp).
 //
 // Exit: 0 ok; 1 a CUDA or runtime failure; 2 usage, bundle or input file
@@ -21,6 +24,8 @@
 #include "RunBench.h"
 
 #include "runtime/LayerBuffers.h"
+#include "runtime/tools/StepRecord.h"
+#include "tuning-db/Database.h"
 
 #include "runtime/CudaDriver.h"
 #include "runtime/LayerData.h"
@@ -40,12 +45,13 @@ const char *kUsage =
     "usage: dmc-run BUNDLE --out OUT.safetensors [--inputs IN.safetensors] [--train]\n"
     "               [--seed N] [--device N] [--no-graphs] [--poison-arena] [--dry-run]\n"
     "       dmc-run BUNDLE --bench [--reps N] [--warmup N] [--seed N] [--device N]\n"
+    "               [--record DB]\n"
     "Runs a layer bundle on the GPU as `dmc eval` runs it on the CPU (same tensor\n"
     "names and files; missing arguments drawn from --seed, also the dropout seed).\n"
     "Exit: 0 ok, 1 CUDA/runtime failure, 2 usage/bundle/input error, 77 no GPU.\n";
 
 struct Options {
-  std::string bundle, inputs, out;
+  std::string bundle, inputs, out, record;
   bool train = false, bench = false, dryRun = false, graphs = true, poison = false;
   uint64_t seed = 0;
   long long device = 0, reps = 50, warmup = 5;
@@ -81,10 +87,10 @@ int parse(int argc, char **argv, Options &o) {
     if (a == "-h" || a == "--help") {
       std::printf("%s", kUsage);
       std::exit(0);
-    } else if (a == "--inputs" || a == "--out") {
+    } else if (a == "--inputs" || a == "--out" || a == "--record") {
       if (!next)
         return usage(a + " needs a file");
-      (a == "--inputs" ? o.inputs : o.out) = argv[++i];
+      (a == "--inputs" ? o.inputs : a == "--out" ? o.out : o.record) = argv[++i];
     } else if (a == "--train") {
       o.train = true;
     } else if (a == "--bench") {
@@ -115,6 +121,8 @@ int parse(int argc, char **argv, Options &o) {
     return usage("no bundle given");
   if (o.bench && (!o.out.empty() || !o.inputs.empty() || o.dryRun))
     return usage("--bench takes no --out, --inputs or --dry-run");
+  if (!o.record.empty() && !o.bench)
+    return usage("--record needs --bench (it records the step --bench measures)");
   if (!o.bench && o.out.empty())
     return usage("--out is required (or --bench)");
   if (o.bench && o.reps < 1)
@@ -196,8 +204,24 @@ int main(int argc, char **argv) {
                            cudaMemcpyHostToDevice),
                 "upload " + t.name, error))
       return fail(1, error);
-  if (o.bench)
-    return benchLayer(layer, int(o.reps), int(o.warmup), error, o.bundle) ? 0 : fail(1, error);
+  if (o.bench) {
+    BenchResult step;
+    if (!benchLayer(layer, int(o.reps), int(o.warmup), error, o.bundle, &step))
+      return fail(1, error);
+    if (o.record.empty())
+      return 0;
+    dmc::tuningdb::Record r;
+    std::vector<std::string> warnings;
+    if (!stepRecord(b, int(o.device), 1000 * step.medianMs, 1000 * step.minMs, o.reps, r,
+                    error) ||
+        !dmc::tuningdb::append(o.record, r, /*sync=*/true, error, warnings))
+      return fail(1, "--record " + o.record + ": " + error);
+    for (const std::string &w : warnings)
+      std::fprintf(stderr, "dmc-run: warning: %s\n", w.c_str());
+    std::fprintf(stderr, "dmc-run: recorded the step (%.1f us, %s) in %s\n",
+                 1000 * step.medianMs, r.signature.c_str(), o.record.c_str());
+    return 0;
+  }
   if (!statusOk(layer.setSeed(o.seed), "seed", error) ||
       !statusOk(layer.forward(nullptr, train ? DMRT_MODE_TRAIN : DMRT_MODE_INFERENCE),
                 "forward", error) ||
