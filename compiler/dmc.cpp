@@ -504,6 +504,10 @@ int runCompile(mlir::MLIRContext &ctx) {
       if (std::optional<int64_t> id = dmc::keepBitsDropout(t.name))
         if (!llvm::is_contained(pipeline.drawnDropouts, *id))
           dropouts.insert(*id);
+    // The whole-step calibration is the default path's default configuration's:
+    // the path choices below look other graphs up.
+    const double defaultMeasuredUs = view.defaultMeasuredUs,
+                 defaultPredictedUs = view.defaultPredictedUs;
     dmc::bundle::PathState path{pipeline, std::move(tuned), std::move(view), compiledShape,
                                 changed};
     if (Error e = dmc::bundle::choosePaths(
@@ -523,11 +527,17 @@ int runCompile(mlir::MLIRContext &ctx) {
     options.hasPrediction = view.predictedStepUs >= 0;
     if (options.hasPrediction) {
       options.prediction = {view.device, dbFile, view.predictedForwardUs,
-                            view.predictedBackwardUs, view.predictedSteps};
+                            view.predictedBackwardUs, view.predictedSteps,
+                            defaultMeasuredUs, defaultPredictedUs};
       // The path choices above may have moved it from the first "predicted step".
       errs() << formatv("dmc compile: the configuration written predicts {0:F1} us (forward "
-                        "{1:F1} + backward {2:F1}; config.json `prediction`)\n",
+                        "{1:F1} + backward {2:F1}; config.json `prediction`)",
                         view.predictedStepUs, view.predictedForwardUs, view.predictedBackwardUs);
+      if (options.prediction.calibrated())
+        errs() << formatv(", calibrated by the default's whole step x{0:F3}: {1:F1} us",
+                          options.prediction.calibration(),
+                          options.prediction.calibration() * view.predictedStepUs);
+      errs() << "\n";
     }
     if (changed || options.reference) {
       if (Error e = dmc::bundle::writeBundle(dmc::layerFunction(**module), bundleOut, options,

@@ -5,7 +5,9 @@
 
 #include "tuning-db/Database.h"
 #include "tuning-db/KnobSelection.h"
+#include "tuning-db/Problem.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace dmc::bundle {
@@ -13,6 +15,26 @@ namespace {
 
 llvm::Error fail(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// The median of the medians of the ok `step` records of `manifest`'s whole
+/// step on `device` with this NVRTC and codegen (0: none), and their count.
+double measuredStepUs(const dmrt::Manifest &manifest, const std::vector<tuningdb::Record> &all,
+                      const tuningdb::Device &device, int &count) {
+  tuningdb::Problem step = tuningdb::stepProblem(manifest);
+  std::vector<double> us;
+  for (const tuningdb::Record &r : all)
+    if (!r.rejected && r.device.name == device.name && r.device.cc == device.cc &&
+        r.software.nvrtc == manifest.nvrtc &&
+        r.software.codegen == tuningdb::codegenVersion(r.kind, r.signature) &&
+        tuningdb::sameProblem(step, r))
+      us.push_back(r.medianUs);
+  count = int(us.size());
+  if (us.empty())
+    return 0;
+  std::sort(us.begin(), us.end());
+  size_t n = us.size();
+  return n % 2 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
 }
 
 } // namespace
@@ -69,6 +91,24 @@ llvm::Error knobsFromDatabase(const WrittenBundle &defaultBundle, const std::str
       log << " without " << unmeasured << " (its default knobs have no record)";
     log << "\n";
   }
+  int stepRecords = 0;
+  double stepUs = measuredStepUs(manifest, db.records(), chosen, stepRecords);
+  bool calibrated = stepUs > 0 && global.ok && global.defaultUs > 0;
+  if (calibrated) {
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "whole step: the default configuration measured %.1f us on %s (%d step "
+                  "record(s)) against its steps' sum %.1f us: predictions calibrated x%.3f\n",
+                  stepUs, chosen.name.c_str(), stepRecords, global.defaultUs,
+                  stepUs / global.defaultUs);
+    log << line;
+  } else {
+    log << "whole step: "
+        << (stepUs > 0 ? "the default configuration's steps do not all have records"
+                       : "no step record of the default configuration on this device "
+                         "(dmc-run --bench --record)")
+        << ": predictions are sums of the steps' records\n";
+  }
   changed = global.ok &&
             (global.kernelsChanged || global.layoutsChanged || global.contractionsChanged ||
              global.transposesInserted);
@@ -84,6 +124,8 @@ llvm::Error knobsFromDatabase(const WrittenBundle &defaultBundle, const std::str
     view->predictedBackwardUs = view->complete ? global.backwardUs : -1;
     if (view->complete)
       view->predictedSteps = global.stepUs;
+    view->defaultMeasuredUs = calibrated ? stepUs : 0;
+    view->defaultPredictedUs = calibrated ? global.defaultUs : 0;
     view->kernels = manifest.kernels.size();
     view->contractions = manifest.contractions.size();
     view->bytes = 0;

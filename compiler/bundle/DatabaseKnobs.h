@@ -36,6 +36,12 @@ struct DatabaseView {
   double predictedForwardUs = -1, predictedBackwardUs = -1;
   /// Each step's part of it (GlobalSelection::stepUs; valid with it).
   std::vector<std::pair<std::string, double>> predictedSteps;
+  /// The default configuration's whole step: its `step` record's median on
+  /// this device (tuningdb::stepProblem of the default bundle; records of
+  /// several CUDA or cuBLASLt versions: the median of their medians) and its
+  /// steps' summed records; 0 when either is missing (ConfigPrediction's
+  /// calibration).
+  double defaultMeasuredUs = 0, defaultPredictedUs = 0;
   int64_t bytes = 0; ///< read and written by its kernels and contractions
   size_t kernels = 0, contractions = 0;
 };

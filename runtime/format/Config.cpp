@@ -169,7 +169,8 @@ bool parseConfig(const std::string &text, const std::string &fileName, Configura
       return r.fail("prediction", "not in config version 1 (a prediction needs version 2)");
     ConfigPrediction &p = c.prediction;
     if (!r.object(*it, "prediction",
-                  {"device", "database", "forward_us", "backward_us", "steps"}) ||
+                  {"device", "database", "forward_us", "backward_us", "steps",
+                   "calibration"}) ||
         !r.str(*it, "prediction", "device", p.device) ||
         !r.str(*it, "prediction", "database", p.database) ||
         !r.number(*it, "prediction", "forward_us", p.forwardUs) ||
@@ -189,6 +190,20 @@ bool parseConfig(const std::string &text, const std::string &fileName, Configura
           return r.fail(where, "expected a time >= 0 in microseconds, got " + step->dump());
         p.steps.emplace_back(step.key(), step->get<double>());
       }
+    }
+    if (auto cal = it->find("calibration"); cal != it->end()) {
+      if (!r.object(*cal, "prediction.calibration",
+                    {"default_measured_us", "default_predicted_us"}) ||
+          !r.number(*cal, "prediction.calibration", "default_measured_us",
+                    p.defaultMeasuredUs) ||
+          !r.number(*cal, "prediction.calibration", "default_predicted_us",
+                    p.defaultPredictedUs))
+        return false;
+      for (auto [key, v] : {std::make_pair("default_measured_us", p.defaultMeasuredUs),
+                            std::make_pair("default_predicted_us", p.defaultPredictedUs)})
+        if (!(v > 0))
+          return r.fail(std::string("prediction.calibration.") + key,
+                        "expected a time > 0 in microseconds, got " + std::to_string(v));
     }
     c.hasPrediction = true;
   }
@@ -310,6 +325,10 @@ std::string writeConfig(const Configuration &c) {
       steps[name] = us;
     root["prediction"]["steps"] = std::move(steps);
   }
+  if (c.hasPrediction && c.prediction.calibrated())
+    root["prediction"]["calibration"] = {
+        {"default_measured_us", c.prediction.defaultMeasuredUs},
+        {"default_predicted_us", c.prediction.defaultPredictedUs}};
   return root.dump(2, ' ', false, decltype(root)::error_handler_t::replace) + "\n";
 }
 

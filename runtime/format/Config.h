@@ -83,7 +83,18 @@ struct ConfigPrediction {
   /// contraction by "c<index>" (written in the bundle's order, read back in
   /// name order); empty when not written (optional: `prediction.steps`).
   std::vector<std::pair<std::string, double>> steps;
+  /// `calibration` (optional): the default configuration's whole step as
+  /// measured on the device (a `step` record of the database, dmc-run --bench
+  /// --record) and as its steps' records sum (microseconds; 0: none). Their
+  /// ratio scales this prediction for what a sum leaves out: the time between
+  /// dependent steps, kernels beside each other, a clock lowered at the power
+  /// limit.
+  double defaultMeasuredUs = 0, defaultPredictedUs = 0;
   double stepUs() const { return forwardUs + backwardUs; }
+  bool calibrated() const { return defaultMeasuredUs > 0 && defaultPredictedUs > 0; }
+  double calibration() const {
+    return calibrated() ? defaultMeasuredUs / defaultPredictedUs : 1.0;
+  }
 };
 
 /// Which alternative of each pass that changes the graph's kernels the layer

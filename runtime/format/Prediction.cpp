@@ -31,6 +31,19 @@ std::string comparePrediction(const ConfigPrediction &p, const std::string &devi
                 percent(backwardMs, p.backwardUs).c_str(),
                 percent(forwardMs + backwardMs, p.stepUs()).c_str());
   std::string line = buf;
+  if (p.calibrated()) {
+    double f = p.calibration();
+    std::snprintf(buf, sizeof buf,
+                  "; calibrated by the default configuration's step measured on %s (%.1f us "
+                  "against its sum %.1f, x%.3f): forward %.3f, backward %.3f, step %.3f ms: "
+                  "%s, %s, %s",
+                  p.device.c_str(), p.defaultMeasuredUs, p.defaultPredictedUs, f,
+                  f * p.forwardUs / 1000.0, f * p.backwardUs / 1000.0, f * p.stepUs() / 1000.0,
+                  percent(forwardMs, f * p.forwardUs).c_str(),
+                  percent(backwardMs, f * p.backwardUs).c_str(),
+                  percent(forwardMs + backwardMs, f * p.stepUs()).c_str());
+    line += buf;
+  }
   // The runtime names a GPU "NVIDIA H200 (sm_90)": the records' name and its arch.
   bool same = device == p.device || device.rfind(p.device + " (", 0) == 0;
   if (!same)

@@ -261,6 +261,8 @@ def prediction_written(args, tmp):
         abs(p["backward_us"] - want["backward"]) < 1e-6, (p, want)
     print(f"ok: config.json's prediction: {p['forward_us']} + {p['backward_us']} = "
           f"{step} us, as printed")
+    assert "calibration" not in p and "whole step: no step record" in r.stderr, (p, r.stderr)
+    whole_step_calibration(args, tmp, default, db, step)
     # A step without a record: no prediction (and the bundle says nothing false).
     partial = os.path.join(tmp, "pred-partial.jsonl")
     only = {f"k{k['id']}" for k in manifest["kernels"][1:]} | \
@@ -270,6 +272,47 @@ def prediction_written(args, tmp):
     run([args.dmc, "compile", TINY, "-o", out, "--db", partial, "--no-gemm-addends"])
     assert "prediction" not in json.load(open(os.path.join(out, "config.json")))
     print("ok: a step without a record: no prediction in config.json")
+
+
+def whole_step_calibration(args, tmp, default, db, default_sum):
+    """A `step` record of the default configuration (dmc-run --bench --record; its key
+    from dmc-db step) calibrates the prediction by its measured / summed ratio; one of
+    another step, of another device or rejected does not."""
+    key = json.loads(run([args.dmc_db, "step", default]).stdout)
+    assert key["signature"].startswith("step ") and key["kind"] == "step", key
+    template = json.loads(open(db).readline())
+    def record(signature=key["signature"], us=1.25 * default_sum, device=None, status="ok"):
+        rec = dict(template, kind="step", signature=signature, sizes=key["sizes"],
+                   dtype=key["dtype"], layouts=[], knobs={}, algorithm="", epilogue="",
+                   median_us=us, min_us=us * 0.99, samples=300, status=status)
+        rec["software"] = dict(template["software"], nvrtc=key["nvrtc"], codegen=key["codegen"])
+        if device:
+            rec["device"] = dict(template["device"], name=device)
+        if status == "rejected":
+            rec["reason"] = "planted"
+        return json.dumps(rec)
+    def compile_with(lines, extra=()):
+        cal = os.path.join(tmp, "cal.jsonl")
+        with open(cal, "w") as f:
+            f.write(open(db).read() + "".join(l + "\n" for l in lines))
+        out = os.path.join(tmp, "cal.dmlib")
+        r = run([args.dmc, "compile", TINY, "-o", out, "--db", cal, "--no-gemm-addends",
+                 *extra])
+        return r.stderr, json.load(open(os.path.join(out, "config.json")))["prediction"]
+    log, p = compile_with([record()])
+    cal = p.get("calibration")
+    assert cal and abs(cal["default_measured_us"] - 1.25 * default_sum) < 1e-6 and \
+        abs(cal["default_predicted_us"] - default_sum) < 1e-6, (p, log)
+    assert "predictions calibrated x1.250" in log and \
+        f"calibrated by the default's whole step x1.250: {1.25 * default_sum:.1f} us" in log, log
+    print(f"ok: a step record of the default's whole step calibrates the prediction x1.250")
+    planted = key["signature"][:-1] + ("0" if key["signature"][-1] != "0" else "1")
+    for lines, what in (([record(signature=planted)], "another step's record"),
+                        ([record(device="NVIDIA B200")], "another device's record"),
+                        ([record(status="rejected")], "a rejected record")):
+        log, p = compile_with(lines, ("--db-device", DEVICE["name"]))
+        assert "calibration" not in p and "whole step: no step record" in log, (what, p, log)
+        print(f"ok: {what} does not calibrate")
 
 
 def addend_paths(args, tmp):

@@ -279,6 +279,31 @@ TEST(Config, PredictionStepRejectionsSayWhy) {
                            "microseconds");
 }
 
+TEST(Config, PredictionCalibrationRoundTripAndRejections) {
+  json j = withPrediction();
+  j["prediction"]["calibration"] = {{"default_measured_us", 1600.5},
+                                    {"default_predicted_us", 1493.1}};
+  Configuration c;
+  std::string error;
+  ASSERT_TRUE(parseConfig(j.dump(), "cfg.json", c, error)) << error;
+  EXPECT_TRUE(c.prediction.calibrated());
+  EXPECT_DOUBLE_EQ(c.prediction.calibration(), 1600.5 / 1493.1);
+  EXPECT_EQ(json::parse(writeConfig(c)), j);
+  // Without one none is written, and the factor is 1.
+  c.prediction.defaultMeasuredUs = 0;
+  EXPECT_FALSE(c.prediction.calibrated());
+  EXPECT_DOUBLE_EQ(c.prediction.calibration(), 1.0);
+  EXPECT_FALSE(json::parse(writeConfig(c))["prediction"].contains("calibration"));
+  j["prediction"]["calibration"]["default_measured_us"] = 0.0;
+  EXPECT_EQ(parseError(j), "cfg.json: prediction.calibration.default_measured_us: expected a "
+                           "time > 0 in microseconds, got 0.000000");
+  j["prediction"]["calibration"] = {{"default_measured_us", 1600.5}};
+  EXPECT_NE(parseError(j).find("default_predicted_us"), std::string::npos) << parseError(j);
+  j["prediction"]["calibration"] = {{"default_measured_us", 1600.5},
+                                    {"default_predicted_us", 1493.1}, {"factor", 1.07}};
+  EXPECT_NE(parseError(j).find("factor: unknown field"), std::string::npos) << parseError(j);
+}
+
 TEST(Config, PredictionRejectionsSayWhy) {
   json j = withPrediction();
   j["version"] = 1;

@@ -41,6 +41,23 @@ TEST(Prediction, ComparesEachPhaseWithTheMeasurement) {
       << line;
 }
 
+TEST(Prediction, CalibratedByTheDefaultsWholeStep) {
+  // The default's step measured 10% over its sum: the prediction scaled x1.1.
+  ConfigPrediction p{"NVIDIA H200", "db.jsonl", 250.0, 550.0, {}, 990.0, 900.0};
+  std::string line = comparePrediction(p, "NVIDIA H200", 0.2625, 0.5775);
+  EXPECT_NE(line.find("measured 0.263, 0.578, 0.840 ms: +5.0%, +5.0%, +5.0%"), std::string::npos)
+      << line;
+  EXPECT_NE(line.find("; calibrated by the default configuration's step measured on NVIDIA H200 "
+                      "(990.0 us against its sum 900.0, x1.100): forward 0.275, backward 0.605, "
+                      "step 0.880 ms: -4.5%, -4.5%, -4.5%"),
+            std::string::npos)
+      << line;
+  // Without a calibration the line says nothing of one.
+  p.defaultMeasuredUs = 0;
+  EXPECT_EQ(comparePrediction(p, "NVIDIA H200", 0.2625, 0.5775).find("calibrated"),
+            std::string::npos);
+}
+
 TEST(Prediction, LineForABundleSaysWhyThereIsNone) {
   std::string dir = ::testing::TempDir() + "/prediction-test.dmlib";
   std::remove((dir + "/config.json").c_str());
