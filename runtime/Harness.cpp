@@ -69,28 +69,33 @@ struct Harness::Impl {
 Harness::Harness() = default;
 Harness::~Harness() { impl_.reset(); }
 
-bool Harness::open(int ordinal, std::string &error) {
-  if (!driver_.open(ordinal, error))
-    return false;
+bool queryDevice(int ordinal, DeviceInfo &info, std::string &error) {
   cudaDeviceProp p;
   cudaError_t e = cudaGetDeviceProperties(&p, ordinal);
   if (e != cudaSuccess) {
     error = cudaMsg(e, "cudaGetDeviceProperties");
     return false;
   }
-  info_.name = p.name;
-  info_.ordinal = ordinal;
-  info_.smCount = p.multiProcessorCount;
-  info_.ccMajor = p.major;
-  info_.ccMinor = p.minor;
-  info_.l2Bytes = p.l2CacheSize;
-  info_.memoryBytes = static_cast<int64_t>(p.totalGlobalMem);
-  cudaDriverGetVersion(&info_.driverVersion);
-  cudaRuntimeGetVersion(&info_.runtimeVersion);
+  info.name = p.name;
+  info.ordinal = ordinal;
+  info.smCount = p.multiProcessorCount;
+  info.ccMajor = p.major;
+  info.ccMinor = p.minor;
+  info.l2Bytes = p.l2CacheSize;
+  info.memoryBytes = static_cast<int64_t>(p.totalGlobalMem);
+  cudaDriverGetVersion(&info.driverVersion);
+  cudaRuntimeGetVersion(&info.runtimeVersion);
   int memClock = 0; // cudaDeviceProp::memoryClockRate is gone in CUDA 13
   if (cudaDeviceGetAttribute(&memClock, cudaDevAttrMemoryClockRate, ordinal) == cudaSuccess)
-    info_.memClockKhz = memClock;
-  info_.cublasLtVersion = static_cast<int64_t>(cublasLtGetVersion());
+    info.memClockKhz = memClock;
+  info.cublasLtVersion = static_cast<int64_t>(cublasLtGetVersion());
+  return true;
+}
+
+bool Harness::open(int ordinal, std::string &error) {
+  if (!driver_.open(ordinal, error) || !queryDevice(ordinal, info_, error))
+    return false;
+  cudaError_t e;
   impl_ = std::make_unique<Impl>();
   if ((e = cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking)) !=
       cudaSuccess) {

@@ -338,6 +338,11 @@ enum class StepStatus {
   CudaError,   // a CUDA / cuBLAS call failed
 };
 
+/// What DeviceInfo says of CUDA device `ordinal` without measuring (name,
+/// SMs, compute capability, L2, memory and its clock, driver, runtime and
+/// cuBLASLt versions); false with `error` when the properties cannot be read.
+bool queryDevice(int ordinal, DeviceInfo &info, std::string &error);
+
 class Harness {
 public:
   Harness();

@@ -41,22 +41,18 @@ struct GpuClockSampler::Nvml {
     if (!lib)
       return "NVML (libnvidia-ml.so.1) not found";
     const char *missing = nullptr;
-    if (!symbol(init, "nvmlInit_v2"))
-      missing = "nvmlInit_v2";
-    else if (!symbol(shutdown, "nvmlShutdown"))
-      missing = "nvmlShutdown";
-    else if (!symbol(byPciBusId, "nvmlDeviceGetHandleByPciBusId_v2"))
-      missing = "nvmlDeviceGetHandleByPciBusId_v2";
-    else if (!symbol(clock, "nvmlDeviceGetClockInfo"))
-      missing = "nvmlDeviceGetClockInfo";
-    else if (!symbol(maxClock, "nvmlDeviceGetMaxClockInfo"))
-      missing = "nvmlDeviceGetMaxClockInfo";
-    else if (!symbol(reasons, "nvmlDeviceGetCurrentClocksThrottleReasons"))
-      missing = "nvmlDeviceGetCurrentClocksThrottleReasons";
-    else if (!symbol(power, "nvmlDeviceGetPowerUsage"))
-      missing = "nvmlDeviceGetPowerUsage";
-    else if (!symbol(powerLimit, "nvmlDeviceGetEnforcedPowerLimit"))
-      missing = "nvmlDeviceGetEnforcedPowerLimit";
+    auto need = [&](auto &fn, const char *name) {
+      if (!missing && !symbol(fn, name))
+        missing = name;
+    };
+    need(init, "nvmlInit_v2");
+    need(shutdown, "nvmlShutdown");
+    need(byPciBusId, "nvmlDeviceGetHandleByPciBusId_v2");
+    need(clock, "nvmlDeviceGetClockInfo");
+    need(maxClock, "nvmlDeviceGetMaxClockInfo");
+    need(reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    need(power, "nvmlDeviceGetPowerUsage");
+    need(powerLimit, "nvmlDeviceGetEnforcedPowerLimit");
     if (missing) {
       init = nullptr; // not initialized: no shutdown
       return std::string("NVML lacks ") + missing;

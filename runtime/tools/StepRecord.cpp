@@ -1,34 +1,26 @@
 //===- StepRecord.cpp - dmc-run --bench --record: a whole step as a record ===//
 #include "runtime/tools/StepRecord.h"
 
+#include "runtime/Harness.h"
 #include "tuning-db/Problem.h"
-
-#include <cublasLt.h>
-#include <cuda_runtime_api.h>
 
 namespace dmrt {
 
 bool stepRecord(const Bundle &bundle, int ordinal, double medianUs, double minUs,
                 int64_t samples, dmc::tuningdb::Record &out, std::string &error) {
   using namespace dmc::tuningdb;
-  cudaDeviceProp p;
-  if (cudaError_t e = cudaGetDeviceProperties(&p, ordinal); e != cudaSuccess) {
-    error = std::string("cudaGetDeviceProperties: ") + cudaGetErrorString(e);
+  DeviceInfo d;
+  if (!queryDevice(ordinal, d, error))
     return false;
-  }
   Record r;
   fillProblem(stepProblem(bundle), r);
-  r.device.name = p.name;
-  r.device.cc = std::to_string(p.major) + "." + std::to_string(p.minor);
-  r.device.sms = p.multiProcessorCount;
-  r.device.l2Bytes = p.l2CacheSize;
-  int memClock = 0; // cudaDeviceProp::memoryClockRate is gone in CUDA 13
-  if (cudaDeviceGetAttribute(&memClock, cudaDevAttrMemoryClockRate, ordinal) == cudaSuccess)
-    r.device.memClockKhz = memClock;
-  int runtime = 0;
-  cudaRuntimeGetVersion(&runtime);
-  r.software.cuda = runtime;
-  r.software.cublaslt = int64_t(cublasLtGetVersion());
+  r.device.name = d.name;
+  r.device.cc = std::to_string(d.ccMajor) + "." + std::to_string(d.ccMinor);
+  r.device.sms = d.smCount;
+  r.device.l2Bytes = d.l2Bytes;
+  r.device.memClockKhz = d.memClockKhz;
+  r.software.cuda = d.runtimeVersion;
+  r.software.cublaslt = d.cublasLtVersion;
   r.software.nvrtc = bundle.nvrtc;
   r.software.codegen = codegenVersion(r.kind, r.signature);
   r.medianUs = medianUs;
