@@ -27,10 +27,9 @@
 // 37.55 us; docs/column-sums.md).
 //
 //===----------------------------------------------------------------------===//
-#include "codegen/ColumnSchedule.h"
 #include "codegen/CudaPrelude.h"
 #include "codegen/EmitSupport.h"
-#include "codegen/KernelEmitter.h"
+#include "codegen/KernelSchedule.h"
 
 #include <algorithm>
 #include <map>
@@ -41,8 +40,7 @@ namespace dmc::codegen {
 
 llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const KernelSpace &s,
                                                const NodeGraph &g, const KernelConfig &config,
-                                               llvm::StringRef entry) {
-  const ColumnSchedule c = scheduleColumnKernel(kernel, s, g, config);
+                                               const ColumnSchedule &c, llvm::StringRef entry) {
   const char d = c.laneDim;
   const int vec = c.vec, split = c.split;
   const std::string &outer = c.outer;

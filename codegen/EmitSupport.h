@@ -146,18 +146,6 @@ void emitRowFetch(llvm::raw_ostream &os, const std::string &indent, dm::KernelOp
                   const NodeGraph &g, const RowFetch &f, const RowShape &r,
                   const KernelSpace &chunks, const std::string &group);
 
-/// The column strategy (ColumnEmitter.cpp), for configs with
-/// isColumnConfig(config); `g` is the kernel lowered for `s`.
-struct EmittedKernel;
-llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const KernelSpace &s,
-                                               const NodeGraph &g, const KernelConfig &config,
-                                               llvm::StringRef entry);
-
-/// Elementwise kernels tiled through shared memory (TileEmitter.cpp), for
-/// configs with isTiledConfig(space, config).
-llvm::Expected<EmittedKernel> emitTiledKernel(dm::KernelOp kernel, const KernelSpace &s,
-                                              const NodeGraph &g, const KernelConfig &config,
-                                              llvm::StringRef entry);
 
 } // namespace dmc::codegen
 

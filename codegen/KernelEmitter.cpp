@@ -12,7 +12,7 @@
 
 #include "codegen/CudaPrelude.h"
 #include "codegen/EmitSupport.h"
-#include "codegen/RowSchedule.h"
+#include "codegen/KernelSchedule.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -25,20 +25,16 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
                                          llvm::StringRef entry) {
   if (isFusedKernel(kernel))
     return emitAttentionKernel(kernel, config, entry);
-  KernelSpace s = spaceOf(kernel);
-  if (std::string why = whyInfeasible(s, config); !why.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "kernel '" + kernel.getName() + "': configuration " +
-                                       config.describe() + " is infeasible: " + why);
+  KernelSpace s;
   NodeGraph g;
-  if (llvm::Error e = lowerKernel(kernel, s, g))
-    return e;
-  if (isTiledConfig(s, config))
-    return emitTiledKernel(kernel, s, g, config, entry);
-  if (isColumnConfig(config))
-    return emitColumnKernel(kernel, s, g, config, entry);
+  if (llvm::Error e = lowerForConfig(kernel, config, s, g))
+    return std::move(e);
+  return emitSchedule(kernel, s, g, config, scheduleKernel(kernel, s, g, config), entry);
+}
 
-  RowSchedule r = scheduleRowKernel(kernel, s, g, config);
+llvm::Expected<EmittedKernel> emitRowKernel(dm::KernelOp kernel, const KernelSpace &s,
+                                            const NodeGraph &g, const KernelConfig &config,
+                                            const RowSchedule &r, llvm::StringRef entry) {
   const std::string &outer = r.outer;
   const int per = r.per, vec = r.vec;
   const char vd = r.vd;

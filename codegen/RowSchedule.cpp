@@ -141,8 +141,8 @@ RowSchedule scheduleRowKernel(dm::KernelOp kernel, const KernelSpace &s, const N
           continue;
         if (!vectorized(kernel.getInputs()[n].getType()))
           plan.scalarInputs.push_back(n);
-        else if (r.rowVec)
-          plan.vectorInputs.push_back(n);
+        else
+          (r.rowVec ? plan.vectorInputs : plan.outerVectorInputs).push_back(n);
       }
       for (int id : r.sums)
         if (g.nodes[id].pass == p)

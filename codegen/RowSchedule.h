@@ -34,6 +34,9 @@ struct PassPlan {
   /// Kernel inputs the computed nodes read: at off_in<n> (scalar) or as one
   /// vector access per chunk (vector), in input order.
   std::vector<unsigned> scalarInputs, vectorInputs;
+  /// Inputs read as one vector along the outer vector dim (outerVec: the
+  /// emitter loads them per outer chunk, before the row loop).
+  std::vector<unsigned> outerVectorInputs;
   /// Column sums (KernelSpace::columnSums) added in the sweep.
   std::vector<int> sums;
   /// Kernel outputs (positions in the kernel's results) stored in the sweep.

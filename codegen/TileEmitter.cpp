@@ -17,8 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/CudaPrelude.h"
 #include "codegen/EmitSupport.h"
-#include "codegen/KernelEmitter.h"
-#include "codegen/TileSchedule.h"
+#include "codegen/KernelSchedule.h"
 
 using namespace mlir;
 
@@ -26,8 +25,7 @@ namespace dmc::codegen {
 
 llvm::Expected<EmittedKernel> emitTiledKernel(dm::KernelOp kernel, const KernelSpace &s,
                                               const NodeGraph &g, const KernelConfig &config,
-                                              llvm::StringRef entry) {
-  const TileSchedule ts = scheduleTiledKernel(kernel, s, g, config);
+                                              const TileSchedule &ts, llvm::StringRef entry) {
   const int vec = ts.vec, tile = ts.tile;
   const std::string A(1, ts.a), B(1, ts.b);
   auto reads = [&](unsigned n) { return ts.reads[n] != TileRead::None; };

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/KernelEmitter.h"
+#include "codegen/KernelSchedule.h"
 #include "codegen/target/GpuTarget.h"
 #include "compiler/Driver.h"
 #include "compiler/bundle/BundleWriter.h"
@@ -194,14 +195,19 @@ cl::opt<std::string> dbDevice("db-device",
                                        "the database's only device)"),
                               cl::value_desc("NAME"), cl::sub(compileCmd), cl::cat(dmcCategory));
 
-enum class Emit { Mlir, Summary, Cuda };
+enum class Emit { Mlir, Summary, Cuda, Schedule };
 cl::opt<Emit> emit("emit", cl::desc("What to print"), cl::init(Emit::Summary),
                    cl::values(clEnumValN(Emit::Mlir, "mlir", "the dm dialect IR"),
                               clEnumValN(Emit::Summary, "summary",
                                          "op counts by kind and class, parameters, flop"),
                               clEnumValN(Emit::Cuda, "cuda",
                                          "CUDA C++ of every fused kernel (default "
-                                         "configuration; needs --stage fuse or config)")),
+                                         "configuration; needs --stage fuse or config)"),
+                              clEnumValN(Emit::Schedule, "schedule",
+                                         "every fused kernel's schedule as data: its loop "
+                                         "nest, passes, reads, reductions and stores "
+                                         "(default configuration; needs --stage fuse or "
+                                         "config)")),
                    cl::sub(graphCmd), cl::cat(dmcCategory));
 
 cl::opt<std::string> inputsPath("inputs", cl::desc("safetensors file with inputs, "
@@ -266,6 +272,20 @@ int printCuda(mlir::func::FuncOp f) {
   return 0;
 }
 
+int printSchedules(mlir::func::FuncOp f) {
+  int n = 0;
+  for (auto kernel : f.getOps<dmc::dm::KernelOp>()) {
+    auto text = dmc::codegen::describeKernel(kernel, dmc::bundle::knobsOf(kernel));
+    if (!text)
+      return report(text.takeError());
+    outs() << dmc::bundle::kernelName(n++, kernel) << ": " << *text;
+  }
+  if (n == 0)
+    return report(createStringError(inconvertibleErrorCode(),
+                                    "no fused kernels: --emit=schedule needs --stage fuse"));
+  return 0;
+}
+
 int runGraph(mlir::MLIRContext &ctx) {
   auto module = build(ctx);
   if (!module)
@@ -274,6 +294,8 @@ int runGraph(mlir::MLIRContext &ctx) {
     (*module)->print(outs());
   else if (emit == Emit::Cuda)
     return printCuda(dmc::layerFunction(**module));
+  else if (emit == Emit::Schedule)
+    return printSchedules(dmc::layerFunction(**module));
   else
     dmc::printSummary(dmc::layerFunction(**module), outs());
   return 0;

@@ -12,7 +12,7 @@
 #include "codegen/EmitSupport.h"
 #include "codegen/KernelCostModel.h"
 #include "codegen/KernelEmitter.h"
-#include "codegen/TileSchedule.h"
+#include "codegen/KernelSchedule.h"
 #include "codegen/nvrtc/NvrtcCompiler.h"
 #include "compiler/Driver.h"
 #include "ir/DmDialect.h"
@@ -140,6 +140,45 @@ TEST_F(TiledKernel, TheScheduleStagesTheTransposedInputOnly) {
   using R = dmc::codegen::TileRead;
   EXPECT_EQ(t.reads, (std::vector<R>{R::Staged, R::Vector}));
   EXPECT_EQ(schedule("transpose", h).reads, (std::vector<R>{R::Staged}));
+}
+
+TEST_F(TiledKernel, ScheduleKernelChoosesTheShapeAndDescribesIt) {
+  // One schedule for every loop kernel (codegen/KernelSchedule.h): a tiled
+  // configuration gets tiles, the strided loop of the same kernel rows.
+  dmc::dm::KernelOp k = kernel("bias_dropout");
+  dmc::codegen::KernelSpace space;
+  dmc::codegen::NodeGraph g;
+  ASSERT_FALSE(static_cast<bool>(
+      dmc::codegen::lowerForConfig(k, {'i', 32, 8, 1, 2}, space, g)));
+  dmc::codegen::KernelSchedule tiled =
+      dmc::codegen::scheduleKernel(k, space, g, {'i', 32, 8, 1, 2});
+  ASSERT_NE(tiled.tiles(), nullptr);
+  EXPECT_STREQ(tiled.shapeName(), "tiles");
+  EXPECT_EQ(dmc::codegen::describeSchedule(tiled, g),
+            "  tiles: 64 x 64 over a = i (4 tiles) and b = j (2), vector 2; other dims b\n"
+            "  launch: 32 blocks; staged in0\n"
+            "    in0: staged in shared memory\n"
+            "    in1: vector along b\n");
+  int strided = 0;
+  for (const KernelConfig &c : dmc::codegen::enumerateConfigs(space))
+    if (!dmc::codegen::isTiledConfig(space, c)) {
+      dmc::codegen::KernelSchedule rows = dmc::codegen::scheduleKernel(k, space, g, c);
+      EXPECT_STREQ(rows.shapeName(), "rows") << c.describe();
+      EXPECT_EQ(rows.tiles(), nullptr);
+      ++strided;
+    }
+  EXPECT_GT(strided, 0);
+  // What the description says is what the emitter prints from.
+  auto direct = dmc::codegen::emitKernel(k, {'i', 32, 8, 1, 2}, "k1");
+  auto scheduled = dmc::codegen::emitSchedule(k, space, g, {'i', 32, 8, 1, 2}, tiled, "k1");
+  ASSERT_TRUE(direct && scheduled);
+  EXPECT_EQ(direct->source, scheduled->source);
+  // An infeasible configuration is an error naming the kernel.
+  dmc::codegen::NodeGraph h;
+  llvm::Error e = dmc::codegen::lowerForConfig(k, {'k', 32, 8, 1, 2}, space, h);
+  ASSERT_TRUE(static_cast<bool>(e));
+  EXPECT_NE(llvm::toString(std::move(e)).find("kernel 'bias_dropout': configuration"),
+            std::string::npos);
 }
 
 TEST_F(TiledKernel, EveryTileCompilesAndIsPricedBelowTheStridedLoop) {

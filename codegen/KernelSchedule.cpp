@@ -1,0 +1,198 @@
+//===- KernelSchedule.cpp - a loop kernel's schedule, whatever its shape --===//
+#include "codegen/KernelSchedule.h"
+
+#include "codegen/EmitSupport.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace dmc::codegen {
+namespace {
+
+template <typename T> std::string list(const char *prefix, const T &items) {
+  std::string s;
+  for (auto i : items)
+    s += (s.empty() ? "" : " ") + (prefix + std::to_string(i));
+  return s.empty() ? "-" : s;
+}
+
+std::string dims(const std::string &d) { return d.empty() ? "-" : d; }
+
+/// "; keep bits in3 (d0) read, in4 (d1) written": the saved keep bits the
+/// draws `ds` read or write, or "" when they draw their masks.
+template <typename T> std::string keepBits(const NodeGraph &g, const T &ds) {
+  std::string read, written;
+  for (int k : ds) {
+    const Draw &d = g.draws[k];
+    std::string who = " (d" + std::to_string(k) + ")";
+    if (d.bitsInput >= 0)
+      read += (read.empty() ? "in" : ", in") + std::to_string(d.bitsInput) + who;
+    if (d.bitsOutput >= 0)
+      written += (written.empty() ? "out" : ", out") + std::to_string(d.bitsOutput) + who;
+  }
+  std::string s;
+  if (!read.empty())
+    s += "; keep bits " + read + " read";
+  if (!written.empty())
+    s += "; keep bits " + written + " written";
+  return s;
+}
+
+std::string dim(char d) { return d ? std::string(1, d) : "-"; }
+
+void describeRows(const RowSchedule &r, const NodeGraph &g, const std::string &ind,
+                  std::string &out) {
+  out += ind + "rows: outer " + dims(r.outer) + " (" + std::to_string(r.outerChunks) +
+         " chunks), " + std::to_string(r.per) + " a thread; row " +
+         std::to_string(r.rowChunks) + " chunks of " + std::to_string(r.rowVecWidth) +
+         " point(s), " + std::to_string(r.perRow) + " a thread; vector " +
+         std::to_string(r.vec) + " along " + dim(r.vd) + "\n";
+  out += ind + "launch: " + std::to_string(r.grid) + " blocks of " +
+         std::to_string(r.threads) + " threads (at least " + std::to_string(r.minBlocks) +
+         " an SM)" + (r.whole ? ", no thread leaves early" : "") +
+         (r.caching ? ", rows kept in registers across passes" : "") + "\n";
+  for (size_t p = 0; p < r.passPlans.size(); ++p) {
+    const PassPlan &pp = r.passPlans[p];
+    std::vector<int> computed, cached;
+    for (size_t i = 0; i < pp.nodes.size(); ++i)
+      (pp.fromCache[i] ? cached : computed).push_back(pp.nodes[i]);
+    out += ind + "pass " + std::to_string(p) + ":" +
+           (pp.outerValues.empty() ? "" : " before the sweep " + list("n", pp.outerValues) + ";") +
+           (pp.sweeps ? " sweeps the row" : " no sweep") + "\n";
+    if (!pp.sweeps)
+      continue;
+    out += ind + "  reads " + list("in", pp.vectorInputs) + " as row vectors, " +
+           list("in", pp.outerVectorInputs) + " as outer vectors, " +
+           list("in", pp.scalarInputs) + " as scalars" +
+           (r.fetch.sweep == int(p) ? "; fetches " + list("in", r.fetch.inputs) +
+                                          " a row group ahead"
+                                    : "") +
+           "\n";
+    out += ind + "  computes " + list("n", computed) + "; from registers " +
+           list("n", cached) + "; draws " + list("d", pp.draws) + keepBits(g, pp.draws) + "\n";
+    out += ind + "  reduces " + list("n", pp.reductions) + " over the block; sums " +
+           list("n", pp.sums) + "; stores " + list("out", pp.stores) + "\n";
+  }
+  if (!r.outerStores.empty())
+    out += ind + "after the passes: stores " + list("out", r.outerStores) +
+           " (one value per outer point)\n";
+}
+
+const char *readName(ColumnRead r) {
+  switch (r) {
+  case ColumnRead::None: return "not read";
+  case ColumnRead::Scalar: return "scalar";
+  case ColumnRead::Vector: return "vector";
+  case ColumnRead::Fetched: return "fetched ahead";
+  case ColumnRead::FetchedShared: return "fetched ahead, slots shared with its stack";
+  }
+  return "?";
+}
+
+void describeColumns(const ColumnSchedule &c, const NodeGraph &g, const std::string &ind,
+                     std::string &out) {
+  out += ind + "columns: lanes along " + dim(c.laneDim) + ", vector " + std::to_string(c.vec) +
+         "; outer " + dims(c.outer) + " (" + std::to_string(c.outerChunks) + " chunks); " +
+         std::to_string(c.rows) + " rows a block, split " + std::to_string(c.split) + "\n";
+  out += ind + "launch: " + std::to_string(c.gridX) + " x " + std::to_string(c.split) +
+         " blocks; " +
+         (c.iters ? std::to_string(c.iters) + " rows a thread" : std::string("rows uneven")) +
+         ", fetched " + std::to_string(c.depth) + " ahead, unrolled " +
+         (c.unroll ? std::to_string(c.unroll) : std::string("whole")) + "\n";
+  for (size_t n = 0; n < c.reads.size(); ++n) {
+    std::string how = readName(c.reads[n]);
+    for (int k : c.draws) // saved keep bits are read through their draw
+      if (g.draws[k].bitsInput == int(n))
+        how = "keep bits of d" + std::to_string(k) +
+              (llvm::is_contained(c.fetchedBits, k) ? ", fetched ahead" : "");
+    out += ind + "  in" + std::to_string(n) + ": " + how + "\n";
+  }
+  out += ind + "sweep: draws " + list("d", c.draws) + keepBits(g, c.draws) + "; reduces " + list("n", c.reductions) +
+         (c.split > 1 ? " over the block, then across the split" : " over the block") +
+         "; stores " + list("out", c.rowStores) + " per point, " + list("out", c.outerStores) +
+         " per outer point\n";
+}
+
+const char *readName(TileRead r) {
+  switch (r) {
+  case TileRead::None: return "not read";
+  case TileRead::Staged: return "staged in shared memory";
+  case TileRead::Vector: return "vector along b";
+  case TileRead::Scalar: return "scalar";
+  }
+  return "?";
+}
+
+void describeTiles(const TileSchedule &t, const std::string &ind, std::string &out) {
+  out += ind + "tiles: " + std::to_string(t.tile) + " x " + std::to_string(t.tile) +
+         " over a = " + dim(t.a) + " (" + std::to_string(t.tilesA) + " tiles) and b = " +
+         dim(t.b) + " (" + std::to_string(t.tilesB) + "), vector " + std::to_string(t.vec) +
+         "; other dims " + dims(t.others) + "\n";
+  out += ind + "launch: " + std::to_string(t.blocks) + " blocks; staged " +
+         list("in", t.staged) + "\n";
+  for (size_t n = 0; n < t.reads.size(); ++n)
+    out += ind + "  in" + std::to_string(n) + ": " + readName(t.reads[n]) + "\n";
+}
+
+} // namespace
+
+const char *KernelSchedule::shapeName() const {
+  return rows() ? "rows" : columns() ? "columns" : "tiles";
+}
+
+llvm::Error lowerForConfig(dm::KernelOp kernel, const KernelConfig &config, KernelSpace &space,
+                           NodeGraph &g) {
+  space = spaceOf(kernel);
+  if (std::string why = whyInfeasible(space, config); !why.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "kernel '" + kernel.getName() + "': configuration " +
+                                       config.describe() + " is infeasible: " + why);
+  return lowerKernel(kernel, space, g);
+}
+
+KernelSchedule scheduleKernel(dm::KernelOp kernel, const KernelSpace &space, const NodeGraph &g,
+                              const KernelConfig &config) {
+  KernelSchedule s;
+  if (isTiledConfig(space, config))
+    s.plan = scheduleTiledKernel(kernel, space, g, config);
+  else if (isColumnConfig(config))
+    s.plan = scheduleColumnKernel(kernel, space, g, config);
+  else
+    s.plan = scheduleRowKernel(kernel, space, g, config);
+  return s;
+}
+
+llvm::Expected<EmittedKernel> emitSchedule(dm::KernelOp kernel, const KernelSpace &space,
+                                           const NodeGraph &g, const KernelConfig &config,
+                                           const KernelSchedule &schedule, llvm::StringRef entry) {
+  if (const TileSchedule *t = schedule.tiles())
+    return emitTiledKernel(kernel, space, g, config, *t, entry);
+  if (const ColumnSchedule *c = schedule.columns())
+    return emitColumnKernel(kernel, space, g, config, *c, entry);
+  return emitRowKernel(kernel, space, g, config, *schedule.rows(), entry);
+}
+
+std::string describeSchedule(const KernelSchedule &schedule, const NodeGraph &g,
+                             const std::string &indent) {
+  std::string out;
+  if (const RowSchedule *r = schedule.rows())
+    describeRows(*r, g, indent, out);
+  else if (const ColumnSchedule *c = schedule.columns())
+    describeColumns(*c, g, indent, out);
+  else
+    describeTiles(*schedule.tiles(), indent, out);
+  return out;
+}
+
+llvm::Expected<std::string> describeKernel(dm::KernelOp kernel, const KernelConfig &config) {
+  if (isFusedKernel(kernel))
+    return std::string("fused attention (codegen/attention), ") + config.describe() + "\n";
+  KernelSpace s;
+  NodeGraph g;
+  if (llvm::Error e = lowerForConfig(kernel, config, s, g))
+    return std::move(e);
+  KernelSchedule schedule = scheduleKernel(kernel, s, g, config);
+  return std::string(schedule.shapeName()) + ", " + config.describe() + "\n" +
+         describeSchedule(schedule, g);
+}
+
+} // namespace dmc::codegen

@@ -1,0 +1,83 @@
+//===- KernelSchedule.h - a loop kernel's schedule, whatever its shape ----===//
+//
+// The one structured form between a lowered loop kernel (its NodeGraph) and
+// its CUDA: scheduleKernel decides, from the kernel's space and its
+// configuration, which of the three loop nests it runs and everything about
+// it (RowSchedule: passes over each row; ColumnSchedule: a sweep down the
+// rows with lanes along a column; TileSchedule: a tile staged through shared
+// memory), and emitSchedule prints exactly that. Nothing is decided while
+// printing, so tests, the cost model and `dmc graph --emit=schedule`
+// (describeSchedule) read a kernel's loops, passes, reads, reductions and
+// stores as data, without parsing CUDA. Fused attention kernels are tiled
+// by codegen/attention instead.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DMC_CODEGEN_KERNELSCHEDULE_H
+#define DMC_CODEGEN_KERNELSCHEDULE_H
+
+#include "codegen/ColumnSchedule.h"
+#include "codegen/KernelEmitter.h"
+#include "codegen/RowSchedule.h"
+#include "codegen/TileSchedule.h"
+
+#include <variant>
+
+namespace dmc::codegen {
+
+struct KernelSchedule {
+  /// Rows: isTiledConfig and isColumnConfig false; Columns: isColumnConfig;
+  /// Tiles: isTiledConfig.
+  std::variant<RowSchedule, ColumnSchedule, TileSchedule> plan;
+  const RowSchedule *rows() const { return std::get_if<RowSchedule>(&plan); }
+  const ColumnSchedule *columns() const { return std::get_if<ColumnSchedule>(&plan); }
+  const TileSchedule *tiles() const { return std::get_if<TileSchedule>(&plan); }
+  /// "rows", "columns" or "tiles".
+  const char *shapeName() const;
+};
+
+/// The space of loop kernel `kernel` and its lowering into `g`, once `config`
+/// is known to be feasible for it (an error naming the kernel, the
+/// configuration and why otherwise).
+llvm::Error lowerForConfig(dm::KernelOp kernel, const KernelConfig &config, KernelSpace &space,
+                           NodeGraph &g);
+
+/// The schedule of `kernel`, lowered into `g` for `space`, under `config`
+/// (which must be feasible: whyInfeasible empty).
+KernelSchedule scheduleKernel(dm::KernelOp kernel, const KernelSpace &space, const NodeGraph &g,
+                              const KernelConfig &config);
+
+/// The CUDA of `kernel` under `schedule` (scheduleKernel of the same space,
+/// graph and config), entry point `entry`.
+llvm::Expected<EmittedKernel> emitSchedule(dm::KernelOp kernel, const KernelSpace &space,
+                                           const NodeGraph &g, const KernelConfig &config,
+                                           const KernelSchedule &schedule, llvm::StringRef entry);
+
+/// The schedule as text, one fact per line, each starting with `indent`:
+/// the shape and its loops, then per pass (rows) or for the sweep (columns,
+/// tiles) what is read and how, computed, reduced, summed and stored; nodes
+/// as n<id>, inputs as in<n>, outputs as out<n>, dropout draws as d<k> with
+/// the saved keep bits they read or write (`g`: the graph scheduled).
+std::string describeSchedule(const KernelSchedule &schedule, const NodeGraph &g,
+                             const std::string &indent = "  ");
+
+/// describeSchedule of `kernel` under `config`, after a first line
+/// "<shape>, <config.describe()>"; a fused attention kernel (tiled by
+/// codegen/attention) says so in that line alone. An infeasible config or a
+/// kernel that does not lower is an error naming it.
+llvm::Expected<std::string> describeKernel(dm::KernelOp kernel, const KernelConfig &config);
+
+/// The three emitters emitSchedule chooses from (KernelEmitter.cpp,
+/// ColumnEmitter.cpp, TileEmitter.cpp); `g` is the kernel lowered for `s`.
+llvm::Expected<EmittedKernel> emitRowKernel(dm::KernelOp kernel, const KernelSpace &s,
+                                            const NodeGraph &g, const KernelConfig &config,
+                                            const RowSchedule &r, llvm::StringRef entry);
+llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const KernelSpace &s,
+                                               const NodeGraph &g, const KernelConfig &config,
+                                               const ColumnSchedule &c, llvm::StringRef entry);
+llvm::Expected<EmittedKernel> emitTiledKernel(dm::KernelOp kernel, const KernelSpace &s,
+                                              const NodeGraph &g, const KernelConfig &config,
+                                              const TileSchedule &ts, llvm::StringRef entry);
+
+} // namespace dmc::codegen
+
+#endif // DMC_CODEGEN_KERNELSCHEDULE_H
