@@ -334,14 +334,6 @@ llvm::Expected<EmittedKernel> emitColumnKernel(dm::KernelOp kernel, const Kernel
   EmittedKernel k;
   k.entry = entry.str();
   k.source = std::move(src);
-  k.blockX = config.tx;
-  k.blockY = config.ty;
-  k.grid = gridX;
-  k.gridY = split;
-  k.sharedBytes = 0; // static shared memory only
-  k.passes = 1;
-  if (split > 1)
-    k.workspaceBytes = 4 * (int64_t(reductions.size()) * split * s.outerPoints + gridX);
   return k;
 }
 

@@ -36,7 +36,7 @@ double waveEfficiency(double blocks, double slots) {
 } // namespace
 
 double modelKernelUs(dm::KernelOp kernel, const KernelSpace &space, const KernelConfig &config,
-                     const EmittedKernel &launch, const dmcgen::GpuTarget &target) {
+                     const KernelLaunch &launch, const dmcgen::GpuTarget &target) {
   const double threads = double(launch.blockX) * launch.blockY;
   const double blocks = double(launch.grid) * launch.gridY * launch.gridZ;
   const double sms = std::max(1, target.sms);
@@ -56,7 +56,7 @@ double modelKernelUs(dm::KernelOp kernel, const KernelSpace &space, const Kernel
                            : 1.0;
   const double activeSMs = std::min(sms, blocks);
   const double resident = std::min(perSM, std::ceil(blocks / sms)); // per active SM
-  double launches = launch.finishEntry.empty() ? 1 : 2;
+  double launches = launch.finishes ? 2 : 1;
 
   if (isFusedKernel(kernel)) {
     double flop = 0;
@@ -168,12 +168,22 @@ double modelKernelUs(dm::KernelOp kernel, const KernelSpace &space, const Kernel
 
 std::optional<double> priceConfiguration(dm::KernelOp kernel, const KernelSpace &space,
                                          const KernelConfig &config) {
-  auto launch = emitKernel(kernel, config, "model");
-  if (!launch) {
-    llvm::consumeError(launch.takeError());
+  if (isFusedKernel(kernel)) {
+    auto emitted = emitAttentionKernel(kernel, config, "model");
+    if (!emitted) {
+      llvm::consumeError(emitted.takeError());
+      return std::nullopt;
+    }
+    return modelKernelUs(kernel, space, config, launchOf(*emitted), targetOf(kernel));
+  }
+  KernelSpace s;
+  NodeGraph g;
+  if (llvm::Error e = lowerForConfig(kernel, config, s, g)) {
+    llvm::consumeError(std::move(e));
     return std::nullopt;
   }
-  return modelKernelUs(kernel, space, config, *launch, targetOf(kernel));
+  return modelKernelUs(kernel, space, config, scheduleKernel(kernel, s, g, config).launch,
+                       targetOf(kernel));
 }
 
 } // namespace dmc::codegen

@@ -29,7 +29,7 @@
 #ifndef DMC_CODEGEN_KERNELCOSTMODEL_H
 #define DMC_CODEGEN_KERNELCOSTMODEL_H
 
-#include "codegen/KernelEmitter.h"
+#include "codegen/KernelSchedule.h"
 #include "codegen/KernelSpace.h"
 #include "codegen/target/GpuTarget.h"
 
@@ -42,12 +42,13 @@ namespace dmc::codegen {
 inline constexpr double kInflightBytesPerSM = 32 * 1024;
 
 /// The model's price in microseconds of `kernel` in `config`, launched as
-/// `launch` (what emitKernel returned for that configuration) on `target`.
+/// `launch` (its schedule's, codegen/KernelSchedule.h) on `target`.
 double modelKernelUs(dm::KernelOp kernel, const KernelSpace &space, const KernelConfig &config,
-                     const EmittedKernel &launch, const dmcgen::GpuTarget &target);
+                     const KernelLaunch &launch, const dmcgen::GpuTarget &target);
 
-/// The same for `config` of `kernel` on the GPU its module targets, emitted
-/// here for its launch shape; none when the emitter rejects the knobs.
+/// The same for `config` of `kernel` on the GPU its module targets, its
+/// launch from its schedule (a fused attention kernel's from its emitter);
+/// none when the knobs are infeasible.
 std::optional<double> priceConfiguration(dm::KernelOp kernel, const KernelSpace &space,
                                          const KernelConfig &config);
 

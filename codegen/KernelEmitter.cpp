@@ -28,7 +28,7 @@ llvm::Expected<EmittedKernel> emitKernel(dm::KernelOp kernel, const KernelConfig
   KernelSpace s;
   NodeGraph g;
   if (llvm::Error e = lowerForConfig(kernel, config, s, g))
-    return std::move(e);
+    return e;
   return emitSchedule(kernel, s, g, config, scheduleKernel(kernel, s, g, config), entry);
 }
 
@@ -239,21 +239,6 @@ llvm::Expected<EmittedKernel> emitRowKernel(dm::KernelOp kernel, const KernelSpa
   EmittedKernel k;
   k.entry = entry.str();
   k.source = std::move(src);
-  k.blockX = config.tx;
-  k.blockY = config.ty;
-  k.grid = r.grid;
-  k.sharedBytes = 0; // static shared memory only
-  k.passes = r.passes;
-  if (!r.sums.empty()) {
-    k.workspaceBytes = 4 * int64_t(r.sums.size()) * r.blocks * s.rowPoints;
-    k.finishEntry = entry.str() + "_finish";
-    k.finishGrid = (int64_t(r.sums.size()) * s.rowPoints + kFinishPoints - 1) / kFinishPoints;
-    k.finishBlockX = kFinishPoints;
-    k.finishBlockY = kFinishSlices;
-    for (auto [n, id] : g.nodeOutputs())
-      if (g.nodes[id].column)
-        k.finishOutputs.push_back(int64_t(n));
-  }
   return k;
 }
 

@@ -133,7 +133,65 @@ void describeTiles(const TileSchedule &t, const std::string &ind, std::string &o
     out += ind + "  in" + std::to_string(n) + ": " + readName(t.reads[n]) + "\n";
 }
 
+KernelLaunch rowLaunch(const RowSchedule &r, const KernelSpace &s, const NodeGraph &g,
+                       const KernelConfig &config) {
+  KernelLaunch l;
+  l.blockX = config.tx;
+  l.blockY = config.ty;
+  l.grid = r.grid;
+  l.passes = r.passes;
+  if (!r.sums.empty()) {
+    l.workspaceBytes = 4 * int64_t(r.sums.size()) * r.blocks * s.rowPoints;
+    l.finishes = true;
+    l.finishGrid = (int64_t(r.sums.size()) * s.rowPoints + kFinishPoints - 1) / kFinishPoints;
+    l.finishBlockX = kFinishPoints;
+    l.finishBlockY = kFinishSlices;
+    for (auto [n, id] : g.nodeOutputs())
+      if (g.nodes[id].column)
+        l.finishOutputs.push_back(int64_t(n));
+  }
+  return l;
+}
+
+KernelLaunch columnLaunch(const ColumnSchedule &c, const KernelSpace &s,
+                          const KernelConfig &config) {
+  KernelLaunch l;
+  l.blockX = config.tx;
+  l.blockY = config.ty;
+  l.grid = c.gridX;
+  l.gridY = c.split;
+  if (c.split > 1) // the split's partials, then one counter per outer tile
+    l.workspaceBytes = 4 * (int64_t(c.reductions.size()) * c.split * s.outerPoints + c.gridX);
+  return l;
+}
+
+KernelLaunch tileLaunch(const TileSchedule &t, const KernelConfig &config) {
+  KernelLaunch l;
+  l.blockX = 32;
+  l.blockY = config.ty;
+  l.grid = t.blocks;
+  return l;
+}
+
 } // namespace
+
+KernelLaunch launchOf(const EmittedKernel &k) {
+  KernelLaunch l;
+  l.grid = k.grid;
+  l.gridY = k.gridY;
+  l.gridZ = k.gridZ;
+  l.blockX = k.blockX;
+  l.blockY = k.blockY;
+  l.sharedBytes = k.sharedBytes;
+  l.passes = k.passes;
+  l.workspaceBytes = k.workspaceBytes;
+  l.finishes = !k.finishEntry.empty();
+  l.finishGrid = k.finishGrid;
+  l.finishBlockX = k.finishBlockX;
+  l.finishBlockY = k.finishBlockY;
+  l.finishOutputs = k.finishOutputs;
+  return l;
+}
 
 const char *KernelSchedule::shapeName() const {
   return rows() ? "rows" : columns() ? "columns" : "tiles";
@@ -152,23 +210,48 @@ llvm::Error lowerForConfig(dm::KernelOp kernel, const KernelConfig &config, Kern
 KernelSchedule scheduleKernel(dm::KernelOp kernel, const KernelSpace &space, const NodeGraph &g,
                               const KernelConfig &config) {
   KernelSchedule s;
-  if (isTiledConfig(space, config))
-    s.plan = scheduleTiledKernel(kernel, space, g, config);
-  else if (isColumnConfig(config))
-    s.plan = scheduleColumnKernel(kernel, space, g, config);
-  else
-    s.plan = scheduleRowKernel(kernel, space, g, config);
+  if (isTiledConfig(space, config)) {
+    TileSchedule t = scheduleTiledKernel(kernel, space, g, config);
+    s.launch = tileLaunch(t, config);
+    s.plan = std::move(t);
+  } else if (isColumnConfig(config)) {
+    ColumnSchedule c = scheduleColumnKernel(kernel, space, g, config);
+    s.launch = columnLaunch(c, space, config);
+    s.plan = std::move(c);
+  } else {
+    RowSchedule r = scheduleRowKernel(kernel, space, g, config);
+    s.launch = rowLaunch(r, space, g, config);
+    s.plan = std::move(r);
+  }
   return s;
 }
 
 llvm::Expected<EmittedKernel> emitSchedule(dm::KernelOp kernel, const KernelSpace &space,
                                            const NodeGraph &g, const KernelConfig &config,
                                            const KernelSchedule &schedule, llvm::StringRef entry) {
-  if (const TileSchedule *t = schedule.tiles())
-    return emitTiledKernel(kernel, space, g, config, *t, entry);
-  if (const ColumnSchedule *c = schedule.columns())
-    return emitColumnKernel(kernel, space, g, config, *c, entry);
-  return emitRowKernel(kernel, space, g, config, *schedule.rows(), entry);
+  llvm::Expected<EmittedKernel> k =
+      schedule.tiles()     ? emitTiledKernel(kernel, space, g, config, *schedule.tiles(), entry)
+      : schedule.columns() ? emitColumnKernel(kernel, space, g, config, *schedule.columns(), entry)
+                           : emitRowKernel(kernel, space, g, config, *schedule.rows(), entry);
+  if (!k)
+    return k;
+  const KernelLaunch &l = schedule.launch;
+  k->grid = l.grid;
+  k->gridY = l.gridY;
+  k->gridZ = l.gridZ;
+  k->blockX = l.blockX;
+  k->blockY = l.blockY;
+  k->sharedBytes = l.sharedBytes;
+  k->passes = l.passes;
+  k->workspaceBytes = l.workspaceBytes;
+  if (l.finishes) {
+    k->finishEntry = entry.str() + "_finish";
+    k->finishGrid = l.finishGrid;
+    k->finishBlockX = l.finishBlockX;
+    k->finishBlockY = l.finishBlockY;
+    k->finishOutputs = l.finishOutputs;
+  }
+  return k;
 }
 
 std::string describeSchedule(const KernelSchedule &schedule, const NodeGraph &g,
@@ -189,7 +272,7 @@ llvm::Expected<std::string> describeKernel(dm::KernelOp kernel, const KernelConf
   KernelSpace s;
   NodeGraph g;
   if (llvm::Error e = lowerForConfig(kernel, config, s, g))
-    return std::move(e);
+    return e;
   KernelSchedule schedule = scheduleKernel(kernel, s, g, config);
   return std::string(schedule.shapeName()) + ", " + config.describe() + "\n" +
          describeSchedule(schedule, g);

@@ -24,10 +24,31 @@
 
 namespace dmc::codegen {
 
+/// How a kernel is launched: decided with its schedule, before its CUDA is
+/// printed (emitSchedule copies it into the EmittedKernel), so the cost model
+/// prices a configuration without printing it.
+struct KernelLaunch {
+  int64_t grid = 0, gridY = 1, gridZ = 1;
+  int blockX = 1, blockY = 1;
+  int sharedBytes = 0; ///< dynamic shared memory (loop kernels: none)
+  int passes = 1;      ///< sweeps over each row
+  int64_t workspaceBytes = 0;
+  /// A second launch, "<entry>_finish", adds the column sums' partials.
+  bool finishes = false;
+  int64_t finishGrid = 0;
+  int finishBlockX = 0, finishBlockY = 0;
+  std::vector<int64_t> finishOutputs; ///< the outputs only that launch writes
+};
+
+/// The launch of an emitted kernel (a fused attention kernel's, which
+/// codegen/attention decides).
+KernelLaunch launchOf(const EmittedKernel &k);
+
 struct KernelSchedule {
   /// Rows: isTiledConfig and isColumnConfig false; Columns: isColumnConfig;
   /// Tiles: isTiledConfig.
   std::variant<RowSchedule, ColumnSchedule, TileSchedule> plan;
+  KernelLaunch launch;
   const RowSchedule *rows() const { return std::get_if<RowSchedule>(&plan); }
   const ColumnSchedule *columns() const { return std::get_if<ColumnSchedule>(&plan); }
   const TileSchedule *tiles() const { return std::get_if<TileSchedule>(&plan); }
@@ -68,6 +89,7 @@ llvm::Expected<std::string> describeKernel(dm::KernelOp kernel, const KernelConf
 
 /// The three emitters emitSchedule chooses from (KernelEmitter.cpp,
 /// ColumnEmitter.cpp, TileEmitter.cpp); `g` is the kernel lowered for `s`.
+/// They return the entry and source; emitSchedule adds the launch.
 llvm::Expected<EmittedKernel> emitRowKernel(dm::KernelOp kernel, const KernelSpace &s,
                                             const NodeGraph &g, const KernelConfig &config,
                                             const RowSchedule &r, llvm::StringRef entry);

@@ -126,11 +126,6 @@ llvm::Expected<EmittedKernel> emitTiledKernel(dm::KernelOp kernel, const KernelS
   EmittedKernel k;
   k.entry = entry.str();
   k.source = std::move(src);
-  k.blockX = 32;
-  k.blockY = config.ty;
-  k.grid = ts.blocks;
-  k.sharedBytes = 0; // static shared memory only
-  k.passes = 1;
   return k;
 }
 

@@ -49,7 +49,7 @@ TEST_F(BertLargeKernels, RanksAColumnReductionsMappingsAsMeasured) {
   for (const dmc::codegen::KernelConfig &c : dmc::codegen::enumerateConfigs(s)) {
     auto launch = dmc::codegen::emitKernel(column, c, "m");
     ASSERT_TRUE(static_cast<bool>(launch)) << llvm::toString(launch.takeError());
-    double us = dmc::codegen::modelKernelUs(column, s, c, *launch, target);
+    double us = dmc::codegen::modelKernelUs(column, s, c, dmc::codegen::launchOf(*launch), target);
     EXPECT_GT(us, 0) << c.describe();
     if (!dmc::codegen::isColumnConfig(c)) {
       bestRow = std::min(bestRow, us);
