@@ -17,6 +17,8 @@ template <typename T> std::string list(const char *prefix, const T &items) {
 
 std::string dims(const std::string &d) { return d.empty() ? "-" : d; }
 
+std::string dim(char d) { return d ? std::string(1, d) : "-"; }
+
 /// "; keep bits in3 (d0) read, in4 (d1) written": the saved keep bits the
 /// draws `ds` read or write, or "" when they draw their masks.
 template <typename T> std::string keepBits(const NodeGraph &g, const T &ds) {
@@ -36,8 +38,6 @@ template <typename T> std::string keepBits(const NodeGraph &g, const T &ds) {
     s += "; keep bits " + written + " written";
   return s;
 }
-
-std::string dim(char d) { return d ? std::string(1, d) : "-"; }
 
 void describeRows(const RowSchedule &r, const NodeGraph &g, const std::string &ind,
                   std::string &out) {
@@ -263,6 +263,15 @@ std::string describeSchedule(const KernelSchedule &schedule, const NodeGraph &g,
     describeColumns(*c, g, indent, out);
   else
     describeTiles(*schedule.tiles(), indent, out);
+  const KernelLaunch &l = schedule.launch;
+  if (l.workspaceBytes > 0)
+    out += indent + "workspace: " + std::to_string(l.workspaceBytes) + " bytes" +
+           (l.finishes ? "; a finishing launch of " + std::to_string(l.finishGrid) +
+                             " blocks of " + std::to_string(l.finishBlockX) + " x " +
+                             std::to_string(l.finishBlockY) + " threads writes " +
+                             list("out", l.finishOutputs)
+                       : std::string()) +
+           "\n";
   return out;
 }
 
