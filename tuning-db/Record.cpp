@@ -107,6 +107,8 @@ bool better(const Record &a, const Record &b) {
 }
 
 std::string describeCandidate(const Record &r) {
+  if (r.kind == Kind::Step)
+    return "the whole step, CUDA graphs";
   std::string s = "layouts [";
   for (size_t i = 0; i < r.layouts.size(); ++i)
     s += (i ? ", " : "") + r.layouts[i];

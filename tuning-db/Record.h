@@ -115,7 +115,8 @@ std::string problemKey(const Record &);
 /// before a rejected one, then more samples, then the lower median.
 bool better(const Record &a, const Record &b);
 
-/// "layouts [bjk, kn] knobs {tx=32, lane_dim=j}" or "algorithm ...": for tables.
+/// "layouts [bjk, kn] knobs {tx=32, lane_dim=j}" or "algorithm ..." (a step
+/// record: "the whole step, CUDA graphs"): for tables.
 std::string describeCandidate(const Record &);
 /// The current time as "YYYY-MM-DDTHH:MM:SSZ".
 std::string utcNow();

@@ -118,6 +118,7 @@ TEST(TuningDbProblem, StepProblemIsEveryStepInItsConfiguration) {
   ASSERT_TRUE(decodeLine(encodeLine(r), "db.jsonl:1", back, error)) << error;
   EXPECT_EQ(back.kind, Kind::Step);
   EXPECT_EQ(key(back), key(r));
+  EXPECT_EQ(describeCandidate(back), "the whole step, CUDA graphs");
 }
 
 TEST(TuningDbProblem, TransposeProblemIsTheInsertedKernels) {
