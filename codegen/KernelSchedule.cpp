@@ -276,8 +276,17 @@ std::string describeSchedule(const KernelSchedule &schedule, const NodeGraph &g,
 }
 
 llvm::Expected<std::string> describeKernel(dm::KernelOp kernel, const KernelConfig &config) {
-  if (isFusedKernel(kernel))
-    return std::string("fused attention (codegen/attention), ") + config.describe() + "\n";
+  if (isFusedKernel(kernel)) {
+    // Its tiles are the emitter's template arguments: the launch says them.
+    auto emitted = emitAttentionKernel(kernel, config, "describe");
+    if (!emitted)
+      return emitted.takeError();
+    KernelLaunch l = launchOf(*emitted);
+    return std::string("fused attention (codegen/attention), ") + emitted->describe + "\n" +
+           "  launch: " + std::to_string(l.grid * l.gridY * l.gridZ) + " blocks of " +
+           std::to_string(l.blockX * l.blockY) + " threads, " + std::to_string(l.sharedBytes) +
+           " bytes of shared memory\n";
+  }
   KernelSpace s;
   NodeGraph g;
   if (llvm::Error e = lowerForConfig(kernel, config, s, g))

@@ -83,7 +83,8 @@ std::string describeSchedule(const KernelSchedule &schedule, const NodeGraph &g,
 
 /// describeSchedule of `kernel` under `config`, after a first line
 /// "<shape>, <config.describe()>"; a fused attention kernel (tiled by
-/// codegen/attention) says so in that line alone. An infeasible config or a
+/// codegen/attention) says so, with its tiles and its launch (blocks,
+/// threads, shared memory) from its emitter. An infeasible config or a
 /// kernel that does not lower is an error naming it.
 llvm::Expected<std::string> describeKernel(dm::KernelOp kernel, const KernelConfig &config);
 
