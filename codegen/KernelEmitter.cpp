@@ -91,10 +91,13 @@ llvm::Expected<EmittedKernel> emitRowKernel(dm::KernelOp kernel, const KernelSpa
   for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
     os << ind << "const Idx base_out" << n << " = " << base(t) << ";\n";
   if (r.outerVec) {
-    for (auto [n, v] : llvm::enumerate(kernel.getInputs()))
-      if (vectorized(v.getType()))
-        os << ind << vectorLoad(v.getType(), n, vec, "in" + std::to_string(n) + " + base_in" +
-                                                        std::to_string(n), g, vd);
+    // Loaded once per outer chunk: what any pass reads (its schedule says).
+    std::set<unsigned> loaded;
+    for (const PassPlan &plan : r.passPlans)
+      loaded.insert(plan.outerVectorInputs.begin(), plan.outerVectorInputs.end());
+    for (unsigned n : loaded)
+      os << ind << vectorLoad(kernel.getInputs()[n].getType(), n, vec,
+                              "in" + std::to_string(n) + " + base_in" + std::to_string(n), g, vd);
     for (auto [n, t] : llvm::enumerate(kernel.getResultTypes()))
       if (vectorized(t))
         os << ind << "float vout" << n << "[" << vec << "];\n";

@@ -17,18 +17,16 @@ llvm::Error fail(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// The median of the medians of the ok `step` records of `manifest`'s whole
-/// step on `device` with this NVRTC and codegen (0: none), and their count.
-double measuredStepUs(const dmrt::Manifest &manifest, const std::vector<tuningdb::Record> &all,
-                      const tuningdb::Device &device, int &count) {
+/// The median of the medians of `manifest`'s whole-step records among the
+/// usable ones (tuningdb::MatchResult::matched: this device, NVRTC and
+/// codegen, status ok; 0: none), and their count.
+double measuredStepUs(const dmrt::Manifest &manifest,
+                      const std::vector<const tuningdb::Record *> &matched, int &count) {
   tuningdb::Problem step = tuningdb::stepProblem(manifest);
   std::vector<double> us;
-  for (const tuningdb::Record &r : all)
-    if (!r.rejected && r.device.name == device.name && r.device.cc == device.cc &&
-        r.software.nvrtc == manifest.nvrtc &&
-        r.software.codegen == tuningdb::codegenVersion(r.kind, r.signature) &&
-        tuningdb::sameProblem(step, r))
-      us.push_back(r.medianUs);
+  for (const tuningdb::Record *r : matched)
+    if (tuningdb::sameProblem(step, *r))
+      us.push_back(r->medianUs);
   count = int(us.size());
   if (us.empty())
     return 0;
@@ -92,7 +90,7 @@ llvm::Error knobsFromDatabase(const WrittenBundle &defaultBundle, const std::str
     log << "\n";
   }
   int stepRecords = 0;
-  double stepUs = measuredStepUs(manifest, db.records(), chosen, stepRecords);
+  double stepUs = measuredStepUs(manifest, sel.match.matched, stepRecords);
   bool calibrated = stepUs > 0 && global.ok && global.defaultUs > 0;
   if (calibrated) {
     char line[320];
