@@ -253,8 +253,10 @@ class StackedRebind(unittest.TestCase):
 
     def test_moved_gradient_buffer(self):
         h = FakeHandle(self.grads)
+        first = []  # kept alive: a freed buffer's address could come back as `moved`'s
         for group in T.group_by_buffer(self.grads):
-            T.bind_group(h, group, T.allocate_group(group, "cpu"))
+            first.append(T.allocate_group(group, "cpu"))
+            T.bind_group(h, group, first[-1])
         group = self.stacked[0]
         moved = T.allocate_group(group, "cpu")
         with self.assertRaises(dt.DmrtError):  # slice by slice: what the rule refuses
