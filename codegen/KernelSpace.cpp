@@ -108,8 +108,10 @@ KernelSpace spaceOf(dm::KernelOp kernel) {
 
 std::string KernelConfig::describe() const {
   if (warps > 0)
-    return llvm::formatv("attention tiles {0}x{1}, {2} warps{3}", blockM, blockN, warps,
-                         wgmma ? ", wgmma" : "");
+    return llvm::formatv("attention tiles {0}x{1}, {2} warps{3}{4}", blockM, blockN, warps,
+                         wgmma ? ", wgmma" : "",
+                         minBlocks > 0 ? llvm::formatv(", {0} blocks an SM", minBlocks).str()
+                                       : std::string());
   std::string per = perThread > 1 ? llvm::formatv(", {0} points per thread", perThread).str()
                                   : std::string();
   if (vec > 1)
@@ -174,7 +176,7 @@ std::vector<KernelConfig> enumerateConfigs(const KernelSpace &s,
     // (blocks x row points x 4 bytes per sum) and the GPU stays full (fewer
     // for small layers: up to 4 rows per block).
     for (int vec : {8, 4})
-      for (int ty : {64, 128})
+      for (int ty : {32, 64, 128})
         for (int tx : {1, 2, 4, 8})
           for (int per : {1, 2, 4, 8, 16}) {
             int64_t blocks = s.outerPoints / (int64_t(tx) * per);
