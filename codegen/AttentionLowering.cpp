@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/KernelEmitter.h"
+#include "codegen/KernelSchedule.h"
 
 #include "codegen/attention/AttentionProblem.h"
 #include "ir/InPlaceStack.h"
@@ -214,7 +215,7 @@ dmcgen::TileLimits limitsOf(dm::KernelOp kernel) {
 
 /// The tiles of a configuration.
 dmcgen::AttentionTiles tilesOf(const KernelConfig &c) {
-  return {c.blockM, c.blockN, c.warps, c.wgmma};
+  return {c.blockM, c.blockN, c.warps, c.wgmma, c.minBlocks};
 }
 
 KernelConfig withTiles(const dmcgen::AttentionTiles &t) {
@@ -223,6 +224,7 @@ KernelConfig withTiles(const dmcgen::AttentionTiles &t) {
   c.blockN = t.blockN;
   c.warps = t.warps;
   c.wgmma = t.wgmma;
+  c.minBlocks = t.minBlocks;
   return c;
 }
 } // namespace
@@ -270,8 +272,7 @@ std::string whyInfeasibleFused(dm::KernelOp kernel, const KernelConfig &config) 
   return dmcgen::checkTiles(problem->first, tilesOf(config), problem->second, limitsOf(kernel));
 }
 
-llvm::Expected<EmittedKernel> emitAttentionKernel(dm::KernelOp k, const KernelConfig &config,
-                                                  llvm::StringRef entry) {
+llvm::Expected<KernelSchedule> scheduleAttention(dm::KernelOp k, const KernelConfig &config) {
   auto problem = attentionProblemOf(k);
   if (!problem)
     return problem.takeError();
@@ -282,24 +283,49 @@ llvm::Expected<EmittedKernel> emitAttentionKernel(dm::KernelOp k, const KernelCo
   if (std::string why = dmcgen::checkTiles(p, tiles, kind, shared); !why.empty())
     return fail(k, "tiles " + withTiles(tiles).describe() + " are infeasible: " + why);
   dmcgen::AttentionLaunch launch = dmcgen::launchGeometry(p, tiles, kind);
+  KernelSchedule s;
+  s.launch.grid = launch.grid[0];
+  s.launch.gridY = launch.grid[1];
+  s.launch.gridZ = launch.grid[2];
+  s.launch.blockX = int(launch.block[0]);
+  s.launch.blockY = int(launch.block[1]);
+  s.launch.sharedBytes = int(launch.sharedBytes);
+  s.plan = AttentionSchedule{p, kind, tiles};
+  return s;
+}
+
+EmittedKernel emitAttentionSchedule(dm::KernelOp k, const KernelSchedule &schedule,
+                                    llvm::StringRef entry) {
+  const AttentionSchedule &a = *schedule.attention();
+  const dmcgen::AttentionProblem &p = a.problem;
+  const dmcgen::AttentionTiles &tiles = a.tiles;
   EmittedKernel e;
   e.entry = entry.str();
   e.source = llvm::formatv("// dm.kernel \"{0}\": fused attention ({1}), B{2} H{3} Lq{4} Lk{5} "
                            "D{6}; tiles {7}x{8}, {9} warps{10}\n",
-                           k.getName(), dmcgen::kernelKindName(kind), p.B, p.H, p.Lq, p.Lk, p.D,
-                           tiles.blockM, tiles.blockN, tiles.warps,
+                           k.getName(), dmcgen::kernelKindName(a.kind), p.B, p.H, p.Lq, p.Lk,
+                           p.D, tiles.blockM, tiles.blockN, tiles.warps,
                            tiles.wgmma ? ", wgmma" : "")
                  .str() +
-             dmcgen::emitAttentionSource(p, tiles, kind, e.entry);
-  e.grid = launch.grid[0];
-  e.gridY = launch.grid[1];
-  e.gridZ = launch.grid[2];
-  e.blockX = int(launch.block[0]);
-  e.blockY = int(launch.block[1]);
-  e.sharedBytes = int(launch.sharedBytes);
+             dmcgen::emitAttentionSource(p, tiles, a.kind, e.entry);
+  const KernelLaunch &l = schedule.launch;
+  e.grid = l.grid;
+  e.gridY = l.gridY;
+  e.gridZ = l.gridZ;
+  e.blockX = l.blockX;
+  e.blockY = l.blockY;
+  e.sharedBytes = l.sharedBytes;
   e.passes = 1;
   e.describe = withTiles(tiles).describe();
   return e;
+}
+
+llvm::Expected<EmittedKernel> emitAttentionKernel(dm::KernelOp k, const KernelConfig &config,
+                                                  llvm::StringRef entry) {
+  llvm::Expected<KernelSchedule> schedule = scheduleAttention(k, config);
+  if (!schedule)
+    return schedule.takeError();
+  return emitAttentionSchedule(k, *schedule, entry);
 }
 
 } // namespace dmc::codegen

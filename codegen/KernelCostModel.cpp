@@ -43,6 +43,13 @@ double modelKernelUs(dm::KernelOp kernel, const KernelSpace &space, const Kernel
   double perSM = std::min<double>(kBlocksPerSM, std::floor(kThreadsPerSM / std::max(1.0, threads)));
   if (launch.sharedBytes > 0)
     perSM = std::min(perSM, std::floor(kSharedPerSM / launch.sharedBytes));
+  // A fused attention kernel's registers: as many blocks as its launch
+  // bounds ask for (min_blocks), else about 168 a thread (what ptxas gives
+  // the forward and the backward kernels at head dim 64).
+  if (isFusedKernel(kernel))
+    perSM = std::min(perSM, config.minBlocks > 0
+                                ? double(config.minBlocks)
+                                : std::floor(65536.0 / (std::max(1.0, threads) * 168)));
   perSM = std::max(1.0, perSM);
   // Full waves past the first: the last one's idle slots. Fewer blocks than
   // slots leave SMs idle, which for column sweeps (one long sweep per
@@ -169,12 +176,12 @@ double modelKernelUs(dm::KernelOp kernel, const KernelSpace &space, const Kernel
 std::optional<double> priceConfiguration(dm::KernelOp kernel, const KernelSpace &space,
                                          const KernelConfig &config) {
   if (isFusedKernel(kernel)) {
-    auto emitted = emitAttentionKernel(kernel, config, "model");
-    if (!emitted) {
-      llvm::consumeError(emitted.takeError());
+    llvm::Expected<KernelSchedule> schedule = scheduleAttention(kernel, config);
+    if (!schedule) {
+      llvm::consumeError(schedule.takeError());
       return std::nullopt;
     }
-    return modelKernelUs(kernel, space, config, launchOf(*emitted), targetOf(kernel));
+    return modelKernelUs(kernel, space, config, schedule->launch, targetOf(kernel));
   }
   KernelSpace s;
   NodeGraph g;

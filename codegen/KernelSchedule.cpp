@@ -5,6 +5,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <cstdio>
+
 namespace dmc::codegen {
 namespace {
 
@@ -194,7 +196,7 @@ KernelLaunch launchOf(const EmittedKernel &k) {
 }
 
 const char *KernelSchedule::shapeName() const {
-  return rows() ? "rows" : columns() ? "columns" : "tiles";
+  return rows() ? "rows" : columns() ? "columns" : tiles() ? "tiles" : "attention";
 }
 
 llvm::Error lowerForConfig(dm::KernelOp kernel, const KernelConfig &config, KernelSpace &space,
@@ -254,6 +256,49 @@ llvm::Expected<EmittedKernel> emitSchedule(dm::KernelOp kernel, const KernelSpac
   return k;
 }
 
+/// `v` in the shortest of %f and %e (0.125, 0.1).
+static std::string shortest(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+/// A fused attention kernel: what it computes, its dropout, the tiles a
+/// block owns and loops over, and its launch.
+static void describeAttention(const AttentionSchedule &a, const KernelLaunch &l,
+                              const std::string &ind, std::string &out) {
+  using dmcgen::AttentionKernelKind;
+  const dmcgen::AttentionProblem &p = a.problem;
+  std::string masks = p.causal && p.keyPadding ? "causal and key padding"
+                      : p.causal               ? "causal"
+                      : p.keyPadding           ? "key padding"
+                                               : "none";
+  out += ind + "attention: " + dmcgen::kernelKindName(a.kind) + " of B" + std::to_string(p.B) +
+         " H" + std::to_string(p.H) + " Lq" + std::to_string(p.Lq) + " Lk" +
+         std::to_string(p.Lk) + " D" + std::to_string(p.D) + " " + dmrt::dtypeName(p.dtype) +
+         ", scale " + shortest(p.scale) + "; masks " + masks + "\n";
+  std::string dropout = "none";
+  if (p.dropout > 0) {
+    dropout = "p " + shortest(p.dropout) + " (Philox id " + std::to_string(p.dropoutId) + "), ";
+    if (!dmcgen::usesKeepBits(p))
+      dropout += "drawn";
+    else
+      dropout += a.kind == AttentionKernelKind::Forward ? "drawn, keep bits written"
+                                                        : "keep bits read";
+  }
+  out += ind + "dropout: " + dropout + "\n";
+  const bool keyMajor = a.kind == AttentionKernelKind::GradKV;
+  const dmcgen::AttentionTiles &t = a.tiles;
+  out += ind + "tiles: a block owns " + std::to_string(keyMajor ? t.blockN : t.blockM) +
+         (keyMajor ? " keys" : " queries") + " and loops over tiles of " +
+         std::to_string(keyMajor ? t.blockM : t.blockN) + (keyMajor ? " queries" : " keys") +
+         "; " + std::to_string(t.warps) + " warps, " +
+         (t.wgmma ? "warpgroup MMA (wgmma)" : "mma.sync") + "\n";
+  out += ind + "launch: " + std::to_string(l.grid) + " x " + std::to_string(l.gridY) + " x " +
+         std::to_string(l.gridZ) + " blocks of " + std::to_string(l.blockX * l.blockY) +
+         " threads, " + std::to_string(l.sharedBytes) + " bytes of shared memory\n";
+}
+
 std::string describeSchedule(const KernelSchedule &schedule, const NodeGraph &g,
                              const std::string &indent) {
   std::string out;
@@ -261,8 +306,10 @@ std::string describeSchedule(const KernelSchedule &schedule, const NodeGraph &g,
     describeRows(*r, g, indent, out);
   else if (const ColumnSchedule *c = schedule.columns())
     describeColumns(*c, g, indent, out);
+  else if (const TileSchedule *t = schedule.tiles())
+    describeTiles(*t, indent, out);
   else
-    describeTiles(*schedule.tiles(), indent, out);
+    describeAttention(*schedule.attention(), schedule.launch, indent, out);
   const KernelLaunch &l = schedule.launch;
   if (l.workspaceBytes > 0)
     out += indent + "workspace: " + std::to_string(l.workspaceBytes) + " bytes" +
@@ -277,15 +324,18 @@ std::string describeSchedule(const KernelSchedule &schedule, const NodeGraph &g,
 
 llvm::Expected<std::string> describeKernel(dm::KernelOp kernel, const KernelConfig &config) {
   if (isFusedKernel(kernel)) {
-    // Its tiles are the emitter's template arguments: the launch says them.
-    auto emitted = emitAttentionKernel(kernel, config, "describe");
-    if (!emitted)
-      return emitted.takeError();
-    KernelLaunch l = launchOf(*emitted);
-    return std::string("fused attention (codegen/attention), ") + emitted->describe + "\n" +
-           "  launch: " + std::to_string(l.grid * l.gridY * l.gridZ) + " blocks of " +
-           std::to_string(l.blockX * l.blockY) + " threads, " + std::to_string(l.sharedBytes) +
-           " bytes of shared memory\n";
+    llvm::Expected<KernelSchedule> schedule = scheduleAttention(kernel, config);
+    if (!schedule)
+      return schedule.takeError();
+    const dmcgen::AttentionTiles &t = schedule->attention()->tiles;
+    KernelConfig tiles; // config's, or the default's when it names none
+    tiles.blockM = t.blockM;
+    tiles.blockN = t.blockN;
+    tiles.warps = t.warps;
+    tiles.wgmma = t.wgmma;
+    tiles.minBlocks = t.minBlocks;
+    return std::string(schedule->shapeName()) + ", " + tiles.describe() + "\n" +
+           describeSchedule(*schedule, NodeGraph());
   }
   KernelSpace s;
   NodeGraph g;

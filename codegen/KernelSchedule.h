@@ -8,8 +8,10 @@
 // memory), and emitSchedule prints exactly that. Nothing is decided while
 // printing, so tests, the cost model and `dmc graph --emit=schedule`
 // (describeSchedule) read a kernel's loops, passes, reads, reductions and
-// stores as data, without parsing CUDA. Fused attention kernels are tiled
-// by codegen/attention instead.
+// stores as data, without parsing CUDA. A fused attention kernel's schedule
+// is its AttentionSchedule: the problem read off its region and types, which
+// of its three kernels it is and its tiles, from which codegen/attention's
+// device templates are instantiated.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DMC_CODEGEN_KERNELSCHEDULE_H
@@ -19,6 +21,7 @@
 #include "codegen/KernelEmitter.h"
 #include "codegen/RowSchedule.h"
 #include "codegen/TileSchedule.h"
+#include "codegen/attention/AttentionProblem.h"
 
 #include <variant>
 
@@ -40,19 +43,29 @@ struct KernelLaunch {
   std::vector<int64_t> finishOutputs; ///< the outputs only that launch writes
 };
 
-/// The launch of an emitted kernel (a fused attention kernel's, which
-/// codegen/attention decides).
+/// The launch of an emitted kernel.
 KernelLaunch launchOf(const EmittedKernel &k);
+
+/// A fused attention kernel (`dm.fused`): what it computes, read off its
+/// region and operand types (AttentionLowering.cpp), which of the three
+/// kernels it is and the tiles it runs; codegen/attention's device
+/// templates are instantiated on exactly these.
+struct AttentionSchedule {
+  dmcgen::AttentionProblem problem;
+  dmcgen::AttentionKernelKind kind = dmcgen::AttentionKernelKind::Forward;
+  dmcgen::AttentionTiles tiles;
+};
 
 struct KernelSchedule {
   /// Rows: isTiledConfig and isColumnConfig false; Columns: isColumnConfig;
-  /// Tiles: isTiledConfig.
-  std::variant<RowSchedule, ColumnSchedule, TileSchedule> plan;
+  /// Tiles: isTiledConfig; Attention: isFusedKernel.
+  std::variant<RowSchedule, ColumnSchedule, TileSchedule, AttentionSchedule> plan;
   KernelLaunch launch;
   const RowSchedule *rows() const { return std::get_if<RowSchedule>(&plan); }
   const ColumnSchedule *columns() const { return std::get_if<ColumnSchedule>(&plan); }
   const TileSchedule *tiles() const { return std::get_if<TileSchedule>(&plan); }
-  /// "rows", "columns" or "tiles".
+  const AttentionSchedule *attention() const { return std::get_if<AttentionSchedule>(&plan); }
+  /// "rows", "columns", "tiles" or "attention".
   const char *shapeName() const;
 };
 
@@ -66,6 +79,17 @@ llvm::Error lowerForConfig(dm::KernelOp kernel, const KernelConfig &config, Kern
 /// (which must be feasible: whyInfeasible empty).
 KernelSchedule scheduleKernel(dm::KernelOp kernel, const KernelSpace &space, const NodeGraph &g,
                               const KernelConfig &config);
+
+/// The schedule of fused attention kernel `kernel` (isFusedKernel) with the
+/// tiles of `config`, its default tiles when config.warps is 0; an error
+/// naming the kernel when its region is not one codegen/attention runs or
+/// the tiles do not fit (the target's shared memory, wgmma on sm_90a only).
+llvm::Expected<KernelSchedule> scheduleAttention(dm::KernelOp kernel, const KernelConfig &config);
+
+/// The CUDA of fused attention kernel `kernel` under `schedule`
+/// (scheduleAttention), entry point `entry`.
+EmittedKernel emitAttentionSchedule(dm::KernelOp kernel, const KernelSchedule &schedule,
+                                    llvm::StringRef entry);
 
 /// The CUDA of `kernel` under `schedule` (scheduleKernel of the same space,
 /// graph and config), entry point `entry`.
@@ -82,10 +106,9 @@ std::string describeSchedule(const KernelSchedule &schedule, const NodeGraph &g,
                              const std::string &indent = "  ");
 
 /// describeSchedule of `kernel` under `config`, after a first line
-/// "<shape>, <config.describe()>"; a fused attention kernel (tiled by
-/// codegen/attention) says so, with its tiles and its launch (blocks,
-/// threads, shared memory) from its emitter. An infeasible config or a
-/// kernel that does not lower is an error naming it.
+/// "<shape>, <config.describe()>"; for a fused attention kernel, its
+/// problem (sizes, masks, dropout and keep bits), tiles and launch. An
+/// infeasible config or a kernel that does not lower is an error naming it.
 llvm::Expected<std::string> describeKernel(dm::KernelOp kernel, const KernelConfig &config);
 
 /// The three emitters emitSchedule chooses from (KernelEmitter.cpp,

@@ -87,6 +87,9 @@ struct KernelConfig {
   /// A fused attention kernel's products as sm_90a warpgroup MMA
   /// (dmcgen::AttentionTiles::wgmma); false elsewhere.
   bool wgmma = false;
+  /// A fused attention kernel's blocks an SM for ptxas to fit
+  /// (dmcgen::AttentionTiles::minBlocks); 0: the kernel's own hint.
+  int minBlocks = 0;
   /// Column kernels whose sweep fetches rows ahead (ColumnSchedule): rows
   /// unrolled at once. 0: every row (the whole sweep straight-line); the
   /// fetch depth: a loop, whose body stays in the instruction cache where

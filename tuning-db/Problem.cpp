@@ -135,6 +135,8 @@ std::map<std::string, Knob> recordKnobs(const dmrt::ConfigKernel &k) {
     knobs["warps"] = k.warps;
     if (k.wgmma) // absent on mma.sync tiles
       knobs["wgmma"] = int64_t(1);
+    if (k.minBlocks > 0) // absent where the kernel's own hint holds
+      knobs["min_blocks"] = k.minBlocks;
   }
   if (k.unroll > 0) // absent on records of sweeps unrolled whole
     knobs["unroll"] = k.unroll;
@@ -180,6 +182,13 @@ bool configKnobs(const Record &r, dmrt::ConfigKernel &k) {
         std::get<int64_t>(it->second) != 1)
       return false;
     out.wgmma = true;
+  }
+  out.minBlocks = 0;
+  if (auto it = r.knobs.find("min_blocks"); it != r.knobs.end()) {
+    if (present == 0 || !std::holds_alternative<int64_t>(it->second) ||
+        std::get<int64_t>(it->second) < 1)
+      return false;
+    out.minBlocks = std::get<int64_t>(it->second);
   }
   out.unroll = 0;
   if (auto it = r.knobs.find("unroll"); it != r.knobs.end()) {

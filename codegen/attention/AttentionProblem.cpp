@@ -2,6 +2,7 @@
 
 #include "codegen/attention/AttentionProblem.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -193,6 +194,27 @@ unsigned sharedBytes(const AttentionProblem &p, const AttentionTiles &t,
   return (unsigned)bytes;
 }
 
+int hintedBlocks(AttentionKernelKind kind, int warps) {
+  // Left to itself ptxas gave the causal forward with saved keep bits 128
+  // registers and spills (gpt2-medium's: 0.233 ms on an H200 against 0.186
+  // drawing only); asked for blocks of 168 registers it takes 148. The
+  // backward kernels keep ptxas's choice.
+  if (kind != AttentionKernelKind::Forward || warps <= 0)
+    return 0;
+  return std::max(1, 65536 / (32 * warps * 168));
+}
+
+/// Registers a thread at least, asking for more blocks an SM: the f32
+/// accumulators of a 64-wide head dim take 64.
+constexpr int kMinRegistersForMoreBlocks = 128;
+
+/// Blocks an SM the shared memory holds: the runtime reserves 1 KiB a block,
+/// and an SM has that much more than one block may use (sm_80 to sm_90:
+/// 164 KiB against 163, 228 against 227).
+static int sharedBlocks(unsigned smem, const TileLimits &limits) {
+  return int((limits.maxSharedBytes + 1024) / (smem + 1024));
+}
+
 int rowBlocksPerWarp(const AttentionTiles &t, AttentionKernelKind kind) {
   const bool keyMajor = kind == AttentionKernelKind::GradKV;
   const int owned = keyMajor ? t.blockN : t.blockM;
@@ -249,6 +271,21 @@ std::string checkTiles(const AttentionProblem &p, const AttentionTiles &t,
   if (smem > limits.maxSharedBytes)
     return "shared memory " + std::to_string(smem) + " bytes exceeds the " +
            std::to_string(limits.maxSharedBytes) + "-byte limit";
+  if (t.minBlocks < 0)
+    return "min_blocks = " + std::to_string(t.minBlocks) + ": must be 0 (the kernel's own "
+           "hint) or at least 1";
+  if (t.minBlocks > 0) {
+    const int threads = 32 * t.warps, registers = 65536 / (threads * t.minBlocks);
+    if (registers < kMinRegistersForMoreBlocks)
+      return "min_blocks = " + std::to_string(t.minBlocks) + " blocks of " +
+             std::to_string(threads) + " threads leave " + std::to_string(registers) +
+             " registers a thread (at least " + std::to_string(kMinRegistersForMoreBlocks) +
+             ")";
+    if (sharedBlocks(smem, limits) < t.minBlocks)
+      return "min_blocks = " + std::to_string(t.minBlocks) + " blocks of " +
+             std::to_string(smem) + " bytes of shared memory do not fit an SM (" +
+             std::to_string(sharedBlocks(smem, limits)) + " do)";
+  }
   int accumulators = 0;
   switch (kind) {
   case AttentionKernelKind::Forward: accumulators = int(p.D / 2) + t.blockN / 2; break;
@@ -311,6 +348,20 @@ std::vector<TileCandidate> tileCandidates(const AttentionProblem &p, AttentionKe
                                                              : AttentionTiles{64, other, 4, true};
       out.push_back({t, checkTiles(p, t, kind, limits)});
     }
+  // More blocks an SM than the kernel's own hint, where the registers and
+  // the shared memory allow: the feasible tiles of at least 4 warps again,
+  // last (smaller blocks are held back by the blocks an SM runs at most).
+  for (size_t n = 0, end = out.size(); n < end; ++n) {
+    if (!out[n].rejected.empty() || out[n].tiles.warps < 4)
+      continue;
+    AttentionTiles t = out[n].tiles;
+    const int threads = 32 * t.warps;
+    t.minBlocks = std::min(65536 / (threads * kMinRegistersForMoreBlocks),
+                           sharedBlocks(sharedBytes(p, t, kind), limits));
+    const int hinted = hintedBlocks(kind, t.warps);
+    if (t.minBlocks > std::max(hinted, 65536 / (threads * 168)))
+      out.push_back({t, checkTiles(p, t, kind, limits)});
+  }
   return out;
 }
 

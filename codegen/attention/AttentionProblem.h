@@ -124,10 +124,20 @@ inline constexpr unsigned kMaxSharedBytesSm90 = 227 * 1024;
 struct AttentionTiles {
   int blockM = 0, blockN = 0, warps = 0;
   bool wgmma = false;
+  /// Blocks ptxas must fit on an SM (__launch_bounds__'s minimum, which caps
+  /// registers at 65536 / (32 warps x minBlocks)); 0: the kind's own hint
+  /// (hintedBlocks).
+  int minBlocks = 0;
   bool operator==(const AttentionTiles &o) const {
-    return blockM == o.blockM && blockN == o.blockN && warps == o.warps && wgmma == o.wgmma;
+    return blockM == o.blockM && blockN == o.blockN && warps == o.warps && wgmma == o.wgmma &&
+           minBlocks == o.minBlocks;
   }
 };
+
+/// The blocks an SM a kernel's launch bounds ask for when the tiles name
+/// none: the forward's fit 168 registers a thread (3 blocks of 4 warps), the
+/// backward kernels leave it to ptxas (0).
+int hintedBlocks(AttentionKernelKind kind, int warps);
 
 /// What the target offers the tiles: dynamic shared memory one block may use,
 /// and whether it runs sm_90a's warpgroup MMA.
@@ -157,7 +167,10 @@ struct TileCandidate {
 /// Every blockM, blockN in {16, 32, 64, 128} and warps in {1, 2, 4, 8}, with
 /// the reason each infeasible one is rejected (the tuner's search space);
 /// grad-kv's tiles of two row blocks a warp last, then the wgmma tiles (64
-/// rows owned, 64 or 128 the other dim, 4 warps) where the limits allow wgmma.
+/// rows owned, 64 or 128 the other dim, 4 warps) where the limits allow wgmma;
+/// last, each feasible one of at least 4 warps again with more blocks an SM
+/// (minBlocks) where 128 registers a thread and the shared memory leave room
+/// for more than blocks of 168 registers (4 warps: 4 blocks instead of 3).
 std::vector<TileCandidate> tileCandidates(const AttentionProblem &p, AttentionKernelKind kind,
                                           const TileLimits &limits = {});
 

@@ -142,15 +142,12 @@ std::string emitAttentionSource(const AttentionProblem &p, const AttentionTiles 
   const char *in = "const uint16_t *__restrict__ ";
   const char *out = "uint16_t *__restrict__ ";
   const char *bits = keep ? "bits" : "nullptr";
-  // The forward states how many blocks should fit an SM (registers for 168
-  // per thread): left to itself ptxas gave the causal forward with saved keep
-  // bits 128 registers and spills (gpt2-medium's: 0.233 ms on an H200 against
-  // 0.186 drawing only); with the hint it takes 148. The backward kernels keep
-  // ptxas's choice (grad-kv needs ~250 registers).
+  // The blocks an SM ptxas must fit: the tiles' own (a tuning knob), else
+  // the kind's hint (hintedBlocks; none for the backward kernels).
   const int threads = 32 * tiles.warps;
-  const int minBlocks = std::max(1, 65536 / (threads * 168));
+  const int minBlocks = tiles.minBlocks > 0 ? tiles.minBlocks : hintedBlocks(kind, tiles.warps);
   os << "extern \"C\" __global__ void __launch_bounds__(" << threads;
-  if (kind == AttentionKernelKind::Forward)
+  if (minBlocks > 0)
     os << ", " << minBlocks;
   os << ")\n"
      << entryName << "(" << in << "q, " << in << "k, " << in << "v,\n    ";

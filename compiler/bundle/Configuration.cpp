@@ -53,6 +53,8 @@ codegen::KernelConfig knobsOf(dm::KernelOp kernel) {
     c.blockN = get("block_n");
     c.warps = get("warps");
     c.wgmma = knobs.get("wgmma") != nullptr;
+    if (knobs.get("min_blocks"))
+      c.minBlocks = get("min_blocks");
   }
   llvm::StringRef lane = cast<StringAttr>(knobs.get("lane_dim")).getValue();
   c.laneDim = lane.empty() ? 0 : lane[0];
@@ -82,6 +84,8 @@ void setKnobs(dm::KernelOp kernel, const codegen::KernelConfig &k) {
     knobs.push_back(b.getNamedAttr("warps", b.getI64IntegerAttr(k.warps)));
     if (k.wgmma)
       knobs.push_back(b.getNamedAttr("wgmma", b.getUnitAttr()));
+    if (k.minBlocks > 0)
+      knobs.push_back(b.getNamedAttr("min_blocks", b.getI64IntegerAttr(k.minBlocks)));
   }
   if (k.unroll > 0)
     knobs.push_back(b.getNamedAttr("unroll", b.getI64IntegerAttr(k.unroll)));
@@ -101,6 +105,7 @@ dmrt::ConfigKernel toConfigKernel(const std::string &name, const codegen::Kernel
   e.blockN = k.blockN;
   e.warps = k.warps;
   e.wgmma = k.wgmma;
+  e.minBlocks = k.minBlocks;
   e.unroll = k.unroll;
   e.describe = k.describe();
   return e;
@@ -118,6 +123,7 @@ codegen::KernelConfig fromConfigKernel(const dmrt::ConfigKernel &e) {
   k.blockN = int(e.blockN);
   k.warps = int(e.warps);
   k.wgmma = e.wgmma;
+  k.minBlocks = int(e.minBlocks);
   k.unroll = int(e.unroll);
   return k;
 }

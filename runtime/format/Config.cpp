@@ -58,7 +58,7 @@ bool oneOf(Reader &r, const json &o, const std::string &path, const char *key, s
 bool parseKernel(Reader &r, const json &o, const std::string &p, ConfigKernel &k,
                  std::set<std::string> &names) {
   if (!r.object(o, p, {"name", "lane_dim", "tx", "ty", "per_thread", "vec", "split", "describe",
-                       "block_m", "block_n", "warps", "wgmma", "unroll"}) ||
+                       "block_m", "block_n", "warps", "wgmma", "min_blocks", "unroll"}) ||
       !name(r, o, p, "name", k.name, names) || !r.str(o, p, "lane_dim", k.laneDim) ||
       !r.integer(o, p, "tx", k.tx, 1) || !r.integer(o, p, "ty", k.ty, 1) ||
       !r.integer(o, p, "per_thread", k.perThread, 1) || !r.integer(o, p, "vec", k.vec, 1) ||
@@ -79,6 +79,13 @@ bool parseKernel(Reader &r, const json &o, const std::string &p, ConfigKernel &k
       return r.fail(p + ".wgmma", "only a fused attention kernel (with block_m, block_n and "
                                   "warps) has wgmma");
     if (!r.boolean(o, p, "wgmma", k.wgmma))
+      return false;
+  }
+  if (o.contains("min_blocks")) {
+    if (tiles == 0)
+      return r.fail(p + ".min_blocks", "only a fused attention kernel (with block_m, block_n "
+                                       "and warps) has min_blocks");
+    if (!r.integer(o, p, "min_blocks", k.minBlocks, 1))
       return false;
   }
   if (!k.laneDim.empty() && !validDims(k.laneDim))
@@ -286,6 +293,8 @@ std::string writeConfig(const Configuration &c) {
       entry["warps"] = k.warps;
       if (k.wgmma)
         entry["wgmma"] = true;
+      if (k.minBlocks > 0)
+        entry["min_blocks"] = k.minBlocks;
     }
     if (k.unroll > 0)
       entry["unroll"] = k.unroll;

@@ -41,6 +41,9 @@ struct ConfigKernel {
   /// The attention kernel's products as sm_90a warpgroup MMA (optional field
   /// "wgmma", written only when true, with the tiles).
   bool wgmma = false;
+  /// The attention kernel's blocks an SM for ptxas to fit (optional field
+  /// "min_blocks", written only when > 0, with the tiles; 0: its own hint).
+  int64_t minBlocks = 0;
   /// A column kernel's sweep unrolled by this many rows (optional field
   /// "unroll", written only when > 0; 0: unrolled whole).
   int64_t unroll = 0;

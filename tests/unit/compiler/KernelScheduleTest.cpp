@@ -2,11 +2,14 @@
 //
 // On bert-large's fused training graph: the schedules the row and column
 // emitters print, read as data (codegen/RowSchedule.h, ColumnSchedule.h),
-// the guards of stacked inputs, and the CUDA agreeing with them.
+// the guards of stacked inputs, the CUDA agreeing with them, and the fused
+// attention kernels' schedules (KernelSchedule.h AttentionSchedule).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/ColumnSchedule.h"
+#include "codegen/KernelCostModel.h"
 #include "codegen/KernelEmitter.h"
+#include "codegen/KernelSchedule.h"
 #include "codegen/RowSchedule.h"
 #include "compiler/Driver.h"
 
@@ -312,6 +315,108 @@ TEST_F(KernelSchedule, ManyRowsPerThreadAreNotFetched) {
   std::string cuda = source("dropout_dgelu_reduce_sum");
   EXPECT_EQ(cuda.find("dmcFetchVec<8>(pf"), std::string::npos);
   EXPECT_EQ(cuda.find("arrived"), std::string::npos); // no partials across blocks
+}
+
+/// A fused attention kernel's schedule is data too: the problem read off its
+/// region, its kind and tiles, and the launch its CUDA is emitted with.
+TEST_F(KernelSchedule, FusedAttentionKernelsHaveTheirSchedule) {
+  struct Expected {
+    const char *name;
+    dmcgen::AttentionKernelKind kind;
+    const char *owns, *dropout;
+  };
+  for (const Expected &e :
+       {Expected{"attention", dmcgen::AttentionKernelKind::Forward,
+                 "a block owns 64 queries and loops over tiles of 64 keys",
+                 "drawn, keep bits written"},
+        Expected{"attention_grad_kv", dmcgen::AttentionKernelKind::GradKV,
+                 "a block owns 64 keys and loops over tiles of 64 queries", "keep bits read"},
+        Expected{"attention_grad_q", dmcgen::AttentionKernelKind::GradQ,
+                 "a block owns 64 queries and loops over tiles of 64 keys", "keep bits read"}}) {
+    SCOPED_TRACE(e.name);
+    dmc::dm::KernelOp k = dmc::test::kernelNamed(*module, e.name);
+    ASSERT_TRUE(isFusedKernel(k));
+    KernelConfig def = defaultFusedConfig(k);
+    auto s = scheduleAttention(k, def);
+    ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
+    ASSERT_NE(s->attention(), nullptr);
+    EXPECT_STREQ(s->shapeName(), "attention");
+    const AttentionSchedule &a = *s->attention();
+    EXPECT_EQ(a.kind, e.kind);
+    EXPECT_EQ(a.problem.B, 8);
+    EXPECT_EQ(a.problem.H, 16);
+    EXPECT_EQ(a.problem.Lq, 512);
+    EXPECT_EQ(a.problem.D, 64);
+    EXPECT_TRUE(a.problem.keepBits);
+    EXPECT_EQ(a.tiles.blockM, def.blockM);
+    EXPECT_EQ(a.tiles.warps, def.warps);
+    // The CUDA is emitted with the schedule's launch; no config means the default tiles.
+    auto emitted = emitKernel(k, KernelConfig(), "k");
+    ASSERT_TRUE(static_cast<bool>(emitted)) << llvm::toString(emitted.takeError());
+    KernelLaunch l = launchOf(*emitted);
+    EXPECT_EQ(l.grid, s->launch.grid);
+    EXPECT_EQ(l.gridY, s->launch.gridY);
+    EXPECT_EQ(l.gridZ, s->launch.gridZ);
+    EXPECT_EQ(l.blockX * l.blockY, s->launch.blockX * s->launch.blockY);
+    EXPECT_EQ(l.sharedBytes, s->launch.sharedBytes);
+    EXPECT_GT(l.sharedBytes, 0);
+    EXPECT_EQ(l.grid * l.gridY * l.gridZ, 8 * 16 * 8);
+    auto text = describeKernel(k, def);
+    ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+    EXPECT_NE(text->find("attention, " + def.describe()), std::string::npos) << *text;
+    EXPECT_NE(text->find(std::string("attention: ") + dmcgen::kernelKindName(e.kind) +
+                         " of B8 H16 Lq512 Lk512 D64 bf16, scale 0.125; masks none"),
+              std::string::npos)
+        << *text;
+    EXPECT_NE(text->find(e.owns), std::string::npos) << *text;
+    EXPECT_NE(text->find(std::string("dropout: p 0.1 (Philox id ")), std::string::npos) << *text;
+    EXPECT_NE(text->find(e.dropout), std::string::npos) << *text;
+    EXPECT_NE(text->find("launch: 8 x 16 x 8 blocks of 128 threads, " +
+                         std::to_string(l.sharedBytes) + " bytes of shared memory"),
+              std::string::npos)
+        << *text;
+  }
+}
+
+TEST_F(KernelSchedule, AttentionBlocksAnSmAreAKnob) {
+  // min_blocks reaches the launch bounds, the description and the
+  // enumeration; the cost model prices the fuller waves it allows.
+  dmc::dm::KernelOp k = dmc::test::kernelNamed(*module, "attention");
+  KernelConfig def = defaultFusedConfig(k), four = def;
+  four.minBlocks = 4;
+  EXPECT_EQ(four.describe(), "attention tiles 64x64, 4 warps, wgmma, 4 blocks an SM");
+  bool listed = false;
+  for (const KernelConfig &c : enumerateFusedConfigs(k))
+    listed |= c.describe() == four.describe();
+  EXPECT_TRUE(listed);
+  auto e = emitKernel(k, four, "k");
+  ASSERT_TRUE(static_cast<bool>(e)) << llvm::toString(e.takeError());
+  EXPECT_NE(e->source.find("__launch_bounds__(128, 4)"), std::string::npos);
+  auto text = describeKernel(k, four);
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  EXPECT_NE(text->find("attention, attention tiles 64x64, 4 warps, wgmma, 4 blocks an SM"),
+            std::string::npos)
+      << *text;
+  KernelSpace none;
+  std::optional<double> atDefault = priceConfiguration(k, none, def),
+                        atFour = priceConfiguration(k, none, four);
+  ASSERT_TRUE(atDefault && atFour);
+  EXPECT_LT(*atFour, *atDefault); // 1024 blocks on 4 x 132 slots, not 3 x 132
+}
+
+TEST_F(KernelSchedule, InfeasibleAttentionTilesSayWhy) {
+  dmc::dm::KernelOp k = dmc::test::kernelNamed(*module, "attention");
+  KernelConfig c;
+  c.blockM = 48;
+  c.blockN = 64;
+  c.warps = 4;
+  auto s = scheduleAttention(k, c);
+  ASSERT_FALSE(static_cast<bool>(s));
+  std::string why = llvm::toString(s.takeError());
+  EXPECT_NE(why.find("fused kernel 'attention': tiles attention tiles 48x64, 4 warps are "
+                     "infeasible: "),
+            std::string::npos)
+      << why;
 }
 
 } // namespace

@@ -130,6 +130,33 @@ TEST(Config, WgmmaIsOptionalAndRoundTrips) {
       << parseError(j);
 }
 
+TEST(Config, MinBlocksIsOptionalAndRoundTrips) {
+  // An attention kernel's blocks an SM (written only when set); a kernel
+  // without tiles may not have them, and they must be at least 1.
+  json j = validConfig();
+  j["kernels"][1]["block_m"] = 64;
+  j["kernels"][1]["block_n"] = 64;
+  j["kernels"][1]["warps"] = 4;
+  j["kernels"][1]["min_blocks"] = 4;
+  Configuration c;
+  std::string error;
+  ASSERT_TRUE(parseConfig(j.dump(), "cfg.json", c, error)) << error;
+  EXPECT_EQ(c.kernels[1].minBlocks, 4);
+  EXPECT_EQ(c.kernels[0].minBlocks, 0);
+  EXPECT_EQ(json::parse(writeConfig(c)), j);
+  c.kernels[1].minBlocks = 0;
+  EXPECT_FALSE(json::parse(writeConfig(c))["kernels"][1].contains("min_blocks"));
+  j["kernels"][1]["min_blocks"] = 0;
+  EXPECT_NE(parseError(j).find("kernels[1].min_blocks: expected a positive integer, got number 0"),
+            std::string::npos)
+      << parseError(j);
+  j = validConfig();
+  j["kernels"][0]["min_blocks"] = 4;
+  EXPECT_NE(parseError(j).find("kernels[0].min_blocks: only a fused attention kernel"),
+            std::string::npos)
+      << parseError(j);
+}
+
 TEST(Config, ChosenAlgorithmRoundTrips) {
   json j = validConfig();
   const char *algo =

@@ -175,6 +175,33 @@ TEST(TuningDbProblem, UnrollIsAKnobOnlyWhereSet) {
   EXPECT_FALSE(configKnobs(rolled, back));
 }
 
+TEST(TuningDbProblem, MinBlocksIsAKnobOnlyWhereSet) {
+  // Tiles at their kernel's own launch bounds have no "min_blocks" knob, so
+  // their records keep the keys they had before it existed.
+  dmrt::ConfigKernel k;
+  k.blockM = k.blockN = 64;
+  k.warps = 4;
+  k.wgmma = true;
+  Record hinted = kernel(0), four = kernel(0);
+  hinted.knobs = recordKnobs(k);
+  EXPECT_EQ(hinted.knobs.count("min_blocks"), 0u);
+  k.minBlocks = 4;
+  four.knobs = recordKnobs(k);
+  EXPECT_EQ(std::get<int64_t>(four.knobs.at("min_blocks")), 4);
+  EXPECT_NE(key(hinted), key(four));
+  dmrt::ConfigKernel back;
+  ASSERT_TRUE(configKnobs(four, back));
+  EXPECT_EQ(back.minBlocks, 4);
+  ASSERT_TRUE(configKnobs(hinted, back));
+  EXPECT_EQ(back.minBlocks, 0);
+  four.knobs["min_blocks"] = int64_t(0); // planted: must be positive
+  EXPECT_FALSE(configKnobs(four, back));
+  four.knobs["min_blocks"] = int64_t(4);
+  for (const char *tile : {"block_m", "block_n", "warps", "wgmma"})
+    four.knobs.erase(tile); // planted: blocks an SM without tiles
+  EXPECT_FALSE(configKnobs(four, back));
+}
+
 TEST(TuningDbProblem, WgmmaIsAKnobOnlyWhereSet) {
   // mma.sync tiles have no "wgmma" knob, so their records keep the keys they
   // had before it existed; the same tiles as wgmma are another candidate.

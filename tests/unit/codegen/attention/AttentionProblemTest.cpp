@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <functional>
 
 using namespace dmcgen;
@@ -175,8 +177,11 @@ TEST(AttentionTiles, GradKVWarpsOwnOneOrTwoRowBlocks) {
   const std::string why = checkTiles(p, {64, 128, 4}, K::GradKV);
   EXPECT_TRUE(mentions(why, "256 f32 accumulators")) << why;
   EXPECT_TRUE(mentions(why, "two row blocks")) << why;
-  // Listed after every one-block tile.
+  // Listed after every one-block tile (then come tiles with more blocks an SM).
   auto all = tileCandidates(p, K::GradKV);
+  all.erase(std::remove_if(all.begin(), all.end(),
+                           [](const TileCandidate &c) { return c.tiles.minBlocks > 0; }),
+            all.end());
   size_t firstTwo = all.size();
   for (size_t i = 0; i < all.size(); ++i)
     if (rowBlocksPerWarp(all[i].tiles, K::GradKV) == 2 && firstTwo == all.size())
@@ -197,6 +202,13 @@ TEST(AttentionTiles, WgmmaTilesOnlyWhereTheTargetHasThem) {
     // Without wgmma the candidates are the 64 mma.sync tiles; with it two
     // wgmma tiles follow them (each listed, feasible or not, with its reason).
     auto plain = tileCandidates(p, kind), all = tileCandidates(p, kind, sm90a);
+    auto hinted = [](std::vector<TileCandidate> &v) { // those with more blocks an SM last
+      v.erase(std::remove_if(v.begin(), v.end(),
+                             [](const TileCandidate &c) { return c.tiles.minBlocks > 0; }),
+              v.end());
+    };
+    hinted(plain);
+    hinted(all);
     ASSERT_EQ(plain.size(), 64u);
     ASSERT_EQ(all.size(), 66u);
     for (size_t i = 0; i < plain.size(); ++i)
@@ -244,10 +256,17 @@ TEST(AttentionTiles, CandidatesIncludeDefaultsAndReasons) {
     for (auto kind : {AttentionKernelKind::Forward, AttentionKernelKind::GradKV,
                       AttentionKernelKind::GradQ}) {
       auto all = tileCandidates(p, kind);
-      EXPECT_EQ(all.size(), 64u);
+      // The 64 tilings, then feasible ones again with more blocks an SM.
+      ASSERT_GE(all.size(), 64u);
+      for (size_t n = 64; n < all.size(); ++n) {
+        EXPECT_GT(all[n].tiles.minBlocks, 0);
+        EXPECT_EQ(all[n].rejected, "");
+      }
+      all.resize(64);
       int feasible = 0;
       bool hasDefault = false;
       for (const TileCandidate &c : all) {
+        EXPECT_EQ(c.tiles.minBlocks, 0);
         feasible += c.rejected.empty();
         hasDefault |= c.rejected.empty() && c.tiles == defaultTiles(p, kind);
         EXPECT_EQ(c.rejected, checkTiles(p, c.tiles, kind));
@@ -257,6 +276,50 @@ TEST(AttentionTiles, CandidatesIncludeDefaultsAndReasons) {
       EXPECT_LT(feasible, 64) << kernelKindName(kind);
     }
   }
+}
+
+TEST(AttentionTiles, MoreBlocksAnSmWhereRegistersAndSharedMemoryAllow) {
+  using K = AttentionKernelKind;
+  const TileLimits sm90a{kMaxSharedBytesSm90, true};
+  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 8, 16, 512, 512, 64);
+  p.dropout = 0.1;
+  p.keepBits = true;
+  const AttentionTiles wg{64, 64, 4, true};
+  EXPECT_EQ(hintedBlocks(K::Forward, 4), 3); // 168 registers a thread
+  EXPECT_EQ(hintedBlocks(K::GradKV, 4), 0);  // ptxas's choice
+  // The forward's wgmma tiles at 4 blocks an SM: 128 registers, 4 x 42 KiB.
+  AttentionTiles four = wg;
+  four.minBlocks = 4;
+  EXPECT_EQ(checkTiles(p, four, K::Forward, sm90a), "");
+  auto has = [&](K kind, const AttentionTiles &t) {
+    for (const TileCandidate &c : tileCandidates(p, kind, sm90a))
+      if (c.tiles == t)
+        return c.rejected.empty();
+    return false;
+  };
+  EXPECT_TRUE(has(K::Forward, four));
+  EXPECT_TRUE(has(K::Forward, wg));
+  // grad-kv's 67 KiB of shared memory fit 3 blocks an SM, so no 4.
+  EXPECT_FALSE(has(K::GradKV, four));
+  EXPECT_TRUE(mentions(checkTiles(p, four, K::GradKV, sm90a),
+                       "min_blocks = 4 blocks of 67584 bytes of shared memory do not fit an SM "
+                       "(3 do)"));
+  AttentionTiles five = wg;
+  five.minBlocks = 5;
+  EXPECT_TRUE(mentions(checkTiles(p, five, K::Forward, sm90a),
+                       "min_blocks = 5 blocks of 128 threads leave 102 registers a thread "
+                       "(at least 128)"));
+  AttentionTiles negative = wg;
+  negative.minBlocks = -1;
+  EXPECT_TRUE(mentions(checkTiles(p, negative, K::Forward, sm90a), "min_blocks = -1: must be 0"));
+  // The knob is the launch bounds' minimum; without it the forward keeps
+  // its hint and the backward kernels none.
+  EXPECT_TRUE(mentions(emitAttentionSource(p, four, K::Forward, "f"), "__launch_bounds__(128, 4)"));
+  EXPECT_TRUE(mentions(emitAttentionSource(p, wg, K::Forward, "f"), "__launch_bounds__(128, 3)"));
+  EXPECT_TRUE(mentions(emitAttentionSource(p, wg, K::GradQ, "f"), "__launch_bounds__(128)\n"));
+  AttentionTiles q3 = wg;
+  q3.minBlocks = 3;
+  EXPECT_TRUE(mentions(emitAttentionSource(p, q3, K::GradQ, "f"), "__launch_bounds__(128, 3)"));
 }
 
 TEST(AttentionLaunch, GeometryCoversEveryRow) {
