@@ -9,8 +9,8 @@
 // after 10 warm-up launches), in ms and TFLOP/s: forward 4 B H Lq Lk D flop,
 // backward 2.5x that, halved under a causal mask. The backward kernels read
 // the forward's o, lse (and keep bits). `--sweep` also times every feasible tile choice
-// (blockM, blockN >= 32) of each kernel and names the fastest; `--sweep-kind
-// KIND` of one kernel kind only (e.g. grad-kv).
+// (blockM, blockN >= 32; "b4": 4 blocks an SM asked of ptxas) of each kernel and names
+// the fastest; `--sweep-kind KIND` of one kernel kind only (e.g. grad-kv).
 //
 //===----------------------------------------------------------------------===//
 
@@ -126,7 +126,8 @@ bool sweepKind(dmrt::CudaDriver &driver, const Shape &s, const std::string &arch
             [](const auto &x, const auto &y) { return x.first < y.first; });
   std::printf("  sweep %-8s", dmcgen::kernelKindName(kind));
   for (const auto &[ms, t] : times)
-    std::printf(" %dx%dx%d%s:%.4f", t.blockM, t.blockN, t.warps, t.wgmma ? "w" : "", ms);
+    std::printf(" %dx%dx%d%s%s:%.4f", t.blockM, t.blockN, t.warps, t.wgmma ? "w" : "",
+                t.minBlocks > 0 ? ("b" + std::to_string(t.minBlocks)).c_str() : "", ms);
   std::printf("\n");
   return ok;
 }
