@@ -218,6 +218,8 @@ dmcgen::AttentionTiles tilesOf(const KernelConfig &c) {
   return {c.blockM, c.blockN, c.warps, c.wgmma, c.minBlocks};
 }
 
+} // namespace
+
 KernelConfig withTiles(const dmcgen::AttentionTiles &t) {
   KernelConfig c;
   c.blockM = t.blockM;
@@ -227,7 +229,6 @@ KernelConfig withTiles(const dmcgen::AttentionTiles &t) {
   c.minBlocks = t.minBlocks;
   return c;
 }
-} // namespace
 
 std::vector<KernelConfig> enumerateFusedConfigs(dm::KernelOp kernel,
                                                 std::vector<std::string> *rejected) {

@@ -327,13 +327,8 @@ llvm::Expected<std::string> describeKernel(dm::KernelOp kernel, const KernelConf
     llvm::Expected<KernelSchedule> schedule = scheduleAttention(kernel, config);
     if (!schedule)
       return schedule.takeError();
-    const dmcgen::AttentionTiles &t = schedule->attention()->tiles;
-    KernelConfig tiles; // config's, or the default's when it names none
-    tiles.blockM = t.blockM;
-    tiles.blockN = t.blockN;
-    tiles.warps = t.warps;
-    tiles.wgmma = t.wgmma;
-    tiles.minBlocks = t.minBlocks;
+    // config's tiles, or the default's when it names none
+    KernelConfig tiles = withTiles(schedule->attention()->tiles);
     return std::string(schedule->shapeName()) + ", " + tiles.describe() + "\n" +
            describeSchedule(*schedule, NodeGraph());
   }

@@ -80,6 +80,9 @@ llvm::Error lowerForConfig(dm::KernelOp kernel, const KernelConfig &config, Kern
 KernelSchedule scheduleKernel(dm::KernelOp kernel, const KernelSpace &space, const NodeGraph &g,
                               const KernelConfig &config);
 
+/// A fused attention kernel's configuration: its tiles as knobs.
+KernelConfig withTiles(const dmcgen::AttentionTiles &tiles);
+
 /// The schedule of fused attention kernel `kernel` (isFusedKernel) with the
 /// tiles of `config`, its default tiles when config.warps is 0; an error
 /// naming the kernel when its region is not one codegen/attention runs or
