@@ -177,6 +177,12 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "dmc-run: warning: the runtime cannot run this bundle: %s\n",
                  s.message.c_str());
   }
+  // The runtime leaves the caller's current device as it found it
+  // (DeviceGuard): this tool, the layer's caller, makes the layer's device
+  // current, so that its buffers, copies and clock samples are on it.
+  if (!o.dryRun && !cudaOk(cudaSetDevice(int(o.device)),
+                           "cudaSetDevice(" + std::to_string(o.device) + ")", error))
+    return fail(1, error);
   TensorFile inputs;
   if (!o.inputs.empty() && !readSafetensors(o.inputs, inputs, error))
     return fail(2, error);
