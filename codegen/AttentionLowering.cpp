@@ -309,14 +309,7 @@ EmittedKernel emitAttentionSchedule(dm::KernelOp k, const KernelSchedule &schedu
                            tiles.wgmma ? ", wgmma" : "")
                  .str() +
              dmcgen::emitAttentionSource(p, tiles, a.kind, e.entry);
-  const KernelLaunch &l = schedule.launch;
-  e.grid = l.grid;
-  e.gridY = l.gridY;
-  e.gridZ = l.gridZ;
-  e.blockX = l.blockX;
-  e.blockY = l.blockY;
-  e.sharedBytes = l.sharedBytes;
-  e.passes = 1;
+  applyLaunch(schedule.launch, entry, e);
   e.describe = withTiles(tiles).describe();
   return e;
 }

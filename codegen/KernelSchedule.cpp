@@ -237,23 +237,26 @@ llvm::Expected<EmittedKernel> emitSchedule(dm::KernelOp kernel, const KernelSpac
                            : emitRowKernel(kernel, space, g, config, *schedule.rows(), entry);
   if (!k)
     return k;
-  const KernelLaunch &l = schedule.launch;
-  k->grid = l.grid;
-  k->gridY = l.gridY;
-  k->gridZ = l.gridZ;
-  k->blockX = l.blockX;
-  k->blockY = l.blockY;
-  k->sharedBytes = l.sharedBytes;
-  k->passes = l.passes;
-  k->workspaceBytes = l.workspaceBytes;
-  if (l.finishes) {
-    k->finishEntry = entry.str() + "_finish";
-    k->finishGrid = l.finishGrid;
-    k->finishBlockX = l.finishBlockX;
-    k->finishBlockY = l.finishBlockY;
-    k->finishOutputs = l.finishOutputs;
-  }
+  applyLaunch(schedule.launch, entry, *k);
   return k;
+}
+
+void applyLaunch(const KernelLaunch &l, llvm::StringRef entry, EmittedKernel &k) {
+  k.grid = l.grid;
+  k.gridY = l.gridY;
+  k.gridZ = l.gridZ;
+  k.blockX = l.blockX;
+  k.blockY = l.blockY;
+  k.sharedBytes = l.sharedBytes;
+  k.passes = l.passes;
+  k.workspaceBytes = l.workspaceBytes;
+  if (l.finishes) {
+    k.finishEntry = entry.str() + "_finish";
+    k.finishGrid = l.finishGrid;
+    k.finishBlockX = l.finishBlockX;
+    k.finishBlockY = l.finishBlockY;
+    k.finishOutputs = l.finishOutputs;
+  }
 }
 
 /// `v` in the shortest of %f and %e (0.125, 0.1).

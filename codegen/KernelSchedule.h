@@ -45,6 +45,9 @@ struct KernelLaunch {
 
 /// The launch of an emitted kernel.
 KernelLaunch launchOf(const EmittedKernel &k);
+/// Its inverse: `k`'s launch fields from `launch`, the finishing launch's
+/// entry "<entry>_finish".
+void applyLaunch(const KernelLaunch &launch, llvm::StringRef entry, EmittedKernel &k);
 
 /// A fused attention kernel (`dm.fused`): what it computes, read off its
 /// region and operand types (AttentionLowering.cpp), which of the three
