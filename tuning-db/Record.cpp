@@ -85,12 +85,17 @@ bool parseKind(const std::string &s, Kind &out) {
 }
 
 // A JSON array: unambiguous whatever the strings contain, and maps dump sorted.
+// A whole step's measurement is also keyed by its date: the same step on
+// other GPUs of one name takes a few percent more or less (power caps), so
+// each is a sample to keep, and dmc compile takes their median.
 std::string key(const Record &r) {
   json k = problem(r);
   k.push_back(r.layouts);
   k.push_back(knobsJson(r));
   k.push_back(r.algorithm);
   k.push_back(r.epilogue);
+  if (r.kind == Kind::Step)
+    k.push_back(r.date);
   return k.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

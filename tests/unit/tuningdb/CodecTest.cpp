@@ -62,6 +62,22 @@ TEST(TuningDbCodec, RoundTripsEveryField) {
   }
 }
 
+TEST(TuningDbCodec, EveryWholeStepMeasurementIsKept) {
+  // A step record's date is part of its key: two measurements of one step
+  // (other GPUs, other days) are two samples; the same one twice is one.
+  Record a = kernel(1);
+  a.kind = Kind::Step;
+  a.algorithm = "";
+  Record later = a, again = a;
+  later.date = "2030-01-01T00:00:00Z";
+  later.medianUs = a.medianUs * 1.02;
+  EXPECT_NE(key(a), key(later));
+  EXPECT_EQ(key(a), key(again));
+  Record k1 = kernel(1), k2 = kernel(1); // a kernel's date is not: one candidate
+  k2.date = later.date;
+  EXPECT_EQ(key(k1), key(k2));
+}
+
 TEST(TuningDbCodec, KeyCoversTheCandidateNotTheMeasurement) {
   Record a = kernel(1), b = kernel(1, 99.0);
   b.samples = 3;
