@@ -44,12 +44,12 @@ double modelKernelUs(dm::KernelOp kernel, const KernelSpace &space, const Kernel
   if (launch.sharedBytes > 0)
     perSM = std::min(perSM, std::floor(kSharedPerSM / launch.sharedBytes));
   // A fused attention kernel's registers: as many blocks as its launch
-  // bounds ask for (min_blocks), else about 168 a thread (what ptxas gives
-  // the forward and the backward kernels at head dim 64).
+  // bounds ask for (min_blocks), else blocks of the usual registers.
   if (isFusedKernel(kernel))
-    perSM = std::min(perSM, config.minBlocks > 0
-                                ? double(config.minBlocks)
-                                : std::floor(65536.0 / (std::max(1.0, threads) * 168)));
+    perSM = std::min(perSM, double(config.minBlocks > 0
+                                       ? config.minBlocks
+                                       : dmcgen::blocksAtRegisters(std::max(1, config.warps),
+                                                                   dmcgen::kUsualRegisters)));
   perSM = std::max(1.0, perSM);
   // Full waves past the first: the last one's idle slots. Fewer blocks than
   // slots leave SMs idle, which for column sweeps (one long sweep per

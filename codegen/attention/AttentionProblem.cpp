@@ -201,7 +201,7 @@ int hintedBlocks(AttentionKernelKind kind, int warps) {
   // backward kernels keep ptxas's choice.
   if (kind != AttentionKernelKind::Forward || warps <= 0)
     return 0;
-  return std::max(1, 65536 / (32 * warps * 168));
+  return blocksAtRegisters(warps, kUsualRegisters);
 }
 
 /// Registers a thread at least, asking for more blocks an SM: the f32
@@ -275,7 +275,7 @@ std::string checkTiles(const AttentionProblem &p, const AttentionTiles &t,
     return "min_blocks = " + std::to_string(t.minBlocks) + ": must be 0 (the kernel's own "
            "hint) or at least 1";
   if (t.minBlocks > 0) {
-    const int threads = 32 * t.warps, registers = 65536 / (threads * t.minBlocks);
+    const int threads = 32 * t.warps, registers = kRegistersPerSM / (threads * t.minBlocks);
     if (registers < kMinRegistersForMoreBlocks)
       return "min_blocks = " + std::to_string(t.minBlocks) + " blocks of " +
              std::to_string(threads) + " threads leave " + std::to_string(registers) +
@@ -355,11 +355,9 @@ std::vector<TileCandidate> tileCandidates(const AttentionProblem &p, AttentionKe
     if (!out[n].rejected.empty() || out[n].tiles.warps < 4)
       continue;
     AttentionTiles t = out[n].tiles;
-    const int threads = 32 * t.warps;
-    t.minBlocks = std::min(65536 / (threads * kMinRegistersForMoreBlocks),
+    t.minBlocks = std::min(blocksAtRegisters(t.warps, kMinRegistersForMoreBlocks),
                            sharedBlocks(sharedBytes(p, t, kind), limits));
-    const int hinted = hintedBlocks(kind, t.warps);
-    if (t.minBlocks > std::max(hinted, 65536 / (threads * 168)))
+    if (t.minBlocks > blocksAtRegisters(t.warps, kUsualRegisters))
       out.push_back({t, checkTiles(p, t, kind, limits)});
   }
   return out;

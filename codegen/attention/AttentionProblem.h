@@ -134,9 +134,21 @@ struct AttentionTiles {
   }
 };
 
+/// 32-bit registers an SM holds for its blocks (sm_80 to sm_90).
+inline constexpr int kRegistersPerSM = 65536;
+/// Registers a thread at the kernels' usual occupancy: what the forward's
+/// launch bounds ask for, and about what ptxas gives the backward kernels at
+/// head dim 64 (153-164).
+inline constexpr int kUsualRegisters = 168;
+/// Blocks of `warps` warps an SM holds at `registers` a thread (at least 1).
+inline int blocksAtRegisters(int warps, int registers) {
+  const int blocks = kRegistersPerSM / (32 * warps * registers);
+  return blocks > 1 ? blocks : 1;
+}
+
 /// The blocks an SM a kernel's launch bounds ask for when the tiles name
-/// none: the forward's fit 168 registers a thread (3 blocks of 4 warps), the
-/// backward kernels leave it to ptxas (0).
+/// none: the forward's, blocks of kUsualRegisters a thread (3 of 4 warps);
+/// the backward kernels leave it to ptxas (0).
 int hintedBlocks(AttentionKernelKind kind, int warps);
 
 /// What the target offers the tiles: dynamic shared memory one block may use,
