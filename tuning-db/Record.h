@@ -46,9 +46,11 @@ struct CodegenVersion {
 };
 inline constexpr CodegenVersion kCodegenVersions[] = {
     {CodegenFamily::Kernels, "kernels", 8},
-    {CodegenFamily::Attention, "attention", 10},
-    {CodegenFamily::AttentionGradKV, "attention_grad_kv", 9},
-    {CodegenFamily::AttentionGradQ, "attention_grad_q", 9},
+    /// 11, 10, 10: the softmax scale folded into the exponent's fma, keep
+    /// bits of query-major fragments assembled a word at a time.
+    {CodegenFamily::Attention, "attention", 11},
+    {CodegenFamily::AttentionGradKV, "attention_grad_kv", 10},
+    {CodegenFamily::AttentionGradQ, "attention_grad_q", 10},
     /// 9: timed as their step runs, a CUDA graph (cuBLASLt's memset nodes priced).
     {CodegenFamily::Contractions, "contractions", 9},
 };

@@ -96,13 +96,16 @@ DMC_ATTN_DEV void attentionGradKVWgmmaTile(float (&dk)[8][4], float (&dv)[8][4],
     wgmmaWait<1>(); // S^T landed (and the last half's dV, dK)
     pinAccumulators(s);
     const bool needMask = wk0 + 16 > kLimit || (Cfg::kCausal && wk0 + 15 > q0);
-    scaleMask<Cfg, true>(s, wk0, q0, kLimit, needMask);
+    maskScores<Cfg, true>(s, wk0, q0, kLimit, needMask);
     const float *lseH = lseS + 32 * hf, *drowH = drowS + 32 * hf;
     DMC_ATTN_UNROLL
-    for (int a = 0; a < HA; ++a)
+    for (int a = 0; a < HA; ++a) {
+      // Queries 8a + 2t and + 1: one 8-byte load of their lse (and of Drow below).
+      const FloatPair l = loadPair(lseH + 8 * a + 2 * t);
       DMC_ATTN_UNROLL
       for (int e = 0; e < 4; ++e)
-        s[a][e] = fastExp2(s[a][e] - lseH[8 * a + 2 * t + (e & 1)]); // P^T
+        s[a][e] = scaledExp2<Cfg>(s[a][e], e & 1 ? l.y : l.x); // P^T
+    }
     uint32_t pd[HA / 2][4]; // dropout(P)^T with its 1/(1-p), rounded as dm.rounded
     if constexpr (Cfg::kDropout) {
       float kept[HA][4];
@@ -122,14 +125,20 @@ DMC_ATTN_DEV void attentionGradKVWgmmaTile(float (&dk)[8][4], float (&dv)[8][4],
     wgmmaWait<1>(); // dPd^T landed; dV may still run
     pinAccumulators(dp);
     DMC_ATTN_UNROLL
-    for (int a = 0; a < HA; ++a)
+    for (int a = 0; a < HA; ++a) {
+      const FloatPair dr = loadPair(drowH + 8 * a + 2 * t);
       DMC_ATTN_UNROLL
       for (int e = 0; e < 4; ++e) {
+        // dS^T = P^T (dropout(dPd^T) - Drow), the 1/(1-p) in one fma.
         float d = dp[a][e];
+        const float drow = e & 1 ? dr.y : dr.x;
         if constexpr (Cfg::kDropout)
-          d = keep.keep(a, e) ? d * Cfg::kKeepScale : 0.f;
-        s[a][e] = s[a][e] * (d - drowH[8 * a + 2 * t + (e & 1)]); // dS^T
+          d = fmaf(keep.keep(a, e) ? d : 0.f, Cfg::kKeepScale, -drow);
+        else
+          d -= drow;
+        s[a][e] = s[a][e] * d;
       }
+    }
     uint32_t ds[HA / 2][4];
     packOperands<Bf16>(ds, s);
     wgmmaRegsCols<Bf16>(dk, ds, qh); // dK += dS^T Q
@@ -270,7 +279,7 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
       for (int m = 0; m < MB; ++m) {
         const int mk0 = wk0 + 16 * m;
         const bool needMask = mk0 + 16 > kLimit || (Cfg::kCausal && mk0 + 15 > qs0);
-        scaleMask<Cfg, true>(s[m], mk0, qs0, kLimit, needMask);
+        maskScores<Cfg, true>(s[m], mk0, qs0, kLimit, needMask);
       }
       DMC_ATTN_UNROLL
       for (int m = 0; m < MB; ++m)
@@ -278,7 +287,7 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
         for (int a = 0; a < NA; ++a)
           DMC_ATTN_UNROLL
           for (int e = 0; e < 4; ++e)
-            s[m][a][e] = fastExp2(s[m][a][e] - lseS[8 * a + 2 * t + (e & 1)]); // P^T
+            s[m][a][e] = scaledExp2<Cfg>(s[m][a][e], lseS[8 * a + 2 * t + (e & 1)]); // P^T
       if constexpr (Cfg::kKeepBits)
         DMC_ATTN_UNROLL
         for (int m = 0; m < MB; ++m)
@@ -312,9 +321,12 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
           DMC_ATTN_UNROLL
           for (int e = 0; e < 4; ++e) {
             float d = dp[m][a][e];
+            const float drow = drowS[8 * a + 2 * t + (e & 1)];
             if constexpr (Cfg::kDropout)
-              d = keep[m].keep(a, e) ? d * Cfg::kKeepScale : 0.f;
-            s[m][a][e] = s[m][a][e] * (d - drowS[8 * a + 2 * t + (e & 1)]); // dS^T
+              d = fmaf(keep[m].keep(a, e) ? d : 0.f, Cfg::kKeepScale, -drow);
+            else
+              d -= drow;
+            s[m][a][e] = s[m][a][e] * d; // dS^T
           }
       mmaRegsCols<Bf16, MB, DA, BM / 16, QTile>(dk, s, qsT, 0);
     }

@@ -150,12 +150,12 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
       mmaRowsRows<Bf16, NA, D / 16, QTile, KVTile>(s, qs, 16 * warp, ks, 0);
     }
     const bool needMask = k0 + BN > kLimit || (Cfg::kCausal && k0 + BN - 1 > wq0);
-    scaleMask<Cfg, false>(s, wq0, k0, kLimit, needMask);
+    maskScores<Cfg, false>(s, wq0, k0, kLimit, needMask);
     DMC_ATTN_UNROLL
     for (int a = 0; a < NA; ++a)
       DMC_ATTN_UNROLL
       for (int e = 0; e < 4; ++e)
-        s[a][e] = fastExp2(s[a][e] - lseRow[e >> 1]); // P
+        s[a][e] = scaledExp2<Cfg>(s[a][e], lseRow[e >> 1]); // P
     if constexpr (Wg) {
       wgmmaWait<0>();
       pinAccumulators(dp);
@@ -168,10 +168,13 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
     for (int a = 0; a < NA; ++a)
       DMC_ATTN_UNROLL
       for (int e = 0; e < 4; ++e) {
+        // dS = P (dropout(dPd) - Drow), the dropout's 1/(1-p) in one fma.
         float d = dp[a][e];
         if constexpr (Cfg::kDropout)
-          d = keep.keep(a, e) ? d * Cfg::kKeepScale : 0.f;
-        s[a][e] = s[a][e] * (d - drowRow[e >> 1]); // dS
+          d = fmaf(keep.keep(a, e) ? d : 0.f, Cfg::kKeepScale, -drowRow[e >> 1]);
+        else
+          d -= drowRow[e >> 1];
+        s[a][e] = s[a][e] * d;
       }
     if constexpr (Wg) {
       uint32_t ds[NA / 2][4];

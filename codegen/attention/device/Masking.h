@@ -45,29 +45,45 @@ template <int NA> struct KeepBits {
   DMC_ATTN_DEV void set(int a, int e, bool k) {
     w[(4 * a + e) >> 5] |= (k ? 1u : 0u) << ((4 * a + e) & 31);
   }
+  /// Query-major rows in a few word operations instead of a bit at a time:
+  /// `x` holds, at bits 8j + c (j < 4, c < 2), the keep bits of elements
+  /// (4i + j, 2hf + c): a row's keys 32i + 8j + 2t + c shifted down by 2t.
+  DMC_ATTN_DEV void setRowWord(int i, int hf, uint32_t x) {
+    x &= 0x03030303u;                        // bits 8j + c
+    x = (x | (x >> 4)) & 0x00330033u;        // 8j + c -> 4j + c within each half
+    x = (x | (x >> 8)) & 0x0000FFFFu;        // ... and across: 4j + c
+    w[(16 * i) >> 5] |= (x << (2 * hf)) << ((16 * i) & 31); // bit 4(4i + j) + 2hf + c
+  }
 };
 
-/// s = s * scale * log2(e), then -inf where masked. Row 0 of the fragment is
-/// position `row0`, column 0 is `col0`: rows are queries and columns keys
-/// (query-major: Forward, GradQ) or, with KeyMajor, the other way round
-/// (GradKV). Keys >= kLimit (Lk or lens[b]) and, when causal, keys > query
-/// are masked.
+/// -inf where masked; other scores stay as the product gave them (the
+/// kernels fold the scale into the exponent, exp2(fma(s, scale log2 e, -m)),
+/// one instruction for two). Row 0 of the fragment is position `row0`,
+/// column 0 is `col0`: rows are queries and columns keys (query-major:
+/// Forward, GradQ) or, with KeyMajor, the other way round (GradKV). Keys >=
+/// kLimit (Lk or lens[b]) and, when causal, keys > query are masked.
 template <class Cfg, bool KeyMajor, int NA>
-DMC_ATTN_DEV void scaleMask(float (&s)[NA][4], int row0, int col0, int kLimit, bool needMask) {
+DMC_ATTN_DEV void maskScores(float (&s)[NA][4], int row0, int col0, int kLimit, bool needMask) {
+  // The test inside the loop, not one early return: ptxas allocates the
+  // latter worse (causal wgmma grad-kv: 176 registers against 164, which
+  // costs it a block an SM).
   const int g = laneId() >> 2, t = laneId() & 3;
   DMC_ATTN_UNROLL
   for (int a = 0; a < NA; ++a)
     DMC_ATTN_UNROLL
-    for (int e = 0; e < 4; ++e) {
-      float x = s[a][e] * Cfg::kScaleLog2;
+    for (int e = 0; e < 4; ++e)
       if (needMask) {
         const int row = row0 + g + 8 * (e >> 1), col = col0 + 8 * a + 2 * t + (e & 1);
         const int key = KeyMajor ? row : col, query = KeyMajor ? col : row;
         if (key >= kLimit || (Cfg::kCausal && key > query))
-          x = negInf();
+          s[a][e] = negInf();
       }
-      s[a][e] = x;
-    }
+}
+
+/// 2^(s scale log2(e) - m): a softmax numerator from a raw (masked) score
+/// and a row offset m in log2 units (the running max, or the saved lse).
+template <class Cfg> DMC_ATTN_DEV float scaledExp2(float s, float m) {
+  return fastExp2(fmaf(s, Cfg::kScaleLog2, -m));
 }
 
 template <class Cfg> DMC_ATTN_DEV bool keepWord(uint32_t draw) {
@@ -164,12 +180,18 @@ DMC_ATTN_DEV void dropoutQueryMajor(KeepBits<NA> &bits, uint64_t seed, int b, in
           rows->w[hf][i] = bitsFrom(mask[hf][i], mask[hf][i + 1], (int)(n0[hf] & 7));
       }
       const int s = (int)(n0[hf] & 7) + 2 * t;
-      DMC_ATTN_UNROLL
-      for (int a = 0; a < NA; ++a) {
-        const uint32_t m = bitsFrom(mask[hf][(8 * a) >> 5], mask[hf][((8 * a) >> 5) + 1], s);
-        const int at = (8 * a) & 31;
-        bits.set(a, 2 * hf, (m >> at) & 1u);
-        bits.set(a, 2 * hf + 1, (m >> (at + 1)) & 1u);
+      if constexpr (NA % 4 == 0) {
+        DMC_ATTN_UNROLL
+        for (int i = 0; i < NA / 4; ++i)
+          bits.setRowWord(i, hf, bitsFrom(mask[hf][i], mask[hf][i + 1], s));
+      } else {
+        DMC_ATTN_UNROLL
+        for (int a = 0; a < NA; ++a) {
+          const uint32_t m = bitsFrom(mask[hf][(8 * a) >> 5], mask[hf][((8 * a) >> 5) + 1], s);
+          const int at = (8 * a) & 31;
+          bits.set(a, 2 * hf, (m >> at) & 1u);
+          bits.set(a, 2 * hf + 1, (m >> (at + 1)) & 1u);
+        }
       }
     }
   } else {
@@ -309,17 +331,25 @@ template <class Cfg, int NA> struct SavedKeepQueryMajor {
   DMC_ATTN_DEV void expand(KeepBits<NA> &bits, int key0) const {
     const int t = laneId() & 3, o = Aligned ? 0 : key0 & 31;
     bits.clear();
-    DMC_ATTN_UNROLL
-    for (int hf = 0; hf < 2; ++hf)
+    if constexpr (Aligned) {
       DMC_ATTN_UNROLL
-      for (int a = 0; a < NA; ++a) {
-        // Keys key0 + 8a .. + 7: bits o + 8a .. of the row's words from w0.
-        const int wi = (8 * a) >> 5;
-        const uint32_t x = bitsFrom(m[hf][wi], wi + 1 < NW ? m[hf][wi + 1] : 0u, o);
-        const int at = ((8 * a) & 31) + 2 * t;
-        bits.set(a, 2 * hf, (x >> at) & 1u);
-        bits.set(a, 2 * hf + 1, (x >> (at + 1)) & 1u);
-      }
+      for (int hf = 0; hf < 2; ++hf)
+        DMC_ATTN_UNROLL
+        for (int i = 0; i < NW; ++i)
+          bits.setRowWord(i, hf, m[hf][i] >> (2 * t));
+    } else {
+      DMC_ATTN_UNROLL
+      for (int hf = 0; hf < 2; ++hf)
+        DMC_ATTN_UNROLL
+        for (int a = 0; a < NA; ++a) {
+          // Keys key0 + 8a .. + 7: bits o + 8a .. of the row's words from w0.
+          const int wi = (8 * a) >> 5;
+          const uint32_t x = bitsFrom(m[hf][wi], wi + 1 < NW ? m[hf][wi + 1] : 0u, o);
+          const int at = ((8 * a) & 31) + 2 * t;
+          bits.set(a, 2 * hf, (x >> at) & 1u);
+          bits.set(a, 2 * hf + 1, (x >> (at + 1)) & 1u);
+        }
+    }
   }
 };
 

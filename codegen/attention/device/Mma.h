@@ -122,6 +122,15 @@ template <bool Bf16> DMC_ATTN_DEV uint32_t pack2(float lo, float hi) {
 
 namespace dmcattn {
 
+/// Two consecutive floats, 8-byte aligned: read as one access (from shared
+/// memory one 64-bit load instead of two).
+struct alignas(8) FloatPair {
+  float x, y;
+};
+DMC_ATTN_DEV FloatPair loadPair(const float *p) {
+  return *reinterpret_cast<const FloatPair *>(p);
+}
+
 /// Element value of a stored bf16/f16.
 template <bool Bf16> DMC_ATTN_DEV float toFloat(uint16_t h) {
   return Bf16 ? dmrt::bf16ToFloat(h) : dmrt::halfToFloat(h);
