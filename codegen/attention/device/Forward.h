@@ -155,14 +155,19 @@ DMC_ATTN_DEV void attentionForward(const uint16_t *q, const uint16_t *k, const u
       maskScores<Cfg, false>(s, wq0, k0, kLimit, needMask);
 
     // Online softmax: rows g (elements 0, 1) and g + 8 (elements 2, 3). The
-    // max of the raw scores, scaled (scale > 0): the max of the scaled ones.
+    // max of the scaled scores from the raw ones: their max times a positive
+    // scale, else the max of their negations times -scale (a constant: the
+    // compiler keeps one branch).
+    const float kSign = Cfg::kScaleLog2 > 0.f ? 1.f : -1.f;
     DMC_ATTN_UNROLL
     for (int half = 0; half < 2; ++half) {
       float mx = negInf();
       DMC_ATTN_UNROLL
-      for (int a = 0; a < NA; ++a)
-        mx = fmaxf(mx, fmaxf(s[a][2 * half], s[a][2 * half + 1]));
-      const float mNew = fmaxf(mRow[half], quadMax(mx) * Cfg::kScaleLog2);
+      for (int a = 0; a < NA; ++a) {
+        const float x0 = s[a][2 * half], x1 = s[a][2 * half + 1];
+        mx = Cfg::kScaleLog2 > 0.f ? fmaxf(mx, fmaxf(x0, x1)) : fmaxf(mx, fmaxf(-x0, -x1));
+      }
+      const float mNew = fmaxf(mRow[half], quadMax(mx) * (kSign * Cfg::kScaleLog2));
       const float mUse = mNew == negInf() ? 0.f : mNew; // no (-inf) - (-inf)
       const float alpha = fastExp2(mRow[half] - mUse);
       mRow[half] = mNew;

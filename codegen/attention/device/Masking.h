@@ -56,7 +56,13 @@ template <int NA> struct KeepBits {
   }
 };
 
-/// -inf where masked; other scores stay as the product gave them (the
+/// The raw score of a masked element: whatever scales to -inf (the scale is
+/// nonzero, AttentionProblem validate, but may be negative).
+template <class Cfg> DMC_ATTN_DEV float maskedScore() {
+  return Cfg::kScaleLog2 > 0.f ? negInf() : posInf();
+}
+
+/// maskedScore where masked; other scores stay as the product gave them (the
 /// kernels fold the scale into the exponent, exp2(fma(s, scale log2 e, -m)),
 /// one instruction for two). Row 0 of the fragment is position `row0`,
 /// column 0 is `col0`: rows are queries and columns keys (query-major:
@@ -76,7 +82,7 @@ DMC_ATTN_DEV void maskScores(float (&s)[NA][4], int row0, int col0, int kLimit, 
         const int row = row0 + g + 8 * (e >> 1), col = col0 + 8 * a + 2 * t + (e & 1);
         const int key = KeyMajor ? row : col, query = KeyMajor ? col : row;
         if (key >= kLimit || (Cfg::kCausal && key > query))
-          s[a][e] = negInf();
+          s[a][e] = maskedScore<Cfg>();
       }
 }
 

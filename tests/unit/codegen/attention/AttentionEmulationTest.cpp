@@ -191,6 +191,20 @@ TEST(AttentionEmulation, CausalDropoutCrossAttentionBf16) {
           EmulatedConfig<32, 32, 32, 2, true, true, false, true, true>>(p, {}, tiles);
 }
 
+TEST(AttentionEmulation, NegativeScaleCausalDropout) {
+  // The kernels scale inside the exponent: a negative scale turns the row max
+  // of the raw scores into their min and the masked score into +inf.
+  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 2, 37, 44, 32);
+  p.scale = -0.2;
+  p.causal = true;
+  p.dropout = 0.15;
+  p.dropoutId = 7;
+  Tiles tiles{{32, 32, 2}, {32, 32, 2}, {32, 32, 2}};
+  runCase<EmulatedConfig<32, 32, 32, 2, true, true, false, true, true>,
+          EmulatedConfig<32, 32, 32, 2, true, true, false, true, true>,
+          EmulatedConfig<32, 32, 32, 2, true, true, false, true, true>>(p, {}, tiles);
+}
+
 TEST(AttentionEmulation, KeyPaddingUnalignedDropoutF16) {
   // Lk = 45: rows of the dropout index are not 4-aligned, so runs of keys
   // start mid-group (one fragment's query-major rows NA = 2, key-major NA = 4
