@@ -179,30 +179,26 @@ void runCase(const AttentionProblem &p, const std::vector<int32_t> &lens, const 
 // Config types: <D, blockM, blockN, warps, bf16, causal, padding, dropout, key runs[,
 // keep bits]>.
 
-TEST(AttentionEmulation, CausalDropoutCrossAttentionBf16) {
-  // Lq != Lk, odd Lq; order bhjk with Lk = 44: Philox groups shared by lanes.
+/// Lq != Lk, odd Lq; order bhjk with Lk = 44: Philox groups shared by lanes.
+/// `scale` 0: the problem's own (1 / sqrt(D)).
+void runCausalDropoutCrossAttention(double scale) {
   AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 2, 37, 44, 32);
+  if (scale != 0)
+    p.scale = scale;
   p.causal = true;
   p.dropout = 0.15;
   p.dropoutId = 7;
   Tiles tiles{{32, 32, 2}, {32, 32, 2}, {32, 32, 2}};
-  runCase<EmulatedConfig<32, 32, 32, 2, true, true, false, true, true>,
-          EmulatedConfig<32, 32, 32, 2, true, true, false, true, true>,
-          EmulatedConfig<32, 32, 32, 2, true, true, false, true, true>>(p, {}, tiles);
+  using Cfg = EmulatedConfig<32, 32, 32, 2, true, true, false, true, true>;
+  runCase<Cfg, Cfg, Cfg>(p, {}, tiles);
 }
+
+TEST(AttentionEmulation, CausalDropoutCrossAttentionBf16) { runCausalDropoutCrossAttention(0); }
 
 TEST(AttentionEmulation, NegativeScaleCausalDropout) {
   // The kernels scale inside the exponent: a negative scale turns the row max
   // of the raw scores into their min and the masked score into +inf.
-  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 2, 37, 44, 32);
-  p.scale = -0.2;
-  p.causal = true;
-  p.dropout = 0.15;
-  p.dropoutId = 7;
-  Tiles tiles{{32, 32, 2}, {32, 32, 2}, {32, 32, 2}};
-  runCase<EmulatedConfig<32, 32, 32, 2, true, true, false, true, true>,
-          EmulatedConfig<32, 32, 32, 2, true, true, false, true, true>,
-          EmulatedConfig<32, 32, 32, 2, true, true, false, true, true>>(p, {}, tiles);
+  runCausalDropoutCrossAttention(-0.2);
 }
 
 TEST(AttentionEmulation, KeyPaddingUnalignedDropoutF16) {
