@@ -103,13 +103,18 @@ TEST(Config, UnrollIsOptionalAndRoundTrips) {
       << parseError(j);
 }
 
-TEST(Config, WgmmaIsOptionalAndRoundTrips) {
-  // An attention kernel's tiles may say wgmma (written only when true); a
-  // kernel without tiles may not, and the value must be a boolean.
-  json j = validConfig();
+/// `j` with 64 x 64 tiles of 4 warps on kernels[1] (an attention kernel's).
+json withAttentionTiles(json j) {
   j["kernels"][1]["block_m"] = 64;
   j["kernels"][1]["block_n"] = 64;
   j["kernels"][1]["warps"] = 4;
+  return j;
+}
+
+TEST(Config, WgmmaIsOptionalAndRoundTrips) {
+  // An attention kernel's tiles may say wgmma (written only when true); a
+  // kernel without tiles may not, and the value must be a boolean.
+  json j = withAttentionTiles(validConfig());
   j["kernels"][1]["wgmma"] = true;
   Configuration c;
   std::string error;
@@ -133,10 +138,7 @@ TEST(Config, WgmmaIsOptionalAndRoundTrips) {
 TEST(Config, MinBlocksIsOptionalAndRoundTrips) {
   // An attention kernel's blocks an SM (written only when set); a kernel
   // without tiles may not have them, and they must be at least 1.
-  json j = validConfig();
-  j["kernels"][1]["block_m"] = 64;
-  j["kernels"][1]["block_n"] = 64;
-  j["kernels"][1]["warps"] = 4;
+  json j = withAttentionTiles(validConfig());
   j["kernels"][1]["min_blocks"] = 4;
   Configuration c;
   std::string error;

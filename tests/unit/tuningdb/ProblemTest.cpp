@@ -152,51 +152,49 @@ TEST(TuningDbProblem, KernelMatchingLeavesOutTheLibraries) {
   EXPECT_EQ(mismatch(r, h100(), s, false), "other NVRTC (" + r.software.nvrtc + ")");
 }
 
+/// A knob written only where set (`field` of `k` nonzero): absent at 0, so
+/// records keep the keys they had before the knob existed; set to `value` it
+/// is another candidate, read back by configKnobs, and a planted 0 is
+/// rejected. Returns the record with the knob, for further plants.
+Record expectOptionalKnob(dmrt::ConfigKernel k, int64_t dmrt::ConfigKernel::*field,
+                          const char *name, int64_t value) {
+  Record without = kernel(0), with = kernel(0);
+  k.*field = 0;
+  without.knobs = recordKnobs(k);
+  EXPECT_EQ(without.knobs.count(name), 0u) << name;
+  k.*field = value;
+  with.knobs = recordKnobs(k);
+  EXPECT_EQ(std::get<int64_t>(with.knobs.at(name)), value) << name;
+  EXPECT_NE(key(without), key(with)) << name;
+  dmrt::ConfigKernel back;
+  EXPECT_TRUE(configKnobs(with, back)) << name;
+  EXPECT_EQ(back.*field, value) << name;
+  EXPECT_TRUE(configKnobs(without, back)) << name;
+  EXPECT_EQ(back.*field, 0) << name;
+  Record planted = with;
+  planted.knobs[name] = int64_t(0); // planted: the knob must be positive
+  EXPECT_FALSE(configKnobs(planted, back)) << name;
+  return with;
+}
+
 TEST(TuningDbProblem, UnrollIsAKnobOnlyWhereSet) {
-  // A sweep unrolled whole has no "unroll" knob, so its records keep the keys
-  // they had before the knob existed; unrolled by 2 it is another candidate.
+  // A sweep unrolled whole has no "unroll" knob; unrolled by 2 it is another
+  // candidate.
   dmrt::ConfigKernel k;
   k.laneDim = "u";
   k.vec = 8;
   k.split = 8;
-  Record whole = kernel(0), rolled = kernel(0);
-  whole.knobs = recordKnobs(k);
-  EXPECT_EQ(whole.knobs.count("unroll"), 0u);
-  k.unroll = 2;
-  rolled.knobs = recordKnobs(k);
-  EXPECT_EQ(std::get<int64_t>(rolled.knobs.at("unroll")), 2);
-  EXPECT_NE(key(whole), key(rolled));
-  dmrt::ConfigKernel back;
-  ASSERT_TRUE(configKnobs(rolled, back));
-  EXPECT_EQ(back.unroll, 2);
-  ASSERT_TRUE(configKnobs(whole, back));
-  EXPECT_EQ(back.unroll, 0);
-  rolled.knobs["unroll"] = int64_t(0); // planted: a record's unroll must be positive
-  EXPECT_FALSE(configKnobs(rolled, back));
+  expectOptionalKnob(k, &dmrt::ConfigKernel::unroll, "unroll", 2);
 }
 
 TEST(TuningDbProblem, MinBlocksIsAKnobOnlyWhereSet) {
-  // Tiles at their kernel's own launch bounds have no "min_blocks" knob, so
-  // their records keep the keys they had before it existed.
+  // Tiles at their kernel's own launch bounds have no "min_blocks" knob.
   dmrt::ConfigKernel k;
   k.blockM = k.blockN = 64;
   k.warps = 4;
   k.wgmma = true;
-  Record hinted = kernel(0), four = kernel(0);
-  hinted.knobs = recordKnobs(k);
-  EXPECT_EQ(hinted.knobs.count("min_blocks"), 0u);
-  k.minBlocks = 4;
-  four.knobs = recordKnobs(k);
-  EXPECT_EQ(std::get<int64_t>(four.knobs.at("min_blocks")), 4);
-  EXPECT_NE(key(hinted), key(four));
+  Record four = expectOptionalKnob(k, &dmrt::ConfigKernel::minBlocks, "min_blocks", 4);
   dmrt::ConfigKernel back;
-  ASSERT_TRUE(configKnobs(four, back));
-  EXPECT_EQ(back.minBlocks, 4);
-  ASSERT_TRUE(configKnobs(hinted, back));
-  EXPECT_EQ(back.minBlocks, 0);
-  four.knobs["min_blocks"] = int64_t(0); // planted: must be positive
-  EXPECT_FALSE(configKnobs(four, back));
-  four.knobs["min_blocks"] = int64_t(4);
   for (const char *tile : {"block_m", "block_n", "warps", "wgmma"})
     four.knobs.erase(tile); // planted: blocks an SM without tiles
   EXPECT_FALSE(configKnobs(four, back));
