@@ -46,11 +46,11 @@ struct CodegenVersion {
 };
 inline constexpr CodegenVersion kCodegenVersions[] = {
     {CodegenFamily::Kernels, "kernels", 8},
-    /// 11, 10, 10: the softmax scale folded into the exponent's fma, keep
-    /// bits of query-major fragments assembled a word at a time.
-    {CodegenFamily::Attention, "attention", 11},
-    {CodegenFamily::AttentionGradKV, "attention_grad_kv", 10},
-    {CodegenFamily::AttentionGradQ, "attention_grad_q", 10},
+    /// 12, 11, 11: grad-kv's keep bits exchanged by butterfly transposes, no
+    /// mask code where no key can be masked (keysMayBeMasked).
+    {CodegenFamily::Attention, "attention", 12},
+    {CodegenFamily::AttentionGradKV, "attention_grad_kv", 11},
+    {CodegenFamily::AttentionGradQ, "attention_grad_q", 11},
     /// 9: timed as their step runs, a CUDA graph (cuBLASLt's memset nodes priced).
     {CodegenFamily::Contractions, "contractions", 9},
 };

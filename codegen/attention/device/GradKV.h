@@ -44,6 +44,13 @@
 
 namespace dmcattn {
 
+/// Where the wgmma grad-kv exchanges its keep bits (SavedKeepKeyMajor):
+/// while each half's S^T and dPd^T run, or (causal) before the tile's
+/// barrier. In the products' shadow bert-large's grad-kv took 86.1 us
+/// against 89.2 (H200, 2026-11-29), but gpt2-medium's causal one needed 174
+/// registers there, a block an SM fewer (209 us against 169).
+template <class Cfg> constexpr bool kExchangeFirst = Cfg::kCausal;
+
 /// One query tile of grad-kv with warpgroup MMA (Cfg::kWgmma), in halves of
 /// 32 queries: each half's S^T and dPd^T are m64n32 products (16
 /// accumulators each instead of 32 for the whole tile, beside dK's and dV's
@@ -85,10 +92,12 @@ DMC_ATTN_DEV void attentionGradKVWgmmaTile(float (&dk)[8][4], float (&dv)[8][4],
     // While they run: the tile's Drow = o . dO (first half) and the keep bits.
     if (hf == 0)
       QTile::template rowDot<NT, Bf16>(drowS, dosP + QTile::kBytes, dosP);
-    KeepBits<HA> keep;
+    KeepBits<HA, true> keep;
     if constexpr (Cfg::kKeepBits) {
       SavedKeepKeyMajor<Cfg, HA> part;
       part.mine[0] = saved.mine[hf];
+      if constexpr (!kExchangeFirst<Cfg>)
+        part.exchange(); // while S^T and dPd^T run
       part.expand(keep);
     } else if constexpr (Cfg::kDropout) {
       dropoutKeyMajor<Cfg>(keep, seed, b, h, wk0, q0);
@@ -230,8 +239,11 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
     const int qs0 = qBegin + qt * BM;
     SavedKeepKeyMajor<Cfg, NA> saved[MB];
     DMC_ATTN_UNROLL
-    for (int m = 0; m < MB; ++m)
+    for (int m = 0; m < MB; ++m) {
       saved[m] = savedNext[m];
+      if constexpr (Cfg::kKeepBits && (!Wg || kExchangeFirst<Cfg>))
+        saved[m].exchange(); // beside the wait for the tile below
+    }
     if constexpr (Cfg::kKeepBits)
       if (qt + 1 < nTiles)
         DMC_ATTN_UNROLL
@@ -268,8 +280,8 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
           for (int e = 0; e < 4; ++e)
             s[m][a][e] = dp[m][a][e] = 0.f;
       // The mask first: integer work independent of the mma chain below.
-      // (Saved keep bits: loaded a tile ahead, shuffled once the mma is issued.)
-      KeepBits<NA> keep[MB];
+      // (Saved keep bits: loaded a tile ahead, exchanged before the barrier.)
+      KeepBits<NA, true> keep[MB];
       if constexpr (!Cfg::kKeepBits && Cfg::kDropout)
         DMC_ATTN_UNROLL
         for (int m = 0; m < MB; ++m)

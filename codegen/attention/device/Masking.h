@@ -31,11 +31,19 @@ namespace dmcattn {
 DMC_ATTN_DEV float negInf() { return dmrt::bitsToFloat(0xFF800000u); }
 DMC_ATTN_DEV float posInf() { return dmrt::bitsToFloat(0x7F800000u); }
 
-/// One keep bit per fragment element: bit 4a + e.
-template <int NA> struct KeepBits {
+/// One keep bit per fragment element. Query-major (Forward, GradQ): element
+/// (a, e) at bit 4a + e. KeyMajor (GradKV) with whole chunks of 4 atoms: in
+/// the order transposeKeyColumns leaves them, chunk a / 4 at bits 16 (a / 4)
+/// on, within it bit 2 (a % 4) + (e & 1) + 8 (e >> 1) (column j = 2 (a % 4) +
+/// (e & 1) of the chunk, key row e >> 1); otherwise 4a + e as well.
+template <int NA, bool KeyMajor = false> struct KeepBits {
+  static constexpr bool kChunked = KeyMajor && NA % 4 == 0;
   uint32_t w[(NA * 4 + 31) / 32];
+  DMC_ATTN_DEV static constexpr int pos(int a, int e) {
+    return kChunked ? 16 * (a >> 2) + 2 * (a & 3) + (e & 1) + 8 * (e >> 1) : 4 * a + e;
+  }
   DMC_ATTN_DEV bool keep(int a, int e) const {
-    return (w[(4 * a + e) >> 5] >> ((4 * a + e) & 31)) & 1u;
+    return (w[pos(a, e) >> 5] >> (pos(a, e) & 31)) & 1u;
   }
   DMC_ATTN_DEV void clear() {
     DMC_ATTN_UNROLL
@@ -43,23 +51,64 @@ template <int NA> struct KeepBits {
       w[i] = 0;
   }
   DMC_ATTN_DEV void set(int a, int e, bool k) {
-    w[(4 * a + e) >> 5] |= (k ? 1u : 0u) << ((4 * a + e) & 31);
+    w[pos(a, e) >> 5] |= (k ? 1u : 0u) << (pos(a, e) & 31);
   }
   /// Query-major rows in a few word operations instead of a bit at a time:
   /// `x` holds, at bits 8j + c (j < 4, c < 2), the keep bits of elements
   /// (4i + j, 2hf + c): a row's keys 32i + 8j + 2t + c shifted down by 2t.
   DMC_ATTN_DEV void setRowWord(int i, int hf, uint32_t x) {
+    static_assert(!KeyMajor, "setRowWord: query-major fragments only");
     x &= 0x03030303u;                        // bits 8j + c
     x = (x | (x >> 4)) & 0x00330033u;        // 8j + c -> 4j + c within each half
     x = (x | (x >> 8)) & 0x0000FFFFu;        // ... and across: 4j + c
     w[(16 * i) >> 5] |= (x << (2 * hf)) << ((16 * i) & 31); // bit 4(4i + j) + 2hf + c
   }
+  /// Chunk `c` (atoms 4c .. 4c + 3) from transposeKeyColumns' 16 bits.
+  DMC_ATTN_DEV void setChunk(int c, uint32_t bits16) {
+    static_assert(kChunked, "setChunk: key-major fragments of whole 4-atom chunks");
+    w[(16 * c) >> 5] |= bits16 << ((16 * c) & 31);
+  }
 };
+
+/// The 8 x 8 bit transposes that hand a key-major fragment its keep bits.
+/// The 8 lanes 4j + t (j < 8) each hold in `v` the keep bits of one query
+/// column j of a chunk (bit r: key row r < 16 of the fragment); lane 4g + t
+/// gets back, at bit j and bit 8 + j, rows g and g + 8 of every column j. The
+/// low and high bytes are two 8 x 8 bit matrices transposed together by three
+/// butterfly exchanges (lanes 4d apart swap the halves of their d-blocks):
+/// 3 shuffles and about 12 integer operations, where extracting each bit after
+/// its own shuffle took 8 shuffles and about 60.
+DMC_ATTN_DEV uint32_t transposeKeyColumns(uint32_t v) {
+  const int g = laneId() >> 2;
+  v &= 0xFFFFu;
+  DMC_ATTN_UNROLL
+  for (int d = 1; d < 8; d <<= 1) {
+    // Slots s with s & d == 0 (both bytes); a lane whose j & d == 0 keeps
+    // them and takes its partner's same slots, moved up by d; the other keeps
+    // the rest and takes its partner's, moved down by d.
+    const uint32_t low = d == 1 ? 0x5555u : d == 2 ? 0x3333u : 0x0F0Fu;
+    const bool lower = (g & d) == 0;
+    const uint32_t kept = lower ? low : low << d;
+    const uint32_t send = lower ? (v >> d) & low : (v << d) & (low << d);
+    v = (v & kept) | shflXor(send, 4 * d);
+  }
+  return v;
+}
 
 /// The raw score of a masked element: whatever scales to -inf (the scale is
 /// nonzero, AttentionProblem validate, but may be negative).
 template <class Cfg> DMC_ATTN_DEV float maskedScore() {
   return Cfg::kScaleLog2 > 0.f ? negInf() : posInf();
+}
+
+/// Whether any score can be masked: never without a causal or key-padding
+/// mask when the key tiles (kBlockN keys: the forward's and grad-q's
+/// columns, grad-kv's rows) cover Lk exactly. Then maskScores is no code at
+/// all; the kernels' runtime tests for a partial tile cannot be proven false
+/// (bert-large's wgmma grad-kv spent one FSEL a score on them). A constant
+/// in generated kernels, a value the emulator sets at run time.
+template <class Cfg> DMC_ATTN_DEV bool keysMayBeMasked() {
+  return Cfg::kCausal || Cfg::kKeyPadding || Cfg::kLk % Cfg::kBlockN != 0;
 }
 
 /// maskedScore where masked; other scores stay as the product gave them (the
@@ -73,6 +122,8 @@ DMC_ATTN_DEV void maskScores(float (&s)[NA][4], int row0, int col0, int kLimit, 
   // The test inside the loop, not one early return: ptxas allocates the
   // latter worse (causal wgmma grad-kv: 176 registers against 164, which
   // costs it a block an SM).
+  if (!keysMayBeMasked<Cfg>())
+    return;
   const int g = laneId() >> 2, t = laneId() & 3;
   DMC_ATTN_UNROLL
   for (int a = 0; a < NA; ++a)
@@ -223,11 +274,12 @@ DMC_ATTN_DEV void dropoutQueryMajor(KeepBits<NA> &bits, uint64_t seed, int b, in
 /// indices from n0 = head + query*sj + key0: 2 Philox groups, 3 when n0 is
 /// not a multiple of 8. The 8 lanes with the same t hold columns 2t, 2t + 1
 /// of every atom; for a chunk of up to 4 atoms (8 columns) lane g draws the
-/// groups of column g, and lane g reads bits g and g + 8 of every column's
-/// 16-bit mask from lane 4j + t by a butterfly shuffle: at most 0.75 Philox
-/// calls per atom instead of 4. Otherwise every element draws its own group.
+/// groups of column g, and lane g gets bits g and g + 8 of every column's
+/// 16-bit mask by transposeKeyColumns (chunks of 2 atoms: one shuffle per
+/// column): at most 0.75 Philox calls per atom instead of 4. Otherwise every
+/// element draws its own group.
 template <class Cfg, int NA>
-DMC_ATTN_DEV void dropoutKeyMajor(KeepBits<NA> &bits, uint64_t seed, int b, int h, int key0,
+DMC_ATTN_DEV void dropoutKeyMajor(KeepBits<NA, true> &bits, uint64_t seed, int b, int h, int key0,
                                   int query0) {
   const int lane = laneId(), g = lane >> 2, t = lane & 3;
   const int64_t head = (int64_t)b * Cfg::kDropB + (int64_t)h * Cfg::kDropH;
@@ -256,12 +308,16 @@ DMC_ATTN_DEV void dropoutKeyMajor(KeepBits<NA> &bits, uint64_t seed, int b, int 
         lo |= keepByte<Cfg>(w) << 16;
       }
       const uint32_t mine = lo >> off; // bit r: key key0 + r of column j
-      DMC_ATTN_UNROLL
-      for (int jj = 0; jj < 2 * CH; ++jj) {
-        const uint32_t m = shflXor(mine, 4 * (g ^ jj)); // from lane 4jj + t
-        const int a = a0 + (jj >> 1), c = jj & 1;
-        bits.set(a, c, (m >> g) & 1u);
-        bits.set(a, 2 + c, (m >> (g + 8)) & 1u);
+      if constexpr (CH == 4) {
+        bits.setChunk(a0 / 4, transposeKeyColumns(mine));
+      } else { // 2 or 1 atoms: bit by bit from lane 4jj + t
+        DMC_ATTN_UNROLL
+        for (int jj = 0; jj < 2 * CH; ++jj) {
+          const uint32_t m = shflXor(mine, 4 * (g ^ jj));
+          const int a = a0 + (jj >> 1), c = jj & 1;
+          bits.set(a, c, (m >> g) & 1u);
+          bits.set(a, 2 + c, (m >> (g + 8)) & 1u);
+        }
       }
     }
   } else {
@@ -363,13 +419,15 @@ template <class Cfg, int NA> struct SavedKeepQueryMajor {
 /// is key `key0` (a multiple of 16: the fragment's 16 keys share one word),
 /// column 0 query `query0`. For each chunk of up to 4 atoms (8 columns) lane
 /// g loads the word of column g (load: one word per lane and chunk, issued
-/// early), and lane g reads bits g and g + 8 of every column's 16 keys from
-/// lane 4j + t by a butterfly shuffle (expand), as dropoutKeyMajor exchanges
-/// Philox bits.
+/// early), and lane g gets bits g and g + 8 of every column's 16 keys from
+/// the other 7 lanes 4j + t (expand), as dropoutKeyMajor distributes Philox
+/// bits.
 template <class Cfg, int NA> struct SavedKeepKeyMajor {
   static constexpr int CH = NA % 4 == 0 ? 4 : 2; // atoms per chunk (NA is even)
   static_assert(NA % CH == 0, "key-major keep bits: whole chunks of atoms");
-  uint32_t mine[NA / CH]; ///< bit r: key key0 + r of this lane's column of each chunk
+  /// Per chunk, after load: bit r is key key0 + r of this lane's column;
+  /// after exchange (chunks of 4 atoms): the chunk's bits in KeepBits' order.
+  uint32_t mine[NA / CH];
 
   DMC_ATTN_DEV void load(const uint32_t *words, int b, int h, int key0, int query0) {
     const int g = laneId() >> 2, t = laneId() & 3;
@@ -383,18 +441,33 @@ template <class Cfg, int NA> struct SavedKeepKeyMajor {
                     : 0u;
     }
   }
-  DMC_ATTN_DEV void expand(KeepBits<NA> &bits) const {
+  /// Chunks of 4 atoms: the lanes' transposes, once the loaded words are in
+  /// (a kernel calls it where it waits anyway, before its tile's barrier).
+  DMC_ATTN_DEV void exchange() {
+    if constexpr (CH == 4)
+      DMC_ATTN_UNROLL
+      for (int c = 0; c < NA / CH; ++c)
+        mine[c] = transposeKeyColumns(mine[c]);
+  }
+  /// The fragment's keep bits (chunks of 4 atoms: after exchange).
+  DMC_ATTN_DEV void expand(KeepBits<NA, true> &bits) const {
     const int g = laneId() >> 2;
     bits.clear();
-    DMC_ATTN_UNROLL
-    for (int c = 0; c < NA / CH; ++c)
+    if constexpr (CH == 4) {
       DMC_ATTN_UNROLL
-      for (int jj = 0; jj < 2 * CH; ++jj) {
-        const uint32_t m = shflXor(mine[c], 4 * (g ^ jj)); // from lane 4jj + t
-        const int a = c * CH + (jj >> 1), e = jj & 1;
-        bits.set(a, e, (m >> g) & 1u);
-        bits.set(a, 2 + e, (m >> (g + 8)) & 1u);
-      }
+      for (int c = 0; c < NA / CH; ++c)
+        bits.setChunk(c, mine[c]);
+    } else { // chunks of 2 atoms: bit by bit from lane 4jj + t
+      DMC_ATTN_UNROLL
+      for (int c = 0; c < NA / CH; ++c)
+        DMC_ATTN_UNROLL
+        for (int jj = 0; jj < 2 * CH; ++jj) {
+          const uint32_t m = shflXor(mine[c], 4 * (g ^ jj));
+          const int a = c * CH + (jj >> 1), e = jj & 1;
+          bits.set(a, e, (m >> g) & 1u);
+          bits.set(a, 2 + e, (m >> (g + 8)) & 1u);
+        }
+    }
   }
 };
 

@@ -401,6 +401,30 @@ TEST(AttentionEmulation, WgmmaCausalKeepBits) {
   runCase<Cfg, Cfg, Cfg>(p, {}, tiles);
 }
 
+TEST(AttentionEmulation, WgmmaKeepBitsPartialTiles) {
+  // Not causal, Lq = Lk = 150: the keys' last tile is partial (masked), and
+  // grad-kv exchanges its keep bits while each half's products run.
+  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 2, 150, 150, 64);
+  p.dropout = 0.1;
+  p.dropoutId = 9;
+  p.keepBits = true;
+  Tiles tiles{{64, 64, 4, true}, {64, 64, 4, true}, {64, 64, 4, true}};
+  using Cfg = EmulatedConfig<64, 64, 64, 4, true, false, false, true, true, true, true>;
+  runCase<Cfg, Cfg, Cfg>(p, {}, tiles);
+}
+
+TEST(AttentionEmulation, WgmmaKeepBitsWholeTiles) {
+  // Not causal, Lk = 128 in whole key tiles: no score can be masked
+  // (keysMayBeMasked), so no kernel tests for it.
+  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 2, 1, 96, 128, 64);
+  p.dropout = 0.15;
+  p.dropoutId = 10;
+  p.keepBits = true;
+  Tiles tiles{{64, 64, 4, true}, {64, 64, 4, true}, {64, 64, 4, true}};
+  using Cfg = EmulatedConfig<64, 64, 64, 4, true, false, false, true, true, true, true>;
+  runCase<Cfg, Cfg, Cfg>(p, {}, tiles);
+}
+
 TEST(AttentionEmulation, WgmmaTiles128PaddingDrawnF16) {
   // f16, key tiles of 128 (two 64-wide wgmma a product; grad-kv's 128-query
   // tiles would hold 192 accumulators), Lk = 200 with key padding (batch 0
