@@ -401,28 +401,28 @@ TEST(AttentionEmulation, WgmmaCausalKeepBits) {
   runCase<Cfg, Cfg, Cfg>(p, {}, tiles);
 }
 
-TEST(AttentionEmulation, WgmmaKeepBitsPartialTiles) {
-  // Not causal, Lq = Lk = 150: the keys' last tile is partial (masked), and
-  // grad-kv exchanges its keep bits while each half's products run.
-  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 1, 2, 150, 150, 64);
-  p.dropout = 0.1;
-  p.dropoutId = 9;
+/// Not causal, wgmma 64x64 tiles of 4 warps for every kernel, saved keep bits:
+/// grad-kv exchanges them while each half's products run (kExchangeFirst).
+void runWgmmaKeepBitsNotCausal(int batch, int heads, int lq, int lk, double dropout,
+                               uint32_t dropoutId) {
+  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, batch, heads, lq, lk, 64);
+  p.dropout = dropout;
+  p.dropoutId = dropoutId;
   p.keepBits = true;
   Tiles tiles{{64, 64, 4, true}, {64, 64, 4, true}, {64, 64, 4, true}};
   using Cfg = EmulatedConfig<64, 64, 64, 4, true, false, false, true, true, true, true>;
   runCase<Cfg, Cfg, Cfg>(p, {}, tiles);
 }
 
+// Lq = Lk = 150: the keys' last tile is partial, so scores are masked.
+TEST(AttentionEmulation, WgmmaKeepBitsPartialTiles) {
+  runWgmmaKeepBitsNotCausal(1, 2, 150, 150, 0.1, 9);
+}
+
+// Lk = 128 in whole key tiles: no score can be masked (keysMayBeMasked), so no
+// kernel tests for it.
 TEST(AttentionEmulation, WgmmaKeepBitsWholeTiles) {
-  // Not causal, Lk = 128 in whole key tiles: no score can be masked
-  // (keysMayBeMasked), so no kernel tests for it.
-  AttentionProblem p = contiguousProblem(dmrt::DType::BF16, 2, 1, 96, 128, 64);
-  p.dropout = 0.15;
-  p.dropoutId = 10;
-  p.keepBits = true;
-  Tiles tiles{{64, 64, 4, true}, {64, 64, 4, true}, {64, 64, 4, true}};
-  using Cfg = EmulatedConfig<64, 64, 64, 4, true, false, false, true, true, true, true>;
-  runCase<Cfg, Cfg, Cfg>(p, {}, tiles);
+  runWgmmaKeepBitsNotCausal(2, 1, 96, 128, 0.15, 10);
 }
 
 TEST(AttentionEmulation, WgmmaTiles128PaddingDrawnF16) {
