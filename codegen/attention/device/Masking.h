@@ -95,6 +95,21 @@ DMC_ATTN_DEV uint32_t transposeKeyColumns(uint32_t v) {
   return v;
 }
 
+/// transposeKeyColumns for chunks of CH < 4 atoms (2 CH columns, lanes 4j + t with
+/// j < 2 CH): lane g takes bits g and g + 8 of column j's `mine` from lane 4j + t
+/// by its own shuffle, a bit at a time, into atoms a0 .. a0 + CH - 1.
+template <int CH, int NA>
+DMC_ATTN_DEV void setKeyColumnsBitwise(KeepBits<NA, true> &bits, int a0, uint32_t mine) {
+  const int g = laneId() >> 2;
+  DMC_ATTN_UNROLL
+  for (int jj = 0; jj < 2 * CH; ++jj) {
+    const uint32_t m = shflXor(mine, 4 * (g ^ jj));
+    const int a = a0 + (jj >> 1), c = jj & 1;
+    bits.set(a, c, (m >> g) & 1u);
+    bits.set(a, 2 + c, (m >> (g + 8)) & 1u);
+  }
+}
+
 /// The raw score of a masked element: whatever scales to -inf (the scale is
 /// nonzero, AttentionProblem validate, but may be negative).
 template <class Cfg> DMC_ATTN_DEV float maskedScore() {
@@ -308,17 +323,10 @@ DMC_ATTN_DEV void dropoutKeyMajor(KeepBits<NA, true> &bits, uint64_t seed, int b
         lo |= keepByte<Cfg>(w) << 16;
       }
       const uint32_t mine = lo >> off; // bit r: key key0 + r of column j
-      if constexpr (CH == 4) {
+      if constexpr (CH == 4)
         bits.setChunk(a0 / 4, transposeKeyColumns(mine));
-      } else { // 2 or 1 atoms: bit by bit from lane 4jj + t
-        DMC_ATTN_UNROLL
-        for (int jj = 0; jj < 2 * CH; ++jj) {
-          const uint32_t m = shflXor(mine, 4 * (g ^ jj));
-          const int a = a0 + (jj >> 1), c = jj & 1;
-          bits.set(a, c, (m >> g) & 1u);
-          bits.set(a, 2 + c, (m >> (g + 8)) & 1u);
-        }
-      }
+      else
+        setKeyColumnsBitwise<CH>(bits, a0, mine);
     }
   } else {
     DMC_ATTN_UNROLL
@@ -451,22 +459,13 @@ template <class Cfg, int NA> struct SavedKeepKeyMajor {
   }
   /// The fragment's keep bits (chunks of 4 atoms: after exchange).
   DMC_ATTN_DEV void expand(KeepBits<NA, true> &bits) const {
-    const int g = laneId() >> 2;
     bits.clear();
-    if constexpr (CH == 4) {
-      DMC_ATTN_UNROLL
-      for (int c = 0; c < NA / CH; ++c)
+    DMC_ATTN_UNROLL
+    for (int c = 0; c < NA / CH; ++c) {
+      if constexpr (CH == 4)
         bits.setChunk(c, mine[c]);
-    } else { // chunks of 2 atoms: bit by bit from lane 4jj + t
-      DMC_ATTN_UNROLL
-      for (int c = 0; c < NA / CH; ++c)
-        DMC_ATTN_UNROLL
-        for (int jj = 0; jj < 2 * CH; ++jj) {
-          const uint32_t m = shflXor(mine[c], 4 * (g ^ jj));
-          const int a = c * CH + (jj >> 1), e = jj & 1;
-          bits.set(a, e, (m >> g) & 1u);
-          bits.set(a, 2 + e, (m >> (g + 8)) & 1u);
-        }
+      else
+        setKeyColumnsBitwise<CH>(bits, c * CH, mine[c]);
     }
   }
 };
