@@ -108,6 +108,9 @@ bool CudaDriver::open(int ordinal, std::string &error) {
   if (!cuGraphExecKernelNodeSetParams_)
     *reinterpret_cast<void **>(&cuGraphExecKernelNodeSetParams_) =
         dlsym(lib_, "cuGraphExecKernelNodeSetParams");
+  *reinterpret_cast<void **>(&cuGraphAddKernelNode_) = dlsym(lib_, "cuGraphAddKernelNode_v2");
+  if (!cuGraphAddKernelNode_)
+    *reinterpret_cast<void **>(&cuGraphAddKernelNode_) = dlsym(lib_, "cuGraphAddKernelNode");
   CUresult r = cuInit_(0);
   if (r != CUDA_SUCCESS) {
     noDevice_ = cuInitMeansNoDevice(r);
@@ -168,15 +171,12 @@ bool CudaDriver::launch(CUfunction f, const unsigned grid[3],
                "cuLaunchKernel", error);
 }
 
-bool CudaDriver::setGraphKernelParams(CUgraphExec exec, CUgraphNode node, CUfunction f,
-                                      const unsigned grid[3], const unsigned block[3],
-                                      unsigned sharedBytes, void **params,
-                                      std::string &error) {
-  if (!cuGraphExecKernelNodeSetParams_) {
-    error = "libcuda.so.1 has no cuGraphExecKernelNodeSetParams";
-    return false;
-  }
-  CUDA_KERNEL_NODE_PARAMS_v2 p = {}; // kern, ctx: null (func is set)
+namespace {
+/// A kernel node's parameters (kern, ctx null: func is set).
+CUDA_KERNEL_NODE_PARAMS_v2 kernelNodeParams(CUfunction f, const unsigned grid[3],
+                                            const unsigned block[3], unsigned sharedBytes,
+                                            void **params) {
+  CUDA_KERNEL_NODE_PARAMS_v2 p = {};
   p.func = f;
   p.gridDimX = grid[0];
   p.gridDimY = grid[1];
@@ -186,8 +186,34 @@ bool CudaDriver::setGraphKernelParams(CUgraphExec exec, CUgraphNode node, CUfunc
   p.blockDimZ = block[2];
   p.sharedMemBytes = sharedBytes;
   p.kernelParams = params;
+  return p;
+}
+} // namespace
+
+bool CudaDriver::setGraphKernelParams(CUgraphExec exec, CUgraphNode node, CUfunction f,
+                                      const unsigned grid[3], const unsigned block[3],
+                                      unsigned sharedBytes, void **params,
+                                      std::string &error) {
+  if (!cuGraphExecKernelNodeSetParams_) {
+    error = "libcuda.so.1 has no cuGraphExecKernelNodeSetParams";
+    return false;
+  }
+  CUDA_KERNEL_NODE_PARAMS_v2 p = kernelNodeParams(f, grid, block, sharedBytes, params);
   return check(cuGraphExecKernelNodeSetParams_(exec, node, &p),
                "cuGraphExecKernelNodeSetParams", error);
+}
+
+bool CudaDriver::addGraphKernelNode(CUgraph graph, const CUgraphNode *deps, size_t depCount,
+                                    CUfunction f, const unsigned grid[3],
+                                    const unsigned block[3], void **params, CUgraphNode &out,
+                                    std::string &error) {
+  if (!cuGraphAddKernelNode_) {
+    error = "libcuda.so.1 has no cuGraphAddKernelNode";
+    return false;
+  }
+  CUDA_KERNEL_NODE_PARAMS_v2 p = kernelNodeParams(f, grid, block, 0, params);
+  return check(cuGraphAddKernelNode_(&out, graph, deps, depCount, &p), "cuGraphAddKernelNode",
+               error);
 }
 
 void CudaDriver::unloadModule(CUmodule m) {

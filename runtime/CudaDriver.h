@@ -98,6 +98,11 @@ public:
   bool setGraphKernelParams(CUgraphExec exec, CUgraphNode node, CUfunction f,
                             const unsigned grid[3], const unsigned block[3],
                             unsigned sharedBytes, void **params, std::string &error);
+  /// Adds a kernel node launching `f` to `graph` after `deps`
+  /// (cuGraphAddKernelNode; the parameter values are copied).
+  bool addGraphKernelNode(CUgraph graph, const CUgraphNode *deps, size_t depCount,
+                          CUfunction f, const unsigned grid[3], const unsigned block[3],
+                          void **params, CUgraphNode &out, std::string &error);
 
   /// "CUDA_ERROR_X (description)" for a driver status.
   std::string errorString(CUresult r) const;
@@ -131,6 +136,9 @@ private:
   CUresult (*cuGraphExecKernelNodeSetParams_)(CUgraphExec, CUgraphNode,
                                               const CUDA_KERNEL_NODE_PARAMS_v2 *) = nullptr;
   CUresult (*cuGetErrorName_)(CUresult, const char **) = nullptr;
+  /// cuGraphAddKernelNode_v2 (or the original); null when the driver has neither.
+  CUresult (*cuGraphAddKernelNode_)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+                                    const CUDA_KERNEL_NODE_PARAMS_v2 *) = nullptr;
 };
 
 } // namespace dmrt

@@ -36,6 +36,8 @@ Executor::~Executor() {
     cudaDeviceSynchronize();
   dropGraphs();
   kernels_.reset(); // before driver_
+  if (onDevice)
+    fills_.unload(driver_);
   if (ownsArena_ && arena_)
     cudaFree(arena_);
   if (captureStream_)
@@ -65,6 +67,8 @@ bool Executor::open(const ExecutorOptions &o, const CubinImages &images, std::st
   }
   if (!cudaCheck(cudaStreamCreateWithFlags(&captureStream_, cudaStreamNonBlocking),
                  "cudaStreamCreateWithFlags", error))
+    return false;
+  if (o.graphFills && !fills_.load(driver_, error))
     return false;
   kernels_ = std::make_unique<BundleKernels>(b_, driver_);
   if (!kernels_->prepareAll(images, error))

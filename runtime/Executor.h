@@ -52,6 +52,7 @@
 #include "runtime/Bundle.h"
 #include "runtime/BundleKernels.h"
 #include "runtime/CudaDriver.h"
+#include "runtime/GraphFills.h"
 #include "runtime/KernelLaunch.h"
 #include "runtime/LayerBindings.h"
 #include "runtime/LayerPlan.h"
@@ -78,6 +79,9 @@ struct ExecutorOptions {
   bool poisonArena = false;   ///< 0xFF-fill each arena before its first step (tests)
   /// Only inference runs: an owned arena has the inference plan's size.
   bool inferenceOnly = false;
+  /// The memset nodes cuBLASLt adds to a captured graph become fill kernels
+  /// (runtime/GraphFills.h); false keeps them.
+  bool graphFills = true;
 };
 
 struct MemoryInfo {
@@ -128,6 +132,9 @@ public:
   /// dependency edges and the longest chain (0s for a serial capture or
   /// none yet).
   void graphShape(Phase phase, int &steps, int &edges, int &criticalPath) const;
+  /// The last capture of `phase`: memset nodes that became fill kernels, and
+  /// those kept (graph fills off, or a memset GraphFills cannot replace).
+  void graphMemsets(Phase phase, int &filled, int &kept) const;
   bool graphs() const { return graphsOn_; }
 
   /// Launches the steps of `phase` on `stream` with dropout key `key`, the
@@ -204,6 +211,7 @@ private:
   bool graphsOn_ = true;
   bool concurrentGraphs_ = true;
   bool poisonArena_ = false;
+  GraphFills fills_; ///< loaded when graph fills are on
   cudaStream_t captureStream_ = nullptr;
   int captures_ = 0, updates_ = 0;
   std::unique_ptr<BundleKernels> kernels_; ///< destroyed before driver_, on the device

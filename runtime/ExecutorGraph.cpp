@@ -27,6 +27,12 @@ void Executor::graphShape(Phase phase, int &steps, int &edges, int &criticalPath
   criticalPath = g ? g->criticalPath : 0;
 }
 
+void Executor::graphMemsets(Phase phase, int &filled, int &kept) const {
+  const Graph *g = graphs_[int(phase)].get();
+  filled = g ? g->filled : 0;
+  kept = g ? g->memsets : 0;
+}
+
 void Executor::dropGraphs() {
   for (int slot = 0; slot < 3; ++slot)
     dropGraph(slot);
@@ -69,6 +75,10 @@ bool Executor::capture(Phase phase, uint64_t key, std::string &error) {
       if (!(ok = launchStep(s, captureStream_, key, &g->kernels, error)))
         break;
   cudaError_t e = cudaStreamEndCapture(captureStream_, &g->graph);
+  // cuBLASLt's memset nodes as fill kernels (or only counted, fills off):
+  // before the update below, so that both graphs have the same topology.
+  if (ok && e == cudaSuccess)
+    ok = fills_.replaceMemsets(driver_, g->graph, g->filled, g->memsets, error);
   // Rebound buffers or a moved arena (dmc.torch's gradients and arena move
   // between steps) change parameters, not the topology: cudaGraphExecUpdate gives the executable
   // graph the new capture's parameters without instantiating (~120 us of host
@@ -82,6 +92,8 @@ bool Executor::capture(Phase phase, uint64_t key, std::string &error) {
       old->bindingsVersion = g->bindingsVersion;
       old->arena = g->arena;
       old->key = key;
+      old->filled = g->filled;
+      old->memsets = g->memsets;
       ++updates_;
       graphs_[graphSlot(phase)] = std::move(old);
       return true;

@@ -38,6 +38,8 @@ struct Executor::Graph {
   std::vector<CapturedKernel> kernels;
   /// Concurrent captures: steps, dependency edges, longest chain of steps.
   int steps = 0, edges = 0, criticalPath = 0;
+  /// Memset nodes replaced by fill kernels, and kept.
+  int filled = 0, memsets = 0;
 };
 
 /// The node the last operation captured on `stream` became.

@@ -50,6 +50,7 @@ struct Harness::Impl {
   /// Every kernel's workspace in one allocation, zeroed once at load.
   void *workspaces = nullptr;
   std::vector<int64_t> workspaceOffset; ///< by kernel index
+  GraphFills fills; ///< for contractions timed as graphs (TimingContext)
   void unload() {
     kernels.reset();
     if (workspaces)
@@ -67,7 +68,11 @@ struct Harness::Impl {
 };
 
 Harness::Harness() = default;
-Harness::~Harness() { impl_.reset(); }
+Harness::~Harness() {
+  if (impl_)
+    impl_->fills.unload(driver_);
+  impl_.reset();
+}
 
 bool queryDevice(int ordinal, DeviceInfo &info, std::string &error) {
   cudaDeviceProp p;
@@ -102,7 +107,7 @@ bool Harness::open(int ordinal, std::string &error) {
     error = cudaMsg(e, "cudaStreamCreate");
     return false;
   }
-  return true;
+  return impl_->fills.load(driver_, error);
 }
 
 bool Harness::load(const Bundle &b, CubinImages images, std::string &error) {
@@ -265,8 +270,8 @@ StepStatus Harness::runKernel(const Bundle &b, const BundleKernel &k,
     };
     return StepStatus::Ok;
   };
-  TimingContext tc{opt, info_, impl_->stream, impl_->flush, impl_->flushBytes,
-                   impl_->copyCache};
+  TimingContext tc{opt,          info_,           impl_->stream, impl_->flush,
+                   impl_->flushBytes, impl_->copyCache, &driver_,     &impl_->fills};
   StepStatus s = runStep(b, spec, tc, setup, out, error);
   if (s != StepStatus::Ok && s != StepStatus::Mismatch && s != StepStatus::Skipped &&
       !error.empty())
@@ -374,8 +379,8 @@ StepStatus Harness::runContraction(const Bundle &b, const BundleContraction &c,
       prior = std::move(keptPrior);
     };
   }
-  TimingContext tc{opt, info_, impl_->stream, impl_->flush, impl_->flushBytes,
-                   impl_->copyCache};
+  TimingContext tc{opt,          info_,           impl_->stream, impl_->flush,
+                   impl_->flushBytes, impl_->copyCache, &driver_,     &impl_->fills};
   StepStatus s = runStep(b, spec, tc, setupFor(chosen ? &chosen->algo : &algos[0].algo), out,
                          error, variants.algos ? &variants : nullptr);
   if (s != StepStatus::Ok && s != StepStatus::Mismatch && s != StepStatus::Skipped &&

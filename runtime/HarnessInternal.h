@@ -10,6 +10,7 @@
 #ifndef DMRT_HARNESSINTERNAL_H
 #define DMRT_HARNESSINTERNAL_H
 
+#include "runtime/GraphFills.h"
 #include "runtime/Harness.h"
 
 #include <cuda_runtime_api.h>
@@ -86,6 +87,10 @@ struct TimingContext {
   /// Same-size copy times of this Harness (sameSizeCopyUs); failures are not
   /// cached.
   std::map<CopyTimingKey, double> &copyCache;
+  /// With both: a contraction's sample graph gets fill kernels for
+  /// cuBLASLt's memset nodes, as the executor's graphs do (GraphFills.h).
+  CudaDriver *driver = nullptr;
+  const GraphFills *fills = nullptr;
 };
 
 /// Other ways of running a step, timed after it on the same buffers (a

@@ -98,8 +98,8 @@ StepStatus timeVariants(StepBuffers &buf, int64_t footprintBytes,
   const std::vector<GemmAlgorithm> &algos = *v.algos;
   HarnessOptions opt = tc.opt;
   opt.reps = std::max(1, std::min(opt.reps, opt.sweepReps));
-  TimingContext vtc{opt, tc.info, tc.stream, tc.flush, tc.flushBytes,
-                    tc.copyCache};
+  TimingContext vtc{opt,          tc.info,      tc.stream, tc.flush,
+                    tc.flushBytes, tc.copyCache, tc.driver, tc.fills};
   sweep.ran = true;
   sweep.reps = opt.reps;
   us.assign(algos.size(), 0.0);

@@ -8,8 +8,9 @@
 // memory (R sets span >= 4x the L2), and each launch's latency overlaps the
 // previous launch's execution, as in a layer's stream of kernels. A
 // contraction's K launches are replayed as one CUDA graph, as the runtime runs
-// a step: the nodes cuBLASLt adds (a memset before some kernels) then cost
-// what they cost there.
+// a step: the nodes cuBLASLt adds (a memset before some kernels, which the
+// runtime turns into fill kernels: GraphFills.h) then cost what they cost
+// there.
 // Same-size copy: a device-to-device copy moving a step's bytes, timed the
 // step's way (stream: over R source/destination pairs), as its reference.
 //
@@ -108,10 +109,13 @@ struct SampleGraph {
     if (graph)
       cudaGraphDestroy(graph);
   }
-  /// Captures what `enqueue` puts on `st` and instantiates it; CudaError
-  /// when enqueueing, capturing or instantiating failed (`error` says why).
+  /// Captures what `enqueue` puts on `st` and instantiates it, cuBLASLt's
+  /// memset nodes replaced by fill kernels when tc has them; CudaError when
+  /// enqueueing, capturing, replacing or instantiating failed (`error` says
+  /// why).
   template <typename F>
-  StepStatus capture(cudaStream_t st, F &&enqueue, std::string &error) {
+  StepStatus capture(cudaStream_t st, const TimingContext &tc, F &&enqueue,
+                     std::string &error) {
     DMRT_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
     bool ok = enqueue();
     cudaError_t e = cudaStreamEndCapture(st, &graph);
@@ -121,6 +125,9 @@ struct SampleGraph {
       error = cudaMsg(e, "cudaStreamEndCapture (a sample's launches as a CUDA graph)");
       return StepStatus::CudaError;
     }
+    int filled = 0, kept = 0;
+    if (tc.driver && tc.fills && !tc.fills->replaceMemsets(*tc.driver, graph, filled, kept, error))
+      return StepStatus::CudaError;
     DMRT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
     return StepStatus::Ok;
   }
@@ -237,7 +244,7 @@ StepStatus timeStream(StepBuffers &buf, int64_t footprintBytes,
     return StepStatus::CudaError;
   SampleGraph graph;
   if (asGraph) {
-    if (StepStatus s = graph.capture(st, [&] { return run(perSample); }, error);
+    if (StepStatus s = graph.capture(st, tc, [&] { return run(perSample); }, error);
         s != StepStatus::Ok)
       return s;
     DMRT_CUDA(cudaGraphLaunch(graph.exec, st)); // uploads it: a warm-up replay

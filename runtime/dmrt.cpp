@@ -82,7 +82,8 @@ dmrt_status beginOpen(const dmrt_open_options *options, dmrt_layer **out,
   }
   const uint32_t known = DMRT_OPEN_VALIDATE_ONLY | DMRT_OPEN_NO_GRAPHS |
                          DMRT_OPEN_EXTERNAL_ARENA | DMRT_OPEN_POISON_ARENA |
-                         DMRT_OPEN_INFERENCE_ONLY | DMRT_OPEN_SERIAL_GRAPHS;
+                         DMRT_OPEN_INFERENCE_ONLY | DMRT_OPEN_SERIAL_GRAPHS |
+                         DMRT_OPEN_GRAPH_MEMSETS;
   if (o.flags & ~known)
     return fail(DMRT_ERROR_INVALID_ARGUMENT,
                 "dmrt_open: unknown flags " + std::to_string(o.flags & ~known));
@@ -113,6 +114,7 @@ dmrt_status openLoaded(std::shared_ptr<const Bundle> bundle, const CubinImages &
     eo.device = o.device;
     eo.graphs = !(o.flags & DMRT_OPEN_NO_GRAPHS);
     eo.concurrentGraphs = !(o.flags & DMRT_OPEN_SERIAL_GRAPHS);
+    eo.graphFills = !(o.flags & DMRT_OPEN_GRAPH_MEMSETS);
     eo.externalArena = layer->externalArena;
     eo.poisonArena = (o.flags & DMRT_OPEN_POISON_ARENA) != 0;
     eo.inferenceOnly = layer->inferenceOnly;

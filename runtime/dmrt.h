@@ -21,7 +21,8 @@
 extern "C" {
 #endif
 
-#define DMRT_API_VERSION 3 /* 2: DMRT_OPEN_INFERENCE_ONLY, dmrt_arena_bytes; 3: DMRT_GRAPHS_SERIAL */
+#define DMRT_API_VERSION 4 /* 2: DMRT_OPEN_INFERENCE_ONLY, dmrt_arena_bytes; 3: DMRT_GRAPHS_SERIAL;
+                              4: DMRT_OPEN_GRAPH_MEMSETS */
 #define DMRT_MAX_RANK 8
 
 typedef struct dmrt_layer dmrt_layer;
@@ -73,6 +74,10 @@ typedef enum dmrt_mode {
                                         are DMRT_ERROR_STATE) */
 #define DMRT_OPEN_SERIAL_GRAPHS 32u /* captured graphs chain the steps in the bundle's
                                        order (DMRT_GRAPHS_SERIAL) */
+#define DMRT_OPEN_GRAPH_MEMSETS 64u /* keep the memset nodes cuBLASLt adds to a captured
+                                       graph; by default each becomes a fill kernel of
+                                       the runtime's (the same bytes written, without
+                                       the idle time a memset node costs its neighbours) */
 
 /* dmrt_set_graphs modes. With graphs on, a captured phase orders its steps
    only where they share memory (one writing), so independent steps may run

@@ -29,6 +29,12 @@ void dmrt_internal_module_stats(uint64_t *loads, uint64_t *unloads, uint64_t *li
 void dmrt_internal_graph_shape(dmrt_layer *layer, int32_t backward, int32_t *steps,
                                int32_t *edges, int32_t *critical_path);
 
+/// The last captured graph of `backward` 0 or 1: memset nodes (cuBLASLt's)
+/// that became fill kernels and those kept (DMRT_OPEN_GRAPH_MEMSETS, or one
+/// the fill kernels cannot do). Any pointer may be null.
+void dmrt_internal_graph_memsets(dmrt_layer *layer, int32_t backward, int32_t *filled,
+                                 int32_t *kept);
+
 /// Graphs instantiated and graphs updated in place (a phase captured again
 /// after its buffers were rebound, same topology) since the layer opened.
 /// Any pointer may be null.

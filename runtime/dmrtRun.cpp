@@ -105,6 +105,17 @@ void dmrt_internal_graph_shape(dmrt_layer *layer, int32_t backward, int32_t *ste
     *critical_path = c;
 }
 
+void dmrt_internal_graph_memsets(dmrt_layer *layer, int32_t backward, int32_t *filled,
+                                 int32_t *kept) {
+  int f = 0, k = 0;
+  if (layer && layer->exec)
+    layer->exec->graphMemsets(backward ? dmrt::Phase::Backward : dmrt::Phase::Forward, f, k);
+  if (filled)
+    *filled = f;
+  if (kept)
+    *kept = k;
+}
+
 dmrt_status dmrt_set_graphs(dmrt_layer *layer, int mode) {
   if (!layer)
     return fail(DMRT_ERROR_INVALID_ARGUMENT, "dmrt_set_graphs: null layer");

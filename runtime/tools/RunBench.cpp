@@ -117,9 +117,11 @@ bool benchLayer(Layer &layer, int reps, int warmup, std::string &error,
     clockWhy = clocks.why();
   bool ok = timeSteps(layer, stream, DMRT_GRAPHS_ON, reps, warmup, true, graphs, error);
   ClockSummary clockSummary = clocks.stop();
-  int32_t shape[2][3] = {};
-  for (int32_t bwd = 0; bwd < 2; ++bwd)
+  int32_t shape[2][3] = {}, memsets[2][2] = {};
+  for (int32_t bwd = 0; bwd < 2; ++bwd) {
     dmrt_internal_graph_shape(layer.get(), bwd, &shape[bwd][0], &shape[bwd][1], &shape[bwd][2]);
+    dmrt_internal_graph_memsets(layer.get(), bwd, &memsets[bwd][0], &memsets[bwd][1]);
+  }
   std::printf("dmc-run: timing %d steps with serial CUDA graphs (the bundle's order) ...\n",
               reps);
   ok = ok && timeSteps(layer, stream, DMRT_GRAPHS_SERIAL, reps, warmup, true, serial, error);
@@ -172,6 +174,9 @@ bool benchLayer(Layer &layer, int reps, int warmup, std::string &error,
   std::printf("dmc-run: graph order: forward %d steps, %d edges, longest chain %d; backward %d "
               "steps, %d edges, longest chain %d (serial: a chain of every step)\n",
               shape[0][0], shape[0][1], shape[0][2], shape[1][0], shape[1][1], shape[1][2]);
+  std::printf("dmc-run: cuBLASLt's memset nodes in the graphs: forward %d as fill kernels, %d "
+              "kept; backward %d as fill kernels, %d kept\n",
+              memsets[0][0], memsets[0][1], memsets[1][0], memsets[1][1]);
   std::printf("dmc-run: launch overhead, steps waited for: plain - graphs = %.3f ms per step; "
               "the host's enqueue in a step waited for: %.3f ms with graphs (waited for - "
               "enqueued ahead)\n",

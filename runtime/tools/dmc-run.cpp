@@ -2,8 +2,9 @@
 //
 //   dmc-run BUNDLE --out OUT.safetensors [--inputs IN.safetensors] [--train]
 //           [--seed N] [--device N] [--no-graphs] [--poison-arena] [--dry-run]
+//           [--graph-memsets]
 //   dmc-run BUNDLE --bench [--reps N] [--warmup N] [--seed N] [--device N]
-//           [--record DB]
+//           [--record DB] [--graph-memsets]
 //
 // The GPU counterpart of `dmc eval` (runtime/LayerData.h): the same tensor
 // names and files. Arguments missing from --inputs are drawn from --seed as
@@ -15,6 +16,8 @@
 // --bench times the step (runtime/tools/RunBench.h) on drawn arguments;
 // --record DB appends that step (CUDA graphs, enqueued ahead) to the tuning
 // database DB as a `step` record (runtime/tools/StepRecord.h).
+// --graph-memsets keeps the memset nodes cuBLASLt adds to the captured graphs
+// (DMRT_OPEN_GRAPH_MEMSETS) instead of fill kernels, to compare the two.
 // Runs through the C API (runtime/dmrt.hpp).
 //
 // Exit: 0 ok; 1 a CUDA or runtime failure; 2 usage, bundle or input file
@@ -44,8 +47,9 @@ namespace {
 const char *kUsage =
     "usage: dmc-run BUNDLE --out OUT.safetensors [--inputs IN.safetensors] [--train]\n"
     "               [--seed N] [--device N] [--no-graphs] [--poison-arena] [--dry-run]\n"
+    "               [--graph-memsets]\n"
     "       dmc-run BUNDLE --bench [--reps N] [--warmup N] [--seed N] [--device N]\n"
-    "               [--record DB]\n"
+    "               [--record DB] [--graph-memsets]\n"
     "Runs a layer bundle on the GPU as `dmc eval` runs it on the CPU (same tensor\n"
     "names and files; missing arguments drawn from --seed, also the dropout seed).\n"
     "Exit: 0 ok, 1 CUDA/runtime failure, 2 usage/bundle/input error, 77 no GPU.\n";
@@ -53,6 +57,7 @@ const char *kUsage =
 struct Options {
   std::string bundle, inputs, out, record;
   bool train = false, bench = false, dryRun = false, graphs = true, poison = false;
+  bool graphMemsets = false;
   uint64_t seed = 0;
   long long device = 0, reps = 50, warmup = 5;
 };
@@ -99,6 +104,8 @@ int parse(int argc, char **argv, Options &o) {
       o.dryRun = true;
     } else if (a == "--no-graphs") {
       o.graphs = false;
+    } else if (a == "--graph-memsets") {
+      o.graphMemsets = true;
     } else if (a == "--poison-arena") {
       o.poison = true;
     } else if (a == "--seed") {
@@ -164,7 +171,8 @@ int main(int argc, char **argv) {
   dmrt_open_options_init(&oo);
   // Forward only: the runtime allocates just the inference plan's arena.
   oo.flags = (o.dryRun ? DMRT_OPEN_VALIDATE_ONLY : 0) | (o.graphs ? 0 : DMRT_OPEN_NO_GRAPHS) |
-             (o.poison ? DMRT_OPEN_POISON_ARENA : 0) | (train ? 0 : DMRT_OPEN_INFERENCE_ONLY);
+             (o.poison ? DMRT_OPEN_POISON_ARENA : 0) | (train ? 0 : DMRT_OPEN_INFERENCE_ONLY) |
+             (o.graphMemsets ? DMRT_OPEN_GRAPH_MEMSETS : 0);
   oo.device = int(o.device);
   dmrt_layer *opened = nullptr;
   Status s = Status::of(dmrt_internal_open_loaded(bundle, images, &oo, &opened));

@@ -1,0 +1,267 @@
+//===- GraphFills.cpp - A captured graph's memset nodes as kernels --------===//
+#include "runtime/GraphFills.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace dmrt {
+namespace {
+
+/// dmrt_fill_b8/_b16/_b32(dst, pitch, count, value): row blockIdx.y of the
+/// fill, from dst + row * pitch, `count` stores of 1, 2 or 4 bytes of `value`
+/// in a grid-stride loop over x.
+const char kFillPtx[] = R"PTX(.version 7.0
+.target sm_52
+.address_size 64
+
+.visible .entry dmrt_fill_b8(
+	.param .u64 p_dst,
+	.param .u64 p_pitch,
+	.param .u64 p_count,
+	.param .u32 p_value)
+{
+	.reg .pred 	%p1;
+	.reg .b32 	%r<9>;
+	.reg .b64 	%rd<10>;
+	ld.param.u64 	%rd1, [p_dst];
+	ld.param.u64 	%rd2, [p_pitch];
+	ld.param.u64 	%rd3, [p_count];
+	ld.param.u32 	%r1, [p_value];
+	cvta.to.global.u64 	%rd1, %rd1;
+	mov.u32 	%r2, %ctaid.y;
+	cvt.u64.u32 	%rd4, %r2;
+	mad.lo.u64 	%rd1, %rd4, %rd2, %rd1;
+	mov.u32 	%r3, %ctaid.x;
+	mov.u32 	%r4, %ntid.x;
+	mov.u32 	%r5, %tid.x;
+	mad.lo.u32 	%r6, %r3, %r4, %r5;
+	cvt.u64.u32 	%rd5, %r6;
+	mov.u32 	%r7, %nctaid.x;
+	mul.lo.u32 	%r8, %r7, %r4;
+	cvt.u64.u32 	%rd6, %r8;
+$L_dmrt_fill_b8_loop:
+	setp.ge.u64 	%p1, %rd5, %rd3;
+	@%p1 bra 	$L_dmrt_fill_b8_done;
+	mov.b64 	%rd7, %rd5;
+	add.u64 	%rd8, %rd1, %rd7;
+	st.global.u8 	[%rd8], %r1;
+	add.u64 	%rd5, %rd5, %rd6;
+	bra.uni 	$L_dmrt_fill_b8_loop;
+$L_dmrt_fill_b8_done:
+	ret;
+}
+
+.visible .entry dmrt_fill_b16(
+	.param .u64 p_dst,
+	.param .u64 p_pitch,
+	.param .u64 p_count,
+	.param .u32 p_value)
+{
+	.reg .pred 	%p1;
+	.reg .b32 	%r<9>;
+	.reg .b64 	%rd<10>;
+	ld.param.u64 	%rd1, [p_dst];
+	ld.param.u64 	%rd2, [p_pitch];
+	ld.param.u64 	%rd3, [p_count];
+	ld.param.u32 	%r1, [p_value];
+	cvta.to.global.u64 	%rd1, %rd1;
+	mov.u32 	%r2, %ctaid.y;
+	cvt.u64.u32 	%rd4, %r2;
+	mad.lo.u64 	%rd1, %rd4, %rd2, %rd1;
+	mov.u32 	%r3, %ctaid.x;
+	mov.u32 	%r4, %ntid.x;
+	mov.u32 	%r5, %tid.x;
+	mad.lo.u32 	%r6, %r3, %r4, %r5;
+	cvt.u64.u32 	%rd5, %r6;
+	mov.u32 	%r7, %nctaid.x;
+	mul.lo.u32 	%r8, %r7, %r4;
+	cvt.u64.u32 	%rd6, %r8;
+$L_dmrt_fill_b16_loop:
+	setp.ge.u64 	%p1, %rd5, %rd3;
+	@%p1 bra 	$L_dmrt_fill_b16_done;
+	shl.b64 	%rd7, %rd5, 1;
+	add.u64 	%rd8, %rd1, %rd7;
+	st.global.u16 	[%rd8], %r1;
+	add.u64 	%rd5, %rd5, %rd6;
+	bra.uni 	$L_dmrt_fill_b16_loop;
+$L_dmrt_fill_b16_done:
+	ret;
+}
+
+.visible .entry dmrt_fill_b32(
+	.param .u64 p_dst,
+	.param .u64 p_pitch,
+	.param .u64 p_count,
+	.param .u32 p_value)
+{
+	.reg .pred 	%p1;
+	.reg .b32 	%r<9>;
+	.reg .b64 	%rd<10>;
+	ld.param.u64 	%rd1, [p_dst];
+	ld.param.u64 	%rd2, [p_pitch];
+	ld.param.u64 	%rd3, [p_count];
+	ld.param.u32 	%r1, [p_value];
+	cvta.to.global.u64 	%rd1, %rd1;
+	mov.u32 	%r2, %ctaid.y;
+	cvt.u64.u32 	%rd4, %r2;
+	mad.lo.u64 	%rd1, %rd4, %rd2, %rd1;
+	mov.u32 	%r3, %ctaid.x;
+	mov.u32 	%r4, %ntid.x;
+	mov.u32 	%r5, %tid.x;
+	mad.lo.u32 	%r6, %r3, %r4, %r5;
+	cvt.u64.u32 	%rd5, %r6;
+	mov.u32 	%r7, %nctaid.x;
+	mul.lo.u32 	%r8, %r7, %r4;
+	cvt.u64.u32 	%rd6, %r8;
+$L_dmrt_fill_b32_loop:
+	setp.ge.u64 	%p1, %rd5, %rd3;
+	@%p1 bra 	$L_dmrt_fill_b32_done;
+	shl.b64 	%rd7, %rd5, 2;
+	add.u64 	%rd8, %rd1, %rd7;
+	st.global.u32 	[%rd8], %r1;
+	add.u64 	%rd5, %rd5, %rd6;
+	bra.uni 	$L_dmrt_fill_b32_loop;
+$L_dmrt_fill_b32_done:
+	ret;
+}
+)PTX";
+
+constexpr const char *kFillNames[3] = {"dmrt_fill_b8", "dmrt_fill_b16", "dmrt_fill_b32"};
+constexpr unsigned kThreads = 256, kMaxBlocks = 4096, kMaxRows = 65535;
+
+} // namespace
+
+const char *fillKernelsPtx() { return kFillPtx; }
+
+FillPlan planFill(uint64_t dst, uint64_t pitch, uint32_t value, unsigned elementSize,
+                  uint64_t width, uint64_t height) {
+  FillPlan p;
+  if (elementSize != 1 && elementSize != 2 && elementSize != 4) {
+    p.why = "an element size other than 1, 2 or 4 bytes";
+    return p;
+  }
+  if (width == 0 || height == 0) {
+    p.why = "an empty memset";
+    return p;
+  }
+  if (height > kMaxRows) {
+    p.why = "more than 65535 rows";
+    return p;
+  }
+  uint64_t rowBytes = width * elementSize;
+  if (height == 1)
+    pitch = 0;
+  for (int s : {4, 2, 1}) {
+    if (s % int(elementSize) || dst % s || pitch % s || rowBytes % s)
+      continue;
+    uint32_t element = elementSize == 4 ? value : value & ((1u << (8 * elementSize)) - 1);
+    uint32_t word = element;
+    for (int b = int(elementSize); b < s; b += int(elementSize))
+      word |= element << (8 * b);
+    p.ok = true;
+    p.storeBytes = s;
+    p.count = rowBytes / s;
+    p.value = word;
+    p.pitch = pitch;
+    p.block[0] = kThreads;
+    p.grid[0] = unsigned(std::min<uint64_t>((p.count + kThreads - 1) / kThreads, kMaxBlocks));
+    p.grid[1] = unsigned(height);
+    return p;
+  }
+  p.why = "elements not aligned to their size";
+  return p;
+}
+
+bool GraphFills::load(CudaDriver &driver, std::string &error) {
+  if (module_)
+    return true;
+  std::vector<char> image(kFillPtx, kFillPtx + sizeof kFillPtx); // with the NUL
+  if (driver.loadModule(image, module_, error) != CUDA_SUCCESS) {
+    module_ = nullptr;
+    error = "loading the graph fill kernels: " + error;
+    return false;
+  }
+  for (int i = 0; i < 3; ++i)
+    if (driver.getFunction(module_, kFillNames[i], fill_[i], error) != CUDA_SUCCESS) {
+      unload(driver);
+      error = "loading the graph fill kernels: " + error;
+      return false;
+    }
+  return true;
+}
+
+void GraphFills::unload(CudaDriver &driver) {
+  if (module_)
+    driver.unloadModule(module_);
+  module_ = nullptr;
+  fill_[0] = fill_[1] = fill_[2] = nullptr;
+}
+
+bool GraphFills::replaceMemsets(CudaDriver &driver, cudaGraph_t graph, int &replaced,
+                                int &kept, std::string &error) const {
+  replaced = kept = 0;
+  auto failed = [&](cudaError_t e, const char *call) {
+    error = std::string("replacing a graph's memset nodes: ") + call + " failed: " +
+            cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+    return false;
+  };
+  size_t n = 0;
+  cudaError_t e = cudaGraphGetNodes(graph, nullptr, &n);
+  if (e != cudaSuccess)
+    return failed(e, "cudaGraphGetNodes");
+  std::vector<cudaGraphNode_t> nodes(n);
+  if (n && (e = cudaGraphGetNodes(graph, nodes.data(), &n)) != cudaSuccess)
+    return failed(e, "cudaGraphGetNodes");
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type;
+    if ((e = cudaGraphNodeGetType(node, &type)) != cudaSuccess)
+      return failed(e, "cudaGraphNodeGetType");
+    if (type != cudaGraphNodeTypeMemset)
+      continue;
+    cudaMemsetParams m{};
+    if ((e = cudaGraphMemsetNodeGetParams(node, &m)) != cudaSuccess)
+      return failed(e, "cudaGraphMemsetNodeGetParams");
+    FillPlan plan = planFill(reinterpret_cast<uint64_t>(m.dst), m.pitch, m.value,
+                             m.elementSize, m.width, m.height);
+    if (!plan.ok || !module_) {
+      ++kept;
+      continue;
+    }
+    // Its edges: dependencies and dependents (captured edges are all default
+    // ones, so the edge data is not asked for).
+    size_t nd = 0, ns = 0;
+    if ((e = cudaGraphNodeGetDependencies(node, nullptr, nullptr, &nd)) != cudaSuccess)
+      return failed(e, "cudaGraphNodeGetDependencies");
+    std::vector<cudaGraphNode_t> deps(nd);
+    if (nd && (e = cudaGraphNodeGetDependencies(node, deps.data(), nullptr, &nd)) != cudaSuccess)
+      return failed(e, "cudaGraphNodeGetDependencies");
+    if ((e = cudaGraphNodeGetDependentNodes(node, nullptr, nullptr, &ns)) != cudaSuccess)
+      return failed(e, "cudaGraphNodeGetDependentNodes");
+    std::vector<cudaGraphNode_t> next(ns);
+    if (ns &&
+        (e = cudaGraphNodeGetDependentNodes(node, next.data(), nullptr, &ns)) != cudaSuccess)
+      return failed(e, "cudaGraphNodeGetDependentNodes");
+    void *dst = m.dst;
+    uint64_t pitch = plan.pitch, count = plan.count;
+    uint32_t value = plan.value;
+    void *params[] = {&dst, &pitch, &count, &value};
+    CUgraphNode fill = nullptr;
+    if (!driver.addGraphKernelNode(reinterpret_cast<CUgraph>(graph),
+                                   reinterpret_cast<const CUgraphNode *>(deps.data()), nd,
+                                   kernel(plan.storeBytes), plan.grid, plan.block, params,
+                                   fill, error)) {
+      error = "replacing a graph's memset nodes: " + error;
+      return false;
+    }
+    cudaGraphNode_t from = reinterpret_cast<cudaGraphNode_t>(fill);
+    for (cudaGraphNode_t to : next)
+      if ((e = cudaGraphAddDependencies(graph, &from, &to, nullptr, 1)) != cudaSuccess)
+        return failed(e, "cudaGraphAddDependencies");
+    if ((e = cudaGraphDestroyNode(node)) != cudaSuccess)
+      return failed(e, "cudaGraphDestroyNode");
+    ++replaced;
+  }
+  return true;
+}
+
+} // namespace dmrt
