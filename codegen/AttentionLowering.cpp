@@ -139,23 +139,30 @@ attentionProblemOf(dm::KernelOp k) {
   p.q = stridesOf(qArg, d, d.query);
   p.k = stridesOf(kArg, d, d.key);
   p.v = stridesOf(body.getArgument(2), d, d.key);
-  Value lse;
+  Value lse, drow;
   if (*kind == AttentionKernelKind::Forward) {
     p.o = stridesOf(k.getResult(0), d, d.query);
     lse = k.getResult(1);
-  } else {
+  } else if (*kind == AttentionKernelKind::GradQ) { // q, k, v, o, dO, lse -> dQ, Drow
     p.o = stridesOf(body.getArgument(3), d, d.query);
     p.dO = stridesOf(body.getArgument(4), d, d.query);
     lse = body.getArgument(5);
-    if (*kind == AttentionKernelKind::GradKV) {
-      p.dK = stridesOf(k.getResult(0), d, d.key);
-      p.dV = stridesOf(k.getResult(1), d, d.key);
-    } else {
-      p.dQ = stridesOf(k.getResult(0), d, d.query);
-    }
+    p.dQ = stridesOf(k.getResult(0), d, d.query);
+    drow = k.getResult(1);
+  } else { // grad-kv: q, k, v, dO, lse, Drow -> dK, dV
+    p.dO = stridesOf(body.getArgument(3), d, d.query);
+    lse = body.getArgument(4);
+    drow = body.getArgument(5);
+    p.dK = stridesOf(k.getResult(0), d, d.key);
+    p.dV = stridesOf(k.getResult(1), d, d.key);
   }
-  auto lseType = tensorOf(lse);
-  p.lse = {rowMajorStride(lseType, d.batch), rowMajorStride(lseType, d.heads), rowMajorStride(lseType, d.query)};
+  auto rowStrides = [&](Value v) -> dmcgen::LseStrides {
+    auto t = tensorOf(v);
+    return {rowMajorStride(t, d.batch), rowMajorStride(t, d.heads), rowMajorStride(t, d.query)};
+  };
+  p.lse = rowStrides(lse);
+  if (drow)
+    p.drow = rowStrides(drow);
   // The dropout: drawn (dm.dropout), drawn and saved as keep bits (the
   // forward's dm.dropout_keep_bits) or read from them (the backward's
   // dm.dropout_apply_bits).

@@ -87,7 +87,11 @@ LogicalResult ContractOp::verify() {
   for (char c : r)
     if (a.find(c) == StringRef::npos && b.find(c) == StringRef::npos)
       return emitOpError() << "result dimension '" << c << "' appears in no operand";
-  if (failed(verifySameElementType(*this, getLhs(), getRhs())) ||
+  if (failed(verifySameElementType(*this, getLhs(), getRhs())))
+    return failure();
+  // The result in the operands' type, or in f32 (summed and kept without
+  // rounding: attention's Drow, which one fused kernel hands another).
+  if (!tensorOf(getResult()).getElementType().isF32() &&
       failed(verifySameElementType(*this, getLhs(), getResult())))
     return failure();
   return verifyEpilogue();

@@ -37,7 +37,9 @@ def Dm_ContractOp : Dm_ForwardOp<"contract",
   let description = [{
     `result[R] = scale * sum over (A u B) \ R of lhs[A] * rhs[B]`, where A, B,
     R are the names of the operand and result types. Every name of an operand
-    appears in the other operand or in the result.
+    appears in the other operand or in the result. The operands share an
+    element type; the result has it too, or is f32 (summed and kept
+    unrounded: fused attention's Drow, which grad-q yields for grad-kv).
 
     `epilogue` (one spelling with the bundle: dmrt::epilogueManifestName)
     folds a neighbour into the same cuBLASLt call (dm-gemm-epilogues):

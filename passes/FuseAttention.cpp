@@ -103,23 +103,24 @@ struct Rewriter {
                                Float32Type::get(t.getContext()));
   }
 
-  /// dS = P (dP - rowsum(dO * O)), masked as the graph masked it; the
+  /// Drow = rowsum(dO * O) over the head dim (region values `dOut`, `o`), in
+  /// f32 as the log-sum-exp (lseType): grad-q yields it and grad-kv reads it.
+  Value rowDot(OpBuilder &b, Location loc, Value dOut, Value o) {
+    return b.create<dm::ContractOp>(loc, lseType(f.softmax.getX()), dOut, o,
+                                    b.getF64FloatAttr(1.0))
+        .getResult();
+  }
+
+  /// dS = P (dP - rowsum), rowsum = Drow; masked as the graph masked it; the
   /// dropout's gradient from `bits` when they were saved.
-  Value scoreGrad(OpBuilder &b, IRMapping &map, Value p, Value o, Value bits, Location loc) {
+  Value scoreGrad(OpBuilder &b, IRMapping &map, Value p, Value rowsum, Value bits,
+                  Location loc) {
     b.clone(*g->gradScores, map);
     if (g->gradDropout && bits)
       map.map(g->gradDropout.getResult(),
               applyBits(b, loc, map.lookup(g->gradDropout.getX()), bits));
     else if (g->gradDropout)
       b.clone(*g->gradDropout, map);
-    Value dOut = map.lookup(g->gradOutput);
-    // In the operands' element type (a contraction does not mix them); the
-    // value stays inside the kernel, unrounded, as every region value does.
-    auto lse = cast<dm::TensorType>(lseType(f.softmax.getX()));
-    Type rowType = dm::TensorType::get(lse.getContext(), lse.getNames(), lse.getShape(),
-                                       tensorOf(dOut).getElementType());
-    Value rowsum =
-        b.create<dm::ContractOp>(loc, rowType, dOut, o, b.getF64FloatAttr(1.0)).getResult();
     Value ds = b.create<dm::SoftmaxGradRowsumOp>(loc, p.getType(), p,
                                                  map.lookup(g->softmaxGrad.getDy()), rowsum);
     map.map(g->softmaxGrad.getResult(), ds);
@@ -174,6 +175,8 @@ struct Rewriter {
     // The backward kernels go where the first backward op of the pattern was.
     Operation *first = g->gradScores->isBeforeInBlock(g->gradV) ? g->gradScores : g->gradV;
     OpBuilder bb(first);
+    // grad-q: q, k, v, o, dO, lse[, bits][, lengths] -> dQ, Drow;
+    // grad-kv: q, k, v, dO, lse, Drow[, bits][, lengths] -> dK, dV.
     SmallVector<Value> gin = {g->savedQ, g->savedK, g->savedV, savedO, g->gradOutput, savedLse};
     if (savedBits)
       gin.push_back(savedBits);
@@ -189,8 +192,28 @@ struct Rewriter {
       map.map(f.softmax.getResult(), p);
       return p;
     };
+    // grad-q first: it computes Drow for its query tile anyway and yields it
+    // (f32); grad-kv reads it instead of an o tile and a dot product per
+    // query tile and key block.
+    auto q = buildKernel(bb, loc, "attention_grad_q", "attention_grad_q", gin,
+                         {g->gradQ.getType(), lseType(f.softmax.getX())},
+                         [&](OpBuilder &in, IRMapping &map) -> SmallVector<Value> {
+                           Value p = recompute(in, map);
+                           Value drow = rowDot(in, loc, map.lookup(g->gradOutput),
+                                               map.lookup(savedO));
+                           scoreGrad(in, map, p, drow,
+                                     savedBits ? map.lookup(savedBits) : Value(), loc);
+                           in.clone(*g->gradQ, map);
+                           return {map.lookup(g->gradQ.getResult()), drow};
+                         });
+    Value drow = q.getResult(1);
+    SmallVector<Value> kvIn = {g->savedQ, g->savedK, g->savedV, g->gradOutput, savedLse, drow};
+    if (savedBits)
+      kvIn.push_back(savedBits);
+    if (f.lengths)
+      kvIn.push_back(f.lengths);
     auto kv = buildKernel(
-        bb, loc, "attention_grad_kv", "attention_grad_kv", gin,
+        bb, loc, "attention_grad_kv", "attention_grad_kv", kvIn,
         {g->gradK.getType(), g->gradV.getType()},
         [&](OpBuilder &in, IRMapping &map) -> SmallVector<Value> {
           Value p = recompute(in, map);
@@ -208,19 +231,10 @@ struct Rewriter {
                                                                   : g->gradV.getLhs();
           map.map(savedDropped, dropped);
           in.clone(*g->gradV, map);
-          scoreGrad(in, map, p, map.lookup(savedO), bits, loc);
+          scoreGrad(in, map, p, map.lookup(drow), bits, loc);
           in.clone(*g->gradK, map);
           return {map.lookup(g->gradK.getResult()), map.lookup(g->gradV.getResult())};
         });
-    auto q = buildKernel(bb, loc, "attention_grad_q", "attention_grad_q", gin,
-                         {g->gradQ.getType()},
-                         [&](OpBuilder &in, IRMapping &map) -> SmallVector<Value> {
-                           Value p = recompute(in, map);
-                           scoreGrad(in, map, p, map.lookup(savedO),
-                                     savedBits ? map.lookup(savedBits) : Value(), loc);
-                           in.clone(*g->gradQ, map);
-                           return {map.lookup(g->gradQ.getResult())};
-                         });
     g->gradK.getResult().replaceAllUsesWith(kv.getResult(0));
     g->gradV.getResult().replaceAllUsesWith(kv.getResult(1));
     g->gradQ.getResult().replaceAllUsesWith(q.getResult(0));

@@ -49,8 +49,10 @@ inline constexpr CodegenVersion kCodegenVersions[] = {
     /// 12, 11, 11: grad-kv's keep bits exchanged by butterfly transposes, no
     /// mask code where no key can be masked (keysMayBeMasked).
     {CodegenFamily::Attention, "attention", 12},
-    {CodegenFamily::AttentionGradKV, "attention_grad_kv", 11},
-    {CodegenFamily::AttentionGradQ, "attention_grad_q", 11},
+    /// 12, 12: grad-q writes Drow (dO . o), grad-kv reads it instead of an
+    /// o tile and a dot product per query tile (and runs after grad-q).
+    {CodegenFamily::AttentionGradKV, "attention_grad_kv", 12},
+    {CodegenFamily::AttentionGradQ, "attention_grad_q", 12},
     /// 9: timed as their step runs, a CUDA graph (cuBLASLt's memset nodes priced).
     {CodegenFamily::Contractions, "contractions", 9},
 };

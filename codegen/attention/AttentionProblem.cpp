@@ -100,7 +100,7 @@ AttentionProblem contiguousProblem(dmrt::DType dtype, int64_t B, int64_t H, int6
   rowMajorStrides("bhkp", B, H, Lk, D, p.k);
   p.v = p.dK = p.dV = p.k;
   p.o = p.dO = p.dQ = p.q;
-  p.lse = {H * Lq, Lq, 1};
+  p.lse = p.drow = {H * Lq, Lq, 1};
   p.scale = D > 0 ? 1.0 / std::sqrt((double)D) : 1.0;
   p.dropoutStrides = {H * Lq * Lk, Lq * Lk, Lk, 1};
   const int64_t words = keepBitsWords(p);
@@ -136,7 +136,8 @@ std::string validate(const AttentionProblem &p) {
     if (std::string e = checkTensor(name, *s, "k"); !e.empty())
       return e;
   const std::pair<const char *, int64_t> lse[] = {
-      {"lse.b", p.lse.b}, {"lse.h", p.lse.h}, {"lse.j", p.lse.j}};
+      {"lse.b", p.lse.b},   {"lse.h", p.lse.h},   {"lse.j", p.lse.j},
+      {"drow.b", p.drow.b}, {"drow.h", p.drow.h}, {"drow.j", p.drow.j}};
   for (const auto &[name, v] : lse)
     if (v < 0)
       return std::string(name) + " stride is " + std::to_string(v) + ": must be >= 0";
@@ -185,8 +186,8 @@ unsigned sharedBytes(const AttentionProblem &p, const AttentionTiles &t,
   case AttentionKernelKind::GradQ: // Q, dO, o; 2 stages of K, V; lse, Drow
     bytes = 3 * tileBytes(t.blockM, p.D) + 4 * tileBytes(t.blockN, p.D) + 2 * 4 * t.blockM;
     break;
-  case AttentionKernelKind::GradKV: // K, V; 2 stages of Q, dO, o and of lse, Drow
-    bytes = 2 * tileBytes(t.blockN, p.D) + 6 * tileBytes(t.blockM, p.D) + 4 * 4 * t.blockM;
+  case AttentionKernelKind::GradKV: // K, V; 2 stages of Q, dO and of lse, Drow
+    bytes = 2 * tileBytes(t.blockN, p.D) + 4 * tileBytes(t.blockM, p.D) + 4 * 4 * t.blockM;
     break;
   }
   if (t.wgmma) // a swizzle atom's slack: the wgmma tiles start at a 1024-byte boundary
@@ -281,6 +282,12 @@ std::string checkTiles(const AttentionProblem &p, const AttentionTiles &t,
              std::to_string(threads) + " threads leave " + std::to_string(registers) +
              " registers a thread (at least " + std::to_string(kMinRegistersForMoreBlocks) +
              ")";
+    // grad-kv's warpgroup tiles hold dK's and dV's accumulators and a half's
+    // S^T and dPd^T: at 128 registers ptxas serializes their wgmma (C7512).
+    if (kind == AttentionKernelKind::GradKV && t.wgmma && registers <= 128)
+      return "min_blocks = " + std::to_string(t.minBlocks) + " blocks of " +
+             std::to_string(threads) + " threads leave " + std::to_string(registers) +
+             " registers a thread; grad-kv's warpgroup MMA needs more (ptxas serializes it)";
     if (sharedBlocks(smem, limits) < t.minBlocks)
       return "min_blocks = " + std::to_string(t.minBlocks) + " blocks of " +
              std::to_string(smem) + " bytes of shared memory do not fit an SM (" +
@@ -378,8 +385,11 @@ AttentionLaunch launchGeometry(const AttentionProblem &p, const AttentionTiles &
 
 std::vector<std::string> kernelInputs(const AttentionProblem &p, AttentionKernelKind kind) {
   std::vector<std::string> in = {"q", "k", "v"};
-  if (kind != AttentionKernelKind::Forward) {
+  if (kind == AttentionKernelKind::GradQ)
     in.insert(in.end(), {"o", "dO", "lse"});
+  else if (kind == AttentionKernelKind::GradKV)
+    in.insert(in.end(), {"dO", "lse", "drow"});
+  if (kind != AttentionKernelKind::Forward) {
     if (usesKeepBits(p))
       in.push_back("bits");
   }
@@ -394,7 +404,7 @@ std::vector<std::string> kernelOutputs(const AttentionProblem &p, AttentionKerne
     return usesKeepBits(p) ? std::vector<std::string>{"o", "lse", "bits"}
                            : std::vector<std::string>{"o", "lse"};
   case AttentionKernelKind::GradKV: return {"dK", "dV"};
-  case AttentionKernelKind::GradQ: return {"dQ"};
+  case AttentionKernelKind::GradQ: return {"dQ", "drow"};
   }
   return {};
 }

@@ -5,8 +5,11 @@
 //
 //   Forward  o[b,h,j,:] = sum_k dropout(softmax_k(scale q.k, masked))[j,k] v[b,h,k,:]
 //            lse[b,h,j] = log sum_k exp(scale q.k)   (natural log, masked keys left out)
-//   GradKV   dK, dV from q, k, v, o, dO, lse   (key-block-major, deterministic)
-//   GradQ    dQ     from q, k, v, o, dO, lse   (query-block-major, deterministic)
+//   GradQ    dQ, Drow from q, k, v, o, dO, lse   (query-block-major, deterministic)
+//   GradKV   dK, dV   from q, k, v, dO, lse, Drow (key-block-major, deterministic)
+//
+// Drow[b,h,j] = dO[b,h,j,:] . o[b,h,j,:] (f32): grad-q computes it once per
+// query tile and writes it; grad-kv, run after, reads it.
 //
 // Dropout masks are Philox4x32-10 words over the element index. By default
 // every kernel draws them again; with `keepBits` the forward also writes the
@@ -39,7 +42,7 @@ struct AttentionStrides {
   int64_t b = 0, h = 0, row = 0, p = 1;
 };
 
-/// Strides of lse (f32) over (b, h, j).
+/// Strides of lse and of Drow (f32) over (b, h, j).
 struct LseStrides {
   int64_t b = 0, h = 0, j = 0;
 };
@@ -67,7 +70,7 @@ struct AttentionProblem {
   int64_t Lq = 1, Lk = 1; ///< query and key positions
   int64_t D = 64;         ///< head dim
   AttentionStrides q, k, v, o, dO, dQ, dK, dV;
-  LseStrides lse;
+  LseStrides lse, drow;
   double scale = 0.125; ///< applied to q.k before masking
   bool causal = false;  ///< key index > query index masked (-inf)
   bool keyPadding = false; ///< an int32 input lens[B]: keys k >= lens[b] masked
@@ -98,7 +101,7 @@ inline bool usesKeepBits(const AttentionProblem &p) { return p.keepBits && p.dro
 std::string rowMajorStrides(const std::string &order, int64_t B, int64_t H, int64_t rows,
                             int64_t D, AttentionStrides &out);
 
-/// A problem whose eight tensors are laid out "bhjp"/"bhkp", lse "bhj", the
+/// A problem whose eight tensors are laid out "bhjp"/"bhkp", lse and Drow "bhj", the
 /// dropout order "bhjk" and the keep bits "bhjw" (scale 1/sqrt(D), no mask,
 /// no dropout, keepBits off).
 AttentionProblem contiguousProblem(dmrt::DType dtype, int64_t B, int64_t H, int64_t Lq,
@@ -202,8 +205,8 @@ unsigned sharedBytes(const AttentionProblem &p, const AttentionTiles &tiles,
 /// The names of the entry's tensor parameters in order (the kernel ABI of
 /// runtime/format/KernelAbi.h: inputs, outputs, then `seed`):
 ///   Forward: q, k, v, [lens], o, lse, [bits]
-///   GradKV:  q, k, v, o, dO, lse, [bits], [lens], dK, dV
-///   GradQ:   q, k, v, o, dO, lse, [bits], [lens], dQ
+///   GradKV:  q, k, v, dO, lse, drow, [bits], [lens], dK, dV
+///   GradQ:   q, k, v, o, dO, lse, [bits], [lens], dQ, drow
 /// ([bits]: when keepBits and dropout > 0.)
 std::vector<std::string> kernelInputs(const AttentionProblem &p, AttentionKernelKind kind);
 std::vector<std::string> kernelOutputs(const AttentionProblem &p, AttentionKernelKind kind);

@@ -116,6 +116,9 @@ std::string emitAttentionSource(const AttentionProblem &p, const AttentionTiles 
   w.stride("kLseB", p.lse.b);
   w.stride("kLseH", p.lse.h);
   w.stride("kLseJ", p.lse.j);
+  w.stride("kDrowB", p.drow.b);
+  w.stride("kDrowH", p.drow.h);
+  w.stride("kDrowJ", p.drow.j);
   const bool drop = p.dropout > 0;
   w.stride("kDropB", drop ? p.dropoutStrides.b : 0);
   w.stride("kDropH", drop ? p.dropoutStrides.h : 0);
@@ -160,20 +163,24 @@ std::string emitAttentionSource(const AttentionProblem &p, const AttentionTiles 
        << "  dmcattn::attentionForward<AttentionConfig>(q, k, v, " << lens << ", o, lse, "
        << bits << ", seed, smem);\n";
     break;
-  case AttentionKernelKind::GradKV:
-  case AttentionKernelKind::GradQ: {
-    const bool kv = kind == AttentionKernelKind::GradKV;
+  case AttentionKernelKind::GradKV: // q, k, v, dO, lse, Drow[, bits][, lens] -> dK, dV
+    os << in << "dO, const float *__restrict__ lse, const float *__restrict__ drow,"
+       << (keep ? " const unsigned *__restrict__ bits," : "") << "\n    "
+       << (pad ? "const int32_t *__restrict__ lens, " : "") << out << "dK, " << out
+       << "dV, unsigned long long seed) {\n"
+       << "  extern __shared__ __align__(128) unsigned char smem[];\n"
+       << "  dmcattn::attentionGradKV<AttentionConfig>(q, k, v, dO, lse, drow, " << bits << ", "
+       << lens << ", dK, dV, seed, smem);\n";
+    break;
+  case AttentionKernelKind::GradQ: // q, k, v, o, dO, lse[, bits][, lens] -> dQ, Drow
     os << in << "o, " << in << "dO, const float *__restrict__ lse,"
        << (keep ? " const unsigned *__restrict__ bits," : "") << "\n    "
-       << (pad ? "const int32_t *__restrict__ lens, " : "")
-       << (kv ? std::string(out) + "dK, " + out + "dV" : std::string(out) + "dQ")
-       << ", unsigned long long seed) {\n"
+       << (pad ? "const int32_t *__restrict__ lens, " : "") << out
+       << "dQ, float *__restrict__ drow, unsigned long long seed) {\n"
        << "  extern __shared__ __align__(128) unsigned char smem[];\n"
-       << "  dmcattn::" << (kv ? "attentionGradKV" : "attentionGradQ")
-       << "<AttentionConfig>(q, k, v, o, dO, lse, " << bits << ", " << lens << ", "
-       << (kv ? "dK, dV" : "dQ") << ", seed, smem);\n";
+       << "  dmcattn::attentionGradQ<AttentionConfig>(q, k, v, o, dO, lse, " << bits << ", "
+       << lens << ", dQ, drow, seed, smem);\n";
     break;
-  }
   }
   os << "}\n";
   return os.str();

@@ -62,7 +62,7 @@ struct Shape {
 };
 
 struct Buffers {
-  DeviceBuffer q, k, v, o, dO, lse, bits, dQ, dK, dV;
+  DeviceBuffer q, k, v, o, dO, lse, drow, bits, dQ, dK, dV;
   std::vector<void *> fwd, kv, gq;
 };
 
@@ -76,6 +76,7 @@ bool setUp(const AttentionProblem &p, Buffers &b, std::string &error) {
         b.v.allocate(kBytes, error) && b.v.upload(t.v.data(), kBytes, error) &&
         b.dO.allocate(qBytes, error) && b.dO.upload(t.dO.data(), qBytes, error) &&
         b.o.allocate(qBytes, error) && b.lse.allocate(lseBytes, error) &&
+        b.drow.allocate((size_t)spanOf(p.drow, p.B, p.H, p.Lq) * 4, error) &&
         b.dQ.allocate(qBytes, error) && b.dK.allocate(kBytes, error) &&
         b.dV.allocate(kBytes, error)))
     return false;
@@ -83,14 +84,15 @@ bool setUp(const AttentionProblem &p, Buffers &b, std::string &error) {
   if (keep && !b.bits.allocate((size_t)keepBitsSpan(p) * 4, error))
     return false;
   b.fwd = {b.q.get(), b.k.get(), b.v.get(), b.o.get(), b.lse.get()};
-  b.kv = {b.q.get(), b.k.get(), b.v.get(), b.o.get(), b.dO.get(), b.lse.get()};
-  if (keep) { // the forward's output, the backward's input after lse
+  b.gq = {b.q.get(), b.k.get(), b.v.get(), b.o.get(), b.dO.get(), b.lse.get()};
+  b.kv = {b.q.get(), b.k.get(), b.v.get(), b.dO.get(), b.lse.get(), b.drow.get()};
+  if (keep) { // the forward's output, the backward's input after lse (grad-kv: Drow)
     b.fwd.push_back(b.bits.get());
     b.kv.push_back(b.bits.get());
+    b.gq.push_back(b.bits.get());
   }
-  b.gq = b.kv;
   b.kv.insert(b.kv.end(), {b.dK.get(), b.dV.get()});
-  b.gq.push_back(b.dQ.get());
+  b.gq.insert(b.gq.end(), {b.dQ.get(), b.drow.get()});
   return true;
 }
 

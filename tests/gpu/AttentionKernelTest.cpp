@@ -118,8 +118,8 @@ bool checkKeepBits(dmrt::CudaDriver &driver, const std::vector<LoadedKernel> &ke
   std::vector<uint16_t> hDK(spanOf(p.dK, p.B, p.H, p.Lk, p.D)),
       hDV(spanOf(p.dV, p.B, p.H, p.Lk, p.D)), hDQ(spanOf(p.dQ, p.B, p.H, p.Lq, p.D));
   if (!(bitsIn.upload(flipped.data(), flipped.size() * 4, error) &&
-        launchKernel(driver, kernels[1], kvArgs, kSeed, nullptr, error) &&
         launchKernel(driver, kernels[2], qArgs, kSeed, nullptr, error) &&
+        launchKernel(driver, kernels[1], kvArgs, kSeed, nullptr, error) &&
         cudaOk(cudaDeviceSynchronize(), "kernels", error) && fetch(dK, hDK, error) &&
         fetch(dV, hDV, error) && fetch(dQ, hDQ, error)))
     return false;
@@ -173,7 +173,7 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
   const std::vector<uint32_t> refBits =
       keep ? referenceKeepBits(p, c.lens, kSeed, p.dropoutId) : std::vector<uint32_t>{};
   std::vector<uint32_t> hBits(refBits.size());
-  DeviceBuffer q, k, v, o, dO, lse, lens, oOut, lseOut, dQ, dK, dV, bitsOut, bitsIn;
+  DeviceBuffer q, k, v, o, dO, lse, lens, oOut, lseOut, dQ, dK, dV, bitsOut, bitsIn, drow;
   if (keep && !(bitsOut.allocate(refBits.size() * 4, error) &&
                 cudaOk(cudaMemset(bitsOut.get(), kPoisonByte, refBits.size() * 4),
                        "cudaMemset", error) &&
@@ -183,7 +183,7 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
   const auto bytes16 = [](const std::vector<uint16_t> &x) { return x.size() * 2; };
   std::vector<uint16_t> hO(t.o.size()), hDQ(spanOf(p.dQ, p.B, p.H, p.Lq, p.D)),
       hDK(spanOf(p.dK, p.B, p.H, p.Lk, p.D)), hDV(spanOf(p.dV, p.B, p.H, p.Lk, p.D));
-  std::vector<float> hLse(t.lse.size());
+  std::vector<float> hLse(t.lse.size()), hDrow(spanOf(p.drow, p.B, p.H, p.Lq));
   if (!(q.allocate(bytes16(t.q), error) && q.upload(t.q.data(), bytes16(t.q), error) &&
         k.allocate(bytes16(t.k), error) && k.upload(t.k.data(), bytes16(t.k), error) &&
         v.allocate(bytes16(t.v), error) && v.upload(t.v.data(), bytes16(t.v), error) &&
@@ -195,31 +195,37 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
         (t.lens.empty() || lens.upload(t.lens.data(), t.lens.size() * 4, error)) &&
         oOut.allocate(bytes16(hO), error) && lseOut.allocate(hLse.size() * 4, error) &&
         dQ.allocate(bytes16(hDQ), error) && dK.allocate(bytes16(hDK), error) &&
-        dV.allocate(bytes16(hDV), error)))
+        dV.allocate(bytes16(hDV), error) && drow.allocate(hDrow.size() * 4, error) &&
+        cudaOk(cudaMemset(drow.get(), 0xFF, hDrow.size() * 4), "cudaMemset", error)))
     return false;
-  std::vector<void *> fwdArgs = {q.get(), k.get(), v.get()}, bwdArgs = fwdArgs;
-  bwdArgs.insert(bwdArgs.end(), {o.get(), dO.get(), lse.get()});
-  if (keep)
-    bwdArgs.push_back(bitsIn.get());
-  if (p.keyPadding) {
-    fwdArgs.push_back(lens.get());
-    bwdArgs.push_back(lens.get());
+  // grad-q: q, k, v, o, dO, lse[, bits][, lens] -> dQ, Drow; grad-kv, after
+  // it: q, k, v, dO, lse, Drow[, bits][, lens] -> dK, dV.
+  std::vector<void *> fwdArgs = {q.get(), k.get(), v.get()}, qArgs = fwdArgs, kvArgs = fwdArgs;
+  qArgs.insert(qArgs.end(), {o.get(), dO.get(), lse.get()});
+  kvArgs.insert(kvArgs.end(), {dO.get(), lse.get(), drow.get()});
+  for (std::vector<void *> *args : {&qArgs, &kvArgs}) {
+    if (keep)
+      args->push_back(bitsIn.get());
+    if (p.keyPadding)
+      args->push_back(lens.get());
   }
+  if (p.keyPadding)
+    fwdArgs.push_back(lens.get());
   fwdArgs.insert(fwdArgs.end(), {oOut.get(), lseOut.get()});
   if (keep)
     fwdArgs.push_back(bitsOut.get());
-  std::vector<void *> kvArgs = bwdArgs, qArgs = bwdArgs;
   kvArgs.insert(kvArgs.end(), {dK.get(), dV.get()});
-  qArgs.push_back(dQ.get());
+  qArgs.insert(qArgs.end(), {dQ.get(), drow.get()});
 
   auto runAll = [&]() {
     return launchKernel(driver, kernels[0], fwdArgs, kSeed, nullptr, error) &&
-           launchKernel(driver, kernels[1], kvArgs, kSeed, nullptr, error) &&
            launchKernel(driver, kernels[2], qArgs, kSeed, nullptr, error) &&
+           launchKernel(driver, kernels[1], kvArgs, kSeed, nullptr, error) &&
            cudaOk(cudaDeviceSynchronize(), "kernels", error);
   };
   if (!(runAll() && fetch(oOut, hO, error) && fetch(lseOut, hLse, error) &&
         fetch(dQ, hDQ, error) && fetch(dK, hDK, error) && fetch(dV, hDV, error) &&
+        fetch(drow, hDrow, error) &&
         (!keep || fetch(bitsOut, hBits, error))))
     return false;
   // Deterministic: a second run gives the same bits.
@@ -229,7 +235,7 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
   const bool same = again == hDK && againQ == hDQ;
 
   ++tally.cases;
-  tally.expectedOutputs += keep ? 9 : 5;
+  tally.expectedOutputs += keep ? 10 : 6;
   std::printf("case %d: %s\n", index, c.name.c_str());
   const struct {
     const char *name;
@@ -240,7 +246,8 @@ bool runCase(dmrt::CudaDriver &driver, const std::string &arch, const Case &c, i
               {"lse", ref.lse, gatherLse(p, hLse), false},
               {"dQ", ref.dQ, gather(p, hDQ, p.dQ, p.Lq), true},
               {"dK", ref.dK, gather(p, hDK, p.dK, p.Lk), true},
-              {"dV", ref.dV, gather(p, hDV, p.dV, p.Lk), true}};
+              {"dV", ref.dV, gather(p, hDV, p.dV, p.Lk), true},
+              {"drow", ref.drow, gatherRows(p, hDrow, p.drow), false}};
   if (!same) {
     ++tally.failed;
     std::printf("  FAIL backward not deterministic: a second run changed dK or dQ\n");

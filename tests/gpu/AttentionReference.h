@@ -29,9 +29,9 @@ struct HostTensors {
 };
 
 /// Results in logical order: o, dQ [b][h][j][p]; dK, dV [b][h][k][p];
-/// lse [b][h][j].
+/// lse, drow [b][h][j] (drow = dO . o per query: grad-q's second output).
 struct Outputs {
-  std::vector<double> o, lse, dQ, dK, dV;
+  std::vector<double> o, lse, dQ, dK, dV, drow;
 };
 
 /// Elements a buffer needs for a tensor of these strides and sizes.
@@ -92,14 +92,16 @@ KeptElement heaviestKeptElement(const dmcgen::AttentionProblem &p, const HostTen
                                 const std::vector<uint32_t> &keepBits);
 
 /// The rtol of dmrt::compareOutput for kernel output `output` ("o", "lse",
-/// "dQ", "dK", "dV") of `p`; see the definition for why.
+/// "dQ", "dK", "dV", "drow") of `p`; see the definition for why.
 double comparisonRtol(const dmcgen::AttentionProblem &p, const std::string &output);
 
 /// A stored 16-bit tensor (strides s) in logical order as doubles.
 std::vector<double> gather(const dmcgen::AttentionProblem &p, const std::vector<uint16_t> &data,
                            const dmcgen::AttentionStrides &s, int64_t rows);
-/// A stored lse in logical order.
+/// A stored lse (or, with `s`, another f32 [b][h][j] tensor: drow) in logical order.
 std::vector<double> gatherLse(const dmcgen::AttentionProblem &p, const std::vector<float> &data);
+std::vector<double> gatherRows(const dmcgen::AttentionProblem &p, const std::vector<float> &data,
+                               const dmcgen::LseStrides &s);
 
 } // namespace dmc::attention_test
 

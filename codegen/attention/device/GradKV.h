@@ -4,7 +4,8 @@
 // keys k0 + Rw .. + R-1 (R = kBlockN / kWarps: one or two row blocks of
 // 16) and accumulates their dK and dV (R x D each, f32) over
 // query tiles of kBlockM queries (Q, dO double-buffered through cp.async;
-// lse and Drow per tile staged in shared memory), recomputing transposed
+// lse and Drow per tile staged in shared memory; Drow = dO . o per query,
+// which grad-q computed and wrote), recomputing transposed
 // scores so that keys stay in the mma's M dimension:
 //
 //   S^T = K Q^T;  P^T = 2^(S^T scale log2(e) - lse log2(e))   (masked -> 0)
@@ -19,18 +20,17 @@
 // (Masking.h SavedKeepKeyMajor: one 32-bit load per lane and 8 queries)
 // instead of Philox.
 //
-// Per query tile: wait for its Q, dO, o (cp.async, issued a tile ahead)
-// and barrier; issue the next tile's copies and lse loads; Drow from the
-// o and dO tiles in shared memory; S^T, P^T, dV and dPd^T; a barrier (Drow
-// visible); dS^T and dK.
-// Shared memory: K, V [kBlockN][D]; 2 stages of Q, dO, o [kBlockM][D] and
-// of lse (log2 units), Drow [kBlockM] f32.
+// Per query tile: wait for its Q, dO (cp.async, issued a tile ahead) and
+// barrier; issue the next tile's copies and lse and Drow loads; S^T, P^T,
+// dV and dPd^T; dS^T and dK.
+// Shared memory: K, V [kBlockN][D]; 2 stages of Q, dO [kBlockM][D] and of
+// lse (log2 units), Drow [kBlockM] f32.
 //
 // With Cfg::kWgmma (sm_90a, D = 64, 4 warps of 16 keys: Wgmma.h) the four
 // products are warpgroup MMA over the same tiles (from a 1024-byte
 // boundary), a query tile in halves of 32 queries: each half's S^T and
-// dPd^T are issued together (m64n32), Drow and the keep bits are computed
-// while they run, dV's product runs during the barrier and dS^T. Whole
+// dPd^T are issued together (m64n32), the keep bits are expanded while they
+// run, dV's product runs during dS^T. Whole
 // 64-query tiles held 64 more score accumulators a thread: 196 registers and
 // 2 blocks an SM with saved keep bits (1.02-1.07x mma.sync's time), against
 // 161 and 3 in halves (0.79-0.93x).
@@ -54,24 +54,22 @@ template <class Cfg> constexpr bool kExchangeFirst = Cfg::kCausal;
 /// One query tile of grad-kv with warpgroup MMA (Cfg::kWgmma), in halves of
 /// 32 queries: each half's S^T and dPd^T are m64n32 products (16
 /// accumulators each instead of 32 for the whole tile, beside dK's and dV's
-/// 64). The tile's Q, dO, o are at qsT, dosT (dosP: dO's generic pointer, o
-/// after it), its lse and Drow stages at lseS, drowS; dk, dv the warp's
-/// accumulators. Starts after the barrier that published the tile; waits
-/// for its wgmma.
+/// 64). The tile's Q, dO are at qsT, dosT, its lse and Drow stages at lseS,
+/// drowS; dk, dv the warp's accumulators. Starts after the barrier that
+/// published the tile (and its lse and Drow); waits for its wgmma.
 template <class Cfg, int NA>
 DMC_ATTN_DEV void attentionGradKVWgmmaTile(float (&dk)[8][4], float (&dv)[8][4],
                                            const SavedKeepKeyMajor<Cfg, NA> &saved,
-                                           uint32_t ks, uint32_t qsT,
-                                           uint32_t dosT, const unsigned char *dosP,
-                                           const float *lseS, float *drowS, int wk0, int qs0,
+                                           uint32_t ks, uint32_t qsT, uint32_t dosT,
+                                           const float *lseS, const float *drowS, int wk0,
+                                           int qs0,
                                            int kLimit, int b, int h, uint64_t seed) {
   constexpr bool Bf16 = Cfg::kBf16;
-  constexpr int BM = Cfg::kBlockM, BN = Cfg::kBlockN, NT = 32 * Cfg::kWarps;
+  constexpr int BN = Cfg::kBlockN;
   constexpr int HA = 4;                 // atoms of 8 queries in a half
   constexpr uint32_t kHalf = 32 * 128; // a half's rows of Q or dO, bytes
   static_assert(NA % HA == 0 && SavedKeepKeyMajor<Cfg, NA>::CH == HA,
                 "wgmma grad-kv: halves of 32 queries, one saved chunk each");
-  using QTile = SmemTile<BM, Cfg::kD>;
   using KVTile = SmemTile<BN, Cfg::kD>;
   const uint32_t vs = ks + KVTile::kBytes;
   const int t = laneId() & 3;
@@ -89,9 +87,7 @@ DMC_ATTN_DEV void attentionGradKVWgmmaTile(float (&dk)[8][4], float (&dv)[8][4],
     wgmmaCommit();
     wgmmaRowsRows<Bf16, HA>(dp, vs, doh); // dPd^T = V dO^T
     wgmmaCommit();
-    // While they run: the tile's Drow = o . dO (first half) and the keep bits.
-    if (hf == 0)
-      QTile::template rowDot<NT, Bf16>(drowS, dosP + QTile::kBytes, dosP);
+    // While they run: the keep bits.
     KeepBits<HA, true> keep;
     if constexpr (Cfg::kKeepBits) {
       SavedKeepKeyMajor<Cfg, HA> part;
@@ -129,8 +125,6 @@ DMC_ATTN_DEV void attentionGradKVWgmmaTile(float (&dk)[8][4], float (&dv)[8][4],
     }
     wgmmaRegsCols<Bf16>(dv, pd, doh); // dV += dropout(P)^T dO
     wgmmaCommit();
-    if (hf == 0)
-      syncThreads(); // the tile's Drow visible (its lse was, since the first barrier)
     wgmmaWait<1>(); // dPd^T landed; dV may still run
     pinAccumulators(dp);
     DMC_ATTN_UNROLL
@@ -160,7 +154,7 @@ DMC_ATTN_DEV void attentionGradKVWgmmaTile(float (&dk)[8][4], float (&dv)[8][4],
 
 template <class Cfg>
 DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const uint16_t *v,
-                                  const uint16_t *o, const uint16_t *dO, const float *lse,
+                                  const uint16_t *dO, const float *lse, const float *drow,
                                   const uint32_t *bits, const int32_t *lens, uint16_t *dK,
                                   uint16_t *dV, uint64_t seed, unsigned char *smem) {
   constexpr bool Bf16 = Cfg::kBf16;
@@ -185,7 +179,6 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
 
   const uint16_t *qHead = q + (int64_t)b * Cfg::kQb + (int64_t)h * Cfg::kQh;
   const uint16_t *dOHead = dO + (int64_t)b * Cfg::kDOb + (int64_t)h * Cfg::kDOh;
-  const uint16_t *oHead = o + (int64_t)b * Cfg::kOb + (int64_t)h * Cfg::kOh;
 
   const int kLimit = keyLimit<Cfg>(lens, b);
   // Causal: query j sees key k only when k <= j, so tiles before the one
@@ -196,18 +189,18 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
   unsigned char *tiles = Wg ? atomAligned(smem) : smem; // wgmma: from a swizzle atom
   const uint32_t ks = sharedAddress(tiles);
   const uint32_t vs = ks + KVTile::kBytes;
-  // Stage s: Q, dO, o at (3s + 0, 1, 2) tiles past the query-tile offset.
+  // Stage s: Q, dO at (2s + 0, 1) tiles past the query-tile offset.
   constexpr int kQueryTiles = 2 * KVTile::kBytes;
   const uint32_t qdo = ks + kQueryTiles;
-  float *stats = reinterpret_cast<float *>(tiles + kQueryTiles + 6 * QTile::kBytes); // lse, Drow
+  float *stats = reinterpret_cast<float *>(tiles + kQueryTiles + 4 * QTile::kBytes); // lse, Drow
   auto loadQueryTile = [&](int stage, int qs0) {
-    const uint32_t dst = qdo + stage * 3 * QTile::kBytes;
+    const uint32_t dst = qdo + stage * 2 * QTile::kBytes;
     QTile::template load<NT>(dst, qHead, Cfg::kQj, qs0, Cfg::kLq);
     QTile::template load<NT>(dst + QTile::kBytes, dOHead, Cfg::kDOj, qs0, Cfg::kLq);
-    QTile::template load<NT>(dst + 2 * QTile::kBytes, oHead, Cfg::kOj, qs0, Cfg::kLq);
     cpAsyncCommit();
   };
   LseRows<Cfg, BM, NT> lseNext;
+  DrowRows<Cfg, BM, NT> drowNext;
   if (nTiles > 0) {
     KVTile::template load<NT>(ks, k + (int64_t)b * Cfg::kKb + (int64_t)h * Cfg::kKh, Cfg::kKk,
                               k0, Cfg::kLk);
@@ -215,6 +208,7 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
                               k0, Cfg::kLk);
     loadQueryTile(0, qBegin);
     lseNext.fetch(lse, b, h, qBegin);
+    drowNext.fetch(drow, b, h, qBegin);
   }
 
   float dk[MB][DA][4], dv[MB][DA][4];
@@ -250,23 +244,23 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
         for (int m = 0; m < MB; ++m)
           savedNext[m].load(bits, b, h, wk0 + 16 * m, qs0 + BM);
     float *lseS = stats + stage * 2 * BM, *drowS = lseS + BM;
-    const uint32_t qsT = qdo + stage * 3 * QTile::kBytes;
+    const uint32_t qsT = qdo + stage * 2 * QTile::kBytes;
     const uint32_t dosT = qsT + QTile::kBytes;
-    const unsigned char *dosP = tiles + kQueryTiles + (stage * 3 + 1) * QTile::kBytes;
     lseNext.store(lseS); // stage last read two tiles ago, before the last barrier
+    drowNext.store(drowS);
     cpAsyncWait<0>();
     if constexpr (Wg)
       fenceProxyAsync(); // the landed tiles, visible to wgmma's reads
-    syncThreads(); // tile qt visible; every warp is done with stage qt-1
+    syncThreads(); // tile qt, its lse and Drow visible; every warp is done with stage qt-1
     if (qt + 1 < nTiles) {
       loadQueryTile(stage ^ 1, qs0 + BM);
       lseNext.fetch(lse, b, h, qs0 + BM);
+      drowNext.fetch(drow, b, h, qs0 + BM);
     }
     if constexpr (Wg) {
-      attentionGradKVWgmmaTile<Cfg, NA>(dk[0], dv[0], saved[0], ks, qsT, dosT, dosP,
-                                        lseS, drowS, wk0, qs0, kLimit, b, h, seed);
+      attentionGradKVWgmmaTile<Cfg, NA>(dk[0], dv[0], saved[0], ks, qsT, dosT, lseS, drowS,
+                                        wk0, qs0, kLimit, b, h, seed);
     } else {
-      QTile::template rowDot<NT, Bf16>(drowS, dosP + QTile::kBytes, dosP); // Drow = o . dO
       // Straight-line for every warp: a warp whose keys are all masked for this
       // tile (past lens[b], or causally after every query) gets P = 0 from the
       // mask and adds exact zeros; no branch splits the keep bits' live range.
@@ -325,7 +319,6 @@ DMC_ATTN_DEV void attentionGradKV(const uint16_t *q, const uint16_t *k, const ui
         mmaRegsCols<Bf16, MB, DA, BM / 16, QTile>(dv, s, dosT, 0);
       }
       mmaRowsRows<Bf16, MB, NA, D / 16, KVTile, QTile>(dp, vs, 16 * MB * warp, dosT, 0);
-      syncThreads(); // this tile's Drow visible (its lse was, since the first barrier)
       DMC_ATTN_UNROLL
       for (int m = 0; m < MB; ++m)
         DMC_ATTN_UNROLL

@@ -9,13 +9,17 @@
 //   dS = P o (dP - Drow),  Drow[j] = dO[j,:] . o[j,:]
 //   dQ += dS K;  finally dQ *= scale
 //
+// Drow is also written out (f32, every query of the tile, keys or none):
+// grad-kv, which runs after, reads it instead of recomputing it per key block.
+//
 // Deterministic: every dQ element is summed by one lane in a fixed order.
 // With Cfg::kKeepBits the keep bits come from the forward's saved words
 // (Masking.h SavedKeepQueryMajor: a lane loads the words of its two rows,
 // a key tile ahead)
 // instead of Philox.
 // Shared memory: Q, dO, o [kBlockM][D]; 2 stages of K, V [kBlockN][D];
-// lse (log2 units) and Drow [kBlockM] f32, Drow from the o and dO tiles.
+// lse (log2 units) and Drow [kBlockM] f32, Drow from the o and dO tiles before
+// the first key tile.
 //
 // With Cfg::kWgmma (sm_90a, D = 64, 4 warps: Wgmma.h) the three products are
 // warpgroup MMA over the same tiles (from a 1024-byte boundary): S and dPd
@@ -35,7 +39,7 @@ template <class Cfg>
 DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uint16_t *v,
                                  const uint16_t *o, const uint16_t *dO, const float *lse,
                                  const uint32_t *bits, const int32_t *lens, uint16_t *dQ,
-                                 uint64_t seed, unsigned char *smem) {
+                                 float *drow, uint64_t seed, unsigned char *smem) {
   constexpr bool Bf16 = Cfg::kBf16;
   constexpr int D = Cfg::kD, BM = Cfg::kBlockM, BN = Cfg::kBlockN, NT = 32 * Cfg::kWarps;
   static_assert(BM == 16 * Cfg::kWarps, "grad-q: each warp owns 16 queries");
@@ -69,24 +73,39 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
   float *lseS = reinterpret_cast<float *>(tiles + 3 * QTile::kBytes + 4 * KVTile::kBytes);
   float *drowS = lseS + BM;
   LseRows<Cfg, BM, NT> lseRows;
+  // Q, dO and o whatever the keys: Drow is written for every query.
+  QTile::template load<NT>(qs, q + (int64_t)b * Cfg::kQb + (int64_t)h * Cfg::kQh, Cfg::kQj, q0,
+                           Cfg::kLq);
+  QTile::template load<NT>(dos, dO + (int64_t)b * Cfg::kDOb + (int64_t)h * Cfg::kDOh,
+                           Cfg::kDOj, q0, Cfg::kLq);
+  QTile::template load<NT>(os, o + (int64_t)b * Cfg::kOb + (int64_t)h * Cfg::kOh, Cfg::kOj, q0,
+                           Cfg::kLq);
   if (nTiles > 0) {
-    QTile::template load<NT>(qs, q + (int64_t)b * Cfg::kQb + (int64_t)h * Cfg::kQh, Cfg::kQj,
-                             q0, Cfg::kLq);
-    QTile::template load<NT>(dos, dO + (int64_t)b * Cfg::kDOb + (int64_t)h * Cfg::kDOh,
-                             Cfg::kDOj, q0, Cfg::kLq);
-    QTile::template load<NT>(os, o + (int64_t)b * Cfg::kOb + (int64_t)h * Cfg::kOh, Cfg::kOj,
-                             q0, Cfg::kLq);
     KVTile::template load<NT>(kvs, kHead, Cfg::kKk, 0, Cfg::kLk);
     KVTile::template load<NT>(kvs + KVTile::kBytes, vHead, Cfg::kVk, 0, Cfg::kLk);
-    cpAsyncCommit();
-    lseRows.fetch(lse, b, h, q0);
   }
+  cpAsyncCommit();
+  lseRows.fetch(lse, b, h, q0);
 
   float dq[DA][4];
   DMC_ATTN_UNROLL
   for (int a = 0; a < DA; ++a)
     dq[a][0] = dq[a][1] = dq[a][2] = dq[a][3] = 0.f;
   float lseRow[2] = {0.f, 0.f}, drowRow[2] = {0.f, 0.f};
+
+  // Drow = o . dO for the tile's queries, written out for grad-kv.
+  cpAsyncWait<0>();
+  syncThreads(); // Q, dO, o (and key tile 0) visible
+  QTile::template rowDot<NT, Bf16>(drowS, tiles + 2 * QTile::kBytes, tiles + QTile::kBytes);
+  lseRows.store(lseS);
+  syncThreads(); // Drow and lse visible
+  lseRow[0] = lseS[16 * warp + g];
+  lseRow[1] = lseS[16 * warp + g + 8];
+  drowRow[0] = drowS[16 * warp + g];
+  drowRow[1] = drowS[16 * warp + g + 8];
+  if (const int r = threadIndex(); r < BM && q0 + r < Cfg::kLq)
+    drow[(int64_t)b * Cfg::kDrowB + (int64_t)h * Cfg::kDrowH + (int64_t)(q0 + r) * Cfg::kDrowJ] =
+        drowS[r];
 
   // Saved keep bits: the words of key tile kt + 1 load during tile kt.
   SavedKeepQueryMajor<Cfg, NA> keepNext;
@@ -102,17 +121,7 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
     cpAsyncWait<0>();
     if constexpr (Wg)
       fenceProxyAsync(); // the landed tiles, visible to wgmma's reads
-    syncThreads(); // tile kt (and Q, dO, o) visible; tile kt-1's stage free
-    if (kt == 0) {
-      lseRows.store(lseS);
-      QTile::template rowDot<NT, Bf16>(drowS, tiles + 2 * QTile::kBytes,
-                                       tiles + QTile::kBytes); // Drow = o . dO
-      syncThreads();
-      lseRow[0] = lseS[16 * warp + g];
-      lseRow[1] = lseS[16 * warp + g + 8];
-      drowRow[0] = drowS[16 * warp + g];
-      drowRow[1] = drowS[16 * warp + g + 8];
-    }
+    syncThreads(); // tile kt visible; tile kt-1's stage free
     if (kt + 1 < nTiles) {
       const uint32_t next = kvs + ((kt + 1) & 1) * 2 * KVTile::kBytes;
       KVTile::template load<NT>(next, kHead, Cfg::kKk, (kt + 1) * BN, Cfg::kLk);

@@ -116,6 +116,31 @@ template <class Cfg, int Rows, int NT> struct LseRows {
   }
 };
 
+/// Drow (f32, over b, h, j: grad-q's output) of Rows queries from q0 into
+/// registers (fetch: issued a tile ahead) and then shared memory (store);
+/// rows past Lq get 0.
+template <class Cfg, int Rows, int NT> struct DrowRows {
+  static constexpr int kPerThread = (Rows + NT - 1) / NT;
+  float v[kPerThread];
+
+  DMC_ATTN_DEV void fetch(const float *drow, int b, int h, int q0) {
+    const float *head = drow + (int64_t)b * Cfg::kDrowB + (int64_t)h * Cfg::kDrowH;
+    DMC_ATTN_UNROLL
+    for (int i = 0; i < kPerThread; ++i) {
+      const int r = threadIndex() + i * NT;
+      v[i] = r < Rows && q0 + r < Cfg::kLq ? head[(int64_t)(q0 + r) * Cfg::kDrowJ] : 0.f;
+    }
+  }
+  DMC_ATTN_DEV void store(float *out) const {
+    DMC_ATTN_UNROLL
+    for (int i = 0; i < kPerThread; ++i) {
+      const int r = threadIndex() + i * NT;
+      if (r < Rows)
+        out[r] = v[i];
+    }
+  }
+};
+
 } // namespace dmcattn
 
 #endif // DMC_ATTENTION_DEVICE_STORE_H

@@ -32,6 +32,14 @@ func.func @contract(%x: !dm.tensor<[b=2, j=4, i=8], f32>, %w: !dm.tensor<[u=16, 
   return
 }
 
+// bf16 operands, an f32 result (an unrounded sum, as fused attention's Drow).
+// CHECK-LABEL: func.func @contract_f32_result
+// CHECK: dm.contract {{.*}} : <[b=2, j=4, p=8], bf16>, <[b=2, j=4, p=8], bf16> -> <[b=2, j=4], f32>
+func.func @contract_f32_result(%x: !dm.tensor<[b=2, j=4, p=8], bf16>, %y: !dm.tensor<[b=2, j=4, p=8], bf16>) {
+  %0 = dm.contract %x, %y : !dm.tensor<[b=2, j=4, p=8], bf16>, !dm.tensor<[b=2, j=4, p=8], bf16> -> !dm.tensor<[b=2, j=4], f32>
+  return
+}
+
 // CHECK-LABEL: func.func @bias_add
 // CHECK: dm.bias_add %{{.*}}, %{{.*}} : <[b=2, j=4, u=16], bf16>, <[u=16], bf16>
 func.func @bias_add(%x: !dm.tensor<[b=2, j=4, u=16], bf16>, %bias: !dm.tensor<[u=16], bf16>) {

@@ -139,8 +139,8 @@ TEST(AttentionCompile, WgmmaForSm90a) {
       }
   // Four problems of head dim 64: two tiles each for the forward and grad-q,
   // one for grad-kv (128-query tiles would hold 192 accumulators), and the
-  // forward's 64x64 again at 4 blocks an SM (128 registers; the others' shared
-  // memory fits 3).
+  // forward's 64x64 again at 4 blocks an SM (128 registers; grad-q's shared
+  // memory fits 3, and grad-kv's wgmma would be serialized at 128 registers).
   ASSERT_EQ(jobs.size(), 24u);
   compileAndCheck(jobs, "sm_90a", {"--ptxas-options=-v"}); // -v: ptxas reports in full
 }

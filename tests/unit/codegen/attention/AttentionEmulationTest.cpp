@@ -63,35 +63,41 @@ constexpr uint32_t kPoison = 0xA5A5A5A5u;
 
 /// The backward kernels' outputs, in logical order.
 struct Grads {
-  std::vector<double> dK, dV, dQ;
+  std::vector<double> dK, dV, dQ, drow;
 };
 
-/// Runs GradKV and GradQ on t (o, lse stored) and, with keep bits, `bits`.
+/// Runs GradQ and then GradKV (on GradQ's Drow, as the graph orders them) on
+/// t (o, lse stored) and, with keep bits, `bits`.
 template <class KV, class Q>
 void runBackward(const AttentionProblem &p, const Tiles &tiles, const HostTensors &t,
                  const std::vector<uint32_t> &bits, Grads &out) {
   const uint32_t *b = bits.empty() ? nullptr : bits.data();
   registerInputs(t);
+  setConfig<Q>(p, tiles.gradQ, AttentionKernelKind::GradQ);
+  std::vector<uint16_t> dQ((size_t)spanOf(p.dQ, p.B, p.H, p.Lq, p.D), 0xFFFF);
+  // NaN to start with: a query grad-q leaves unwritten fails.
+  std::vector<float> drow((size_t)spanOf(p.drow, p.B, p.H, p.Lq),
+                          std::numeric_limits<float>::quiet_NaN());
+  AttentionLaunch l = launchGeometry(p, tiles.gradQ, AttentionKernelKind::GradQ);
+  dmcemu::launch(l.grid, l.block[0], l.sharedBytes, [&](unsigned char *smem) {
+    dmcattn::attentionGradQ<Q>(t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.dO.data(),
+                               t.lse.data(), b, t.lens.data(), dQ.data(), drow.data(), kSeed,
+                               smem);
+  });
+  out.dQ = gather(p, dQ, p.dQ, p.Lq);
+  out.drow = gatherRows(p, drow, p.drow);
+
   setConfig<KV>(p, tiles.gradKV, AttentionKernelKind::GradKV);
   std::vector<uint16_t> dK((size_t)spanOf(p.dK, p.B, p.H, p.Lk, p.D), 0xFFFF);
   std::vector<uint16_t> dV((size_t)spanOf(p.dV, p.B, p.H, p.Lk, p.D), 0xFFFF);
-  AttentionLaunch l = launchGeometry(p, tiles.gradKV, AttentionKernelKind::GradKV);
+  l = launchGeometry(p, tiles.gradKV, AttentionKernelKind::GradKV);
   dmcemu::launch(l.grid, l.block[0], l.sharedBytes, [&](unsigned char *smem) {
-    dmcattn::attentionGradKV<KV>(t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.dO.data(),
-                                 t.lse.data(), b, t.lens.data(), dK.data(), dV.data(), kSeed,
+    dmcattn::attentionGradKV<KV>(t.q.data(), t.k.data(), t.v.data(), t.dO.data(), t.lse.data(),
+                                 drow.data(), b, t.lens.data(), dK.data(), dV.data(), kSeed,
                                  smem);
   });
   out.dK = gather(p, dK, p.dK, p.Lk);
   out.dV = gather(p, dV, p.dV, p.Lk);
-
-  setConfig<Q>(p, tiles.gradQ, AttentionKernelKind::GradQ);
-  std::vector<uint16_t> dQ((size_t)spanOf(p.dQ, p.B, p.H, p.Lq, p.D), 0xFFFF);
-  l = launchGeometry(p, tiles.gradQ, AttentionKernelKind::GradQ);
-  dmcemu::launch(l.grid, l.block[0], l.sharedBytes, [&](unsigned char *smem) {
-    dmcattn::attentionGradQ<Q>(t.q.data(), t.k.data(), t.v.data(), t.o.data(), t.dO.data(),
-                               t.lse.data(), b, t.lens.data(), dQ.data(), kSeed, smem);
-  });
-  out.dQ = gather(p, dQ, p.dQ, p.Lq);
 }
 
 /// The forward's keep bits against the reference, exactly; a flipped bit in
@@ -151,6 +157,7 @@ void runCase(const AttentionProblem &p, const std::vector<int32_t> &lens, const 
   expectMatch(p, "dK", ref.dK, got.dK);
   expectMatch(p, "dV", ref.dV, got.dV);
   expectMatch(p, "dQ", ref.dQ, got.dQ);
+  expectMatch(p, "drow", ref.drow, got.drow);
   if (!keep)
     return;
 

@@ -37,7 +37,7 @@ struct EmulatedConfig {
                         kDropoutKeyRuns = KeyRuns, kKeepBits = KeepBits, kWgmma = Wgmma;
   static inline int kB, kH, kLq, kLk, kBitsWords;
   static inline int64_t kQb, kQh, kQj, kKb, kKh, kKk, kVb, kVh, kVk, kOb, kOh, kOj, kDOb, kDOh,
-      kDOj, kDQb, kDQh, kDQj, kDKb, kDKh, kDKk, kDVb, kDVh, kDVk, kLseB, kLseH, kLseJ, kDropB,
+      kDOj, kDQb, kDQh, kDQj, kDKb, kDKh, kDKk, kDVb, kDVh, kDVk, kLseB, kLseH, kLseJ, kDrowB, kDrowH, kDrowJ, kDropB,
       kDropH, kDropJ, kDropK, kBitsB, kBitsH, kBitsJ, kBitsW;
   static inline uint32_t kDropoutId, kDropThreshold;
   static inline float kKeepScale, kScale, kScaleLog2;
@@ -77,7 +77,8 @@ struct EmulatedConfig {
         {"kDOb", &kDOb},   {"kDOh", &kDOh},   {"kDOj", &kDOj},   {"kDQb", &kDQb},
         {"kDQh", &kDQh},   {"kDQj", &kDQj},   {"kDKb", &kDKb},   {"kDKh", &kDKh},
         {"kDKk", &kDKk},   {"kDVb", &kDVb},   {"kDVh", &kDVh},   {"kDVk", &kDVk},
-        {"kLseB", &kLseB}, {"kLseH", &kLseH}, {"kLseJ", &kLseJ}, {"kDropB", &kDropB},
+        {"kLseB", &kLseB}, {"kLseH", &kLseH}, {"kLseJ", &kLseJ}, {"kDrowB", &kDrowB},
+        {"kDrowH", &kDrowH}, {"kDrowJ", &kDrowJ}, {"kDropB", &kDropB},
         {"kDropH", &kDropH}, {"kDropJ", &kDropJ}, {"kDropK", &kDropK},
         {"kBitsB", &kBitsB}, {"kBitsH", &kBitsH}, {"kBitsJ", &kBitsJ}, {"kBitsW", &kBitsW}};
     for (const auto &[name, field] : strides) {
