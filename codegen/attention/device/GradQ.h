@@ -73,39 +73,37 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
   float *lseS = reinterpret_cast<float *>(tiles + 3 * QTile::kBytes + 4 * KVTile::kBytes);
   float *drowS = lseS + BM;
   LseRows<Cfg, BM, NT> lseRows;
-  // Q, dO and o whatever the keys: Drow is written for every query.
-  QTile::template load<NT>(qs, q + (int64_t)b * Cfg::kQb + (int64_t)h * Cfg::kQh, Cfg::kQj, q0,
-                           Cfg::kLq);
-  QTile::template load<NT>(dos, dO + (int64_t)b * Cfg::kDOb + (int64_t)h * Cfg::kDOh,
-                           Cfg::kDOj, q0, Cfg::kLq);
-  QTile::template load<NT>(os, o + (int64_t)b * Cfg::kOb + (int64_t)h * Cfg::kOh, Cfg::kOj, q0,
-                           Cfg::kLq);
+  auto loadRows = [&](bool withQ) { // this tile's Q (for the products), dO and o
+    if (withQ)
+      QTile::template load<NT>(qs, q + (int64_t)b * Cfg::kQb + (int64_t)h * Cfg::kQh, Cfg::kQj,
+                               q0, Cfg::kLq);
+    QTile::template load<NT>(dos, dO + (int64_t)b * Cfg::kDOb + (int64_t)h * Cfg::kDOh,
+                             Cfg::kDOj, q0, Cfg::kLq);
+    QTile::template load<NT>(os, o + (int64_t)b * Cfg::kOb + (int64_t)h * Cfg::kOh, Cfg::kOj,
+                             q0, Cfg::kLq);
+  };
+  // Drow = o . dO of the tile's queries from the tiles in shared memory,
+  // written out for grad-kv (after a barrier that published o and dO).
+  auto rowDotOut = [&] {
+    QTile::template rowDot<NT, Bf16>(drowS, tiles + 2 * QTile::kBytes, tiles + QTile::kBytes);
+    syncThreads(); // Drow visible
+    if (const int r = threadIndex(); r < BM && q0 + r < Cfg::kLq)
+      drow[(int64_t)b * Cfg::kDrowB + (int64_t)h * Cfg::kDrowH +
+           (int64_t)(q0 + r) * Cfg::kDrowJ] = drowS[r];
+  };
   if (nTiles > 0) {
+    loadRows(true);
     KVTile::template load<NT>(kvs, kHead, Cfg::kKk, 0, Cfg::kLk);
     KVTile::template load<NT>(kvs + KVTile::kBytes, vHead, Cfg::kVk, 0, Cfg::kLk);
+    cpAsyncCommit();
+    lseRows.fetch(lse, b, h, q0);
   }
-  cpAsyncCommit();
-  lseRows.fetch(lse, b, h, q0);
 
   float dq[DA][4];
   DMC_ATTN_UNROLL
   for (int a = 0; a < DA; ++a)
     dq[a][0] = dq[a][1] = dq[a][2] = dq[a][3] = 0.f;
   float lseRow[2] = {0.f, 0.f}, drowRow[2] = {0.f, 0.f};
-
-  // Drow = o . dO for the tile's queries, written out for grad-kv.
-  cpAsyncWait<0>();
-  syncThreads(); // Q, dO, o (and key tile 0) visible
-  QTile::template rowDot<NT, Bf16>(drowS, tiles + 2 * QTile::kBytes, tiles + QTile::kBytes);
-  lseRows.store(lseS);
-  syncThreads(); // Drow and lse visible
-  lseRow[0] = lseS[16 * warp + g];
-  lseRow[1] = lseS[16 * warp + g + 8];
-  drowRow[0] = drowS[16 * warp + g];
-  drowRow[1] = drowS[16 * warp + g + 8];
-  if (const int r = threadIndex(); r < BM && q0 + r < Cfg::kLq)
-    drow[(int64_t)b * Cfg::kDrowB + (int64_t)h * Cfg::kDrowH + (int64_t)(q0 + r) * Cfg::kDrowJ] =
-        drowS[r];
 
   // Saved keep bits: the words of key tile kt + 1 load during tile kt.
   SavedKeepQueryMajor<Cfg, NA> keepNext;
@@ -121,7 +119,15 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
     cpAsyncWait<0>();
     if constexpr (Wg)
       fenceProxyAsync(); // the landed tiles, visible to wgmma's reads
-    syncThreads(); // tile kt visible; tile kt-1's stage free
+    syncThreads(); // tile kt (and Q, dO, o) visible; tile kt-1's stage free
+    if (kt == 0) {
+      lseRows.store(lseS);
+      rowDotOut(); // Drow, and a barrier: it and the lse visible
+      lseRow[0] = lseS[16 * warp + g];
+      lseRow[1] = lseS[16 * warp + g + 8];
+      drowRow[0] = drowS[16 * warp + g];
+      drowRow[1] = drowS[16 * warp + g + 8];
+    }
     if (kt + 1 < nTiles) {
       const uint32_t next = kvs + ((kt + 1) & 1) * 2 * KVTile::kBytes;
       KVTile::template load<NT>(next, kHead, Cfg::kKk, (kt + 1) * BN, Cfg::kLk);
@@ -196,8 +202,15 @@ DMC_ATTN_DEV void attentionGradQ(const uint16_t *q, const uint16_t *k, const uin
       mmaRegsCols<Bf16, DA, BN / 16, KVTile>(dq, s, ks, 0);
     }
   }
-  if (nTiles > 0)
+  if (nTiles > 0) {
     cpAsyncWait<0>();
+  } else { // no key visible: dQ is 0, Drow all the same
+    loadRows(false);
+    cpAsyncCommit();
+    cpAsyncWait<0>();
+    syncThreads();
+    rowDotOut();
+  }
 
   storeRows<Bf16>(dQ + (int64_t)b * Cfg::kDQb + (int64_t)h * Cfg::kDQh, Cfg::kDQj, wq0,
                   Cfg::kLq, dq, Cfg::kScale);
