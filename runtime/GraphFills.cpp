@@ -2,19 +2,19 @@
 #include "runtime/GraphFills.h"
 
 #include <algorithm>
+#include <cstring>
+#include <string>
 #include <vector>
 
 namespace dmrt {
 namespace {
 
-/// dmrt_fill_b8/_b16/_b32(dst, pitch, count, value): row blockIdx.y of the
-/// fill, from dst + row * pitch, `count` stores of 1, 2 or 4 bytes of `value`
-/// in a grid-stride loop over x.
-const char kFillPtx[] = R"PTX(.version 7.0
-.target sm_52
-.address_size 64
-
-.visible .entry dmrt_fill_b8(
+/// One fill entry, `{W}` standing for its store width in bits (8, 16, 32):
+/// dmrt_fill_b{W}(dst, pitch, count, value) stores the low {W} bits of
+/// `value` `count` times from dst + row * pitch (row blockIdx.y), element i
+/// at byte i * {W} / 8, in a grid-stride loop over x.
+const char kFillEntry[] = R"PTX(
+.visible .entry dmrt_fill_b{W}(
 	.param .u64 p_dst,
 	.param .u64 p_pitch,
 	.param .u64 p_count,
@@ -39,99 +39,41 @@ const char kFillPtx[] = R"PTX(.version 7.0
 	mov.u32 	%r7, %nctaid.x;
 	mul.lo.u32 	%r8, %r7, %r4;
 	cvt.u64.u32 	%rd6, %r8;
-$L_dmrt_fill_b8_loop:
+$L_loop{W}:
 	setp.ge.u64 	%p1, %rd5, %rd3;
-	@%p1 bra 	$L_dmrt_fill_b8_done;
-	mov.b64 	%rd7, %rd5;
+	@%p1 bra 	$L_done{W};
+	mul.lo.u64 	%rd7, %rd5, {W};
+	shr.u64 	%rd7, %rd7, 3;
 	add.u64 	%rd8, %rd1, %rd7;
-	st.global.u8 	[%rd8], %r1;
+	st.global.u{W} 	[%rd8], %r1;
 	add.u64 	%rd5, %rd5, %rd6;
-	bra.uni 	$L_dmrt_fill_b8_loop;
-$L_dmrt_fill_b8_done:
-	ret;
-}
-
-.visible .entry dmrt_fill_b16(
-	.param .u64 p_dst,
-	.param .u64 p_pitch,
-	.param .u64 p_count,
-	.param .u32 p_value)
-{
-	.reg .pred 	%p1;
-	.reg .b32 	%r<9>;
-	.reg .b64 	%rd<10>;
-	ld.param.u64 	%rd1, [p_dst];
-	ld.param.u64 	%rd2, [p_pitch];
-	ld.param.u64 	%rd3, [p_count];
-	ld.param.u32 	%r1, [p_value];
-	cvta.to.global.u64 	%rd1, %rd1;
-	mov.u32 	%r2, %ctaid.y;
-	cvt.u64.u32 	%rd4, %r2;
-	mad.lo.u64 	%rd1, %rd4, %rd2, %rd1;
-	mov.u32 	%r3, %ctaid.x;
-	mov.u32 	%r4, %ntid.x;
-	mov.u32 	%r5, %tid.x;
-	mad.lo.u32 	%r6, %r3, %r4, %r5;
-	cvt.u64.u32 	%rd5, %r6;
-	mov.u32 	%r7, %nctaid.x;
-	mul.lo.u32 	%r8, %r7, %r4;
-	cvt.u64.u32 	%rd6, %r8;
-$L_dmrt_fill_b16_loop:
-	setp.ge.u64 	%p1, %rd5, %rd3;
-	@%p1 bra 	$L_dmrt_fill_b16_done;
-	shl.b64 	%rd7, %rd5, 1;
-	add.u64 	%rd8, %rd1, %rd7;
-	st.global.u16 	[%rd8], %r1;
-	add.u64 	%rd5, %rd5, %rd6;
-	bra.uni 	$L_dmrt_fill_b16_loop;
-$L_dmrt_fill_b16_done:
-	ret;
-}
-
-.visible .entry dmrt_fill_b32(
-	.param .u64 p_dst,
-	.param .u64 p_pitch,
-	.param .u64 p_count,
-	.param .u32 p_value)
-{
-	.reg .pred 	%p1;
-	.reg .b32 	%r<9>;
-	.reg .b64 	%rd<10>;
-	ld.param.u64 	%rd1, [p_dst];
-	ld.param.u64 	%rd2, [p_pitch];
-	ld.param.u64 	%rd3, [p_count];
-	ld.param.u32 	%r1, [p_value];
-	cvta.to.global.u64 	%rd1, %rd1;
-	mov.u32 	%r2, %ctaid.y;
-	cvt.u64.u32 	%rd4, %r2;
-	mad.lo.u64 	%rd1, %rd4, %rd2, %rd1;
-	mov.u32 	%r3, %ctaid.x;
-	mov.u32 	%r4, %ntid.x;
-	mov.u32 	%r5, %tid.x;
-	mad.lo.u32 	%r6, %r3, %r4, %r5;
-	cvt.u64.u32 	%rd5, %r6;
-	mov.u32 	%r7, %nctaid.x;
-	mul.lo.u32 	%r8, %r7, %r4;
-	cvt.u64.u32 	%rd6, %r8;
-$L_dmrt_fill_b32_loop:
-	setp.ge.u64 	%p1, %rd5, %rd3;
-	@%p1 bra 	$L_dmrt_fill_b32_done;
-	shl.b64 	%rd7, %rd5, 2;
-	add.u64 	%rd8, %rd1, %rd7;
-	st.global.u32 	[%rd8], %r1;
-	add.u64 	%rd5, %rd5, %rd6;
-	bra.uni 	$L_dmrt_fill_b32_loop;
-$L_dmrt_fill_b32_done:
+	bra.uni 	$L_loop{W};
+$L_done{W}:
 	ret;
 }
 )PTX";
+
+/// The module: the entry for 8-, 16- and 32-bit stores.
+std::string buildFillPtx() {
+  std::string ptx = ".version 7.0\n.target sm_52\n.address_size 64\n";
+  for (const char *bits : {"8", "16", "32"}) {
+    std::string entry = kFillEntry;
+    for (size_t at; (at = entry.find("{W}")) != std::string::npos;)
+      entry.replace(at, 3, bits);
+    ptx += entry;
+  }
+  return ptx;
+}
 
 constexpr const char *kFillNames[3] = {"dmrt_fill_b8", "dmrt_fill_b16", "dmrt_fill_b32"};
 constexpr unsigned kThreads = 256, kMaxBlocks = 4096, kMaxRows = 65535;
 
 } // namespace
 
-const char *fillKernelsPtx() { return kFillPtx; }
+const char *fillKernelsPtx() {
+  static const std::string ptx = buildFillPtx();
+  return ptx.c_str();
+}
 
 FillPlan planFill(uint64_t dst, uint64_t pitch, uint32_t value, unsigned elementSize,
                   uint64_t width, uint64_t height) {
@@ -175,7 +117,8 @@ FillPlan planFill(uint64_t dst, uint64_t pitch, uint32_t value, unsigned element
 bool GraphFills::load(CudaDriver &driver, std::string &error) {
   if (module_)
     return true;
-  std::vector<char> image(kFillPtx, kFillPtx + sizeof kFillPtx); // with the NUL
+  const char *ptx = fillKernelsPtx();
+  std::vector<char> image(ptx, ptx + std::strlen(ptx) + 1); // with the NUL
   if (driver.loadModule(image, module_, error) != CUDA_SUCCESS) {
     module_ = nullptr;
     error = "loading the graph fill kernels: " + error;

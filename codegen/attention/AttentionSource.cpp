@@ -140,11 +140,27 @@ std::string emitAttentionSource(const AttentionProblem &p, const AttentionTiles 
   w.real("kScaleLog2", (float)(p.scale * 1.4426950408889634), "scale * log2(e)");
   os << "};\n\n";
 
-  const bool pad = p.keyPadding;
-  const char *lens = pad ? "lens" : "nullptr";
-  const char *in = "const uint16_t *__restrict__ ";
-  const char *out = "uint16_t *__restrict__ ";
-  const char *bits = keep ? "bits" : "nullptr";
+  // The entry's parameters are the kernel ABI's (kernelInputs, kernelOutputs,
+  // then the seed), one a line; the device function takes every optional one
+  // too (bits, lens), nullptr where the problem has none.
+  auto names = [&](const AttentionProblem &q) {
+    std::vector<std::string> in = kernelInputs(q, kind), out = kernelOutputs(q, kind);
+    const size_t inputs = in.size();
+    in.insert(in.end(), out.begin(), out.end());
+    return std::make_pair(in, inputs);
+  };
+  AttentionProblem every = p; // with every optional parameter
+  every.keyPadding = every.keepBits = true;
+  if (every.dropout <= 0)
+    every.dropout = 0.5;
+  const auto [params, inputs] = names(p);
+  const std::vector<std::string> all = names(every).first;
+  auto type = [](const std::string &name) {
+    return name == "lse" || name == "drow" ? "float"
+           : name == "bits"                ? "unsigned"
+           : name == "lens"                ? "int32_t"
+                                           : "uint16_t";
+  };
   // The blocks an SM ptxas must fit: the tiles' own (a tuning knob), else
   // the kind's hint (hintedBlocks; none for the backward kernels).
   const int threads = 32 * tiles.warps;
@@ -152,36 +168,21 @@ std::string emitAttentionSource(const AttentionProblem &p, const AttentionTiles 
   os << "extern \"C\" __global__ void __launch_bounds__(" << threads;
   if (minBlocks > 0)
     os << ", " << minBlocks;
-  os << ")\n"
-     << entryName << "(" << in << "q, " << in << "k, " << in << "v,\n    ";
-  switch (kind) {
-  case AttentionKernelKind::Forward:
-    os << (pad ? "const int32_t *__restrict__ lens, " : "") << out
-       << "o, float *__restrict__ lse, " << (keep ? "unsigned *__restrict__ bits, " : "")
-       << "unsigned long long seed) {\n"
-       << "  extern __shared__ __align__(128) unsigned char smem[];\n"
-       << "  dmcattn::attentionForward<AttentionConfig>(q, k, v, " << lens << ", o, lse, "
-       << bits << ", seed, smem);\n";
-    break;
-  case AttentionKernelKind::GradKV: // q, k, v, dO, lse, Drow[, bits][, lens] -> dK, dV
-    os << in << "dO, const float *__restrict__ lse, const float *__restrict__ drow,"
-       << (keep ? " const unsigned *__restrict__ bits," : "") << "\n    "
-       << (pad ? "const int32_t *__restrict__ lens, " : "") << out << "dK, " << out
-       << "dV, unsigned long long seed) {\n"
-       << "  extern __shared__ __align__(128) unsigned char smem[];\n"
-       << "  dmcattn::attentionGradKV<AttentionConfig>(q, k, v, dO, lse, drow, " << bits << ", "
-       << lens << ", dK, dV, seed, smem);\n";
-    break;
-  case AttentionKernelKind::GradQ: // q, k, v, o, dO, lse[, bits][, lens] -> dQ, Drow
-    os << in << "o, " << in << "dO, const float *__restrict__ lse,"
-       << (keep ? " const unsigned *__restrict__ bits," : "") << "\n    "
-       << (pad ? "const int32_t *__restrict__ lens, " : "") << out
-       << "dQ, float *__restrict__ drow, unsigned long long seed) {\n"
-       << "  extern __shared__ __align__(128) unsigned char smem[];\n"
-       << "  dmcattn::attentionGradQ<AttentionConfig>(q, k, v, o, dO, lse, " << bits << ", "
-       << lens << ", dQ, drow, seed, smem);\n";
-    break;
-  }
+  os << ")\n" << entryName << "(";
+  for (size_t i = 0; i < params.size(); ++i)
+    os << "\n    " << (i < inputs ? "const " : "") << type(params[i]) << " *__restrict__ "
+       << params[i] << ",";
+  os << "\n    unsigned long long seed) {\n"
+     << "  extern __shared__ __align__(128) unsigned char smem[];\n"
+     << "  dmcattn::"
+     << (kind == AttentionKernelKind::Forward  ? "attentionForward"
+         : kind == AttentionKernelKind::GradKV ? "attentionGradKV"
+                                               : "attentionGradQ")
+     << "<AttentionConfig>(";
+  for (const std::string &name : all)
+    os << (std::find(params.begin(), params.end(), name) != params.end() ? name : "nullptr")
+       << ", ";
+  os << "seed, smem);\n";
   os << "}\n";
   return os.str();
 }

@@ -89,46 +89,26 @@ DMC_ATTN_DEV void zeroKeepWords(uint32_t *words, int b, int h, int query0, int w
   }
 }
 
-/// The lse of query rows [q0, q0 + Rows) of head (b, h) as the backward
-/// kernels stage it, thread tid holding rows tid, tid + NT, ...: fetched from
-/// global memory into registers a tile ahead (so the load's latency hides
-/// behind a tile of work), stored to shared memory in log2 units, +inf for
-/// rows >= Lq and for lse = -inf so that exp2(s - lse) is 0 there.
-template <class Cfg, int Rows, int NT> struct LseRows {
+/// A per-query f32 statistic of rows [q0, q0 + Rows) of head (b, h) as the
+/// backward kernels stage it, thread tid holding rows tid, tid + NT, ...:
+/// fetched from global memory into registers a tile ahead (so the load's
+/// latency hides behind a tile of work), then stored to shared memory.
+/// Lse (the forward's log-sum-exp): stored in log2 units, +inf for rows >= Lq
+/// and for lse = -inf so that exp2(s - lse) is 0 there. Otherwise Drow
+/// (grad-q's dO . o, for grad-kv): stored as it is, 0 for rows >= Lq.
+template <class Cfg, int Rows, int NT, bool Lse> struct QueryRows {
   static constexpr int kPerThread = (Rows + NT - 1) / NT;
   float v[kPerThread];
 
-  DMC_ATTN_DEV void fetch(const float *lse, int b, int h, int q0) {
-    const float *head = lse + (int64_t)b * Cfg::kLseB + (int64_t)h * Cfg::kLseH;
+  DMC_ATTN_DEV void fetch(const float *rows, int b, int h, int q0) {
+    const int64_t sb = Lse ? Cfg::kLseB : Cfg::kDrowB, sh = Lse ? Cfg::kLseH : Cfg::kDrowH,
+                  sj = Lse ? Cfg::kLseJ : Cfg::kDrowJ;
+    const float *head = rows + (int64_t)b * sb + (int64_t)h * sh;
     DMC_ATTN_UNROLL
     for (int i = 0; i < kPerThread; ++i) {
       const int r = threadIndex() + i * NT;
-      v[i] = r < Rows && q0 + r < Cfg::kLq ? head[(int64_t)(q0 + r) * Cfg::kLseJ] : negInf();
-    }
-  }
-  DMC_ATTN_DEV void store(float *lseLog2) const {
-    DMC_ATTN_UNROLL
-    for (int i = 0; i < kPerThread; ++i) {
-      const int r = threadIndex() + i * NT;
-      if (r < Rows)
-        lseLog2[r] = v[i] == negInf() ? posInf() : v[i] * 1.4426950408889634f;
-    }
-  }
-};
-
-/// Drow (f32, over b, h, j: grad-q's output) of Rows queries from q0 into
-/// registers (fetch: issued a tile ahead) and then shared memory (store);
-/// rows past Lq get 0.
-template <class Cfg, int Rows, int NT> struct DrowRows {
-  static constexpr int kPerThread = (Rows + NT - 1) / NT;
-  float v[kPerThread];
-
-  DMC_ATTN_DEV void fetch(const float *drow, int b, int h, int q0) {
-    const float *head = drow + (int64_t)b * Cfg::kDrowB + (int64_t)h * Cfg::kDrowH;
-    DMC_ATTN_UNROLL
-    for (int i = 0; i < kPerThread; ++i) {
-      const int r = threadIndex() + i * NT;
-      v[i] = r < Rows && q0 + r < Cfg::kLq ? head[(int64_t)(q0 + r) * Cfg::kDrowJ] : 0.f;
+      v[i] = r < Rows && q0 + r < Cfg::kLq ? head[(int64_t)(q0 + r) * sj]
+                                           : (Lse ? negInf() : 0.f);
     }
   }
   DMC_ATTN_DEV void store(float *out) const {
@@ -136,10 +116,12 @@ template <class Cfg, int Rows, int NT> struct DrowRows {
     for (int i = 0; i < kPerThread; ++i) {
       const int r = threadIndex() + i * NT;
       if (r < Rows)
-        out[r] = v[i];
+        out[r] = !Lse ? v[i] : v[i] == negInf() ? posInf() : v[i] * 1.4426950408889634f;
     }
   }
 };
+template <class Cfg, int Rows, int NT> using LseRows = QueryRows<Cfg, Rows, NT, true>;
+template <class Cfg, int Rows, int NT> using DrowRows = QueryRows<Cfg, Rows, NT, false>;
 
 } // namespace dmcattn
 

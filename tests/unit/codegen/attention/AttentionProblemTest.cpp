@@ -361,15 +361,15 @@ TEST(AttentionSource, ParametersFollowTheKernelAbi) {
   EXPECT_EQ(kernelOutputs(p, AttentionKernelKind::GradKV), (std::vector<std::string>{"dK", "dV"}));
   std::string fwd = emitAttentionSource(p, defaultTiles(p, AttentionKernelKind::Forward),
                                         AttentionKernelKind::Forward, "attn_fwd");
-  EXPECT_TRUE(mentions(fwd, "attn_fwd(const uint16_t *__restrict__ q, const uint16_t "
-                            "*__restrict__ k, const uint16_t *__restrict__ v,\n    const "
-                            "int32_t *__restrict__ lens, uint16_t *__restrict__ o, float "
-                            "*__restrict__ lse, unsigned long long seed)"))
+  EXPECT_TRUE(mentions(fwd, "attn_fwd(\n    const uint16_t *__restrict__ q,\n    const uint16_t "
+                            "*__restrict__ k,\n    const uint16_t *__restrict__ v,\n    const "
+                            "int32_t *__restrict__ lens,\n    uint16_t *__restrict__ o,\n    "
+                            "float *__restrict__ lse,\n    unsigned long long seed)"))
       << fwd;
   std::string kv = emitAttentionSource(p, defaultTiles(p, AttentionKernelKind::GradKV),
                                        AttentionKernelKind::GradKV, "attn_kv");
-  EXPECT_TRUE(mentions(kv, "lens, uint16_t *__restrict__ dK, uint16_t *__restrict__ dV, "
-                           "unsigned long long seed)"))
+  EXPECT_TRUE(mentions(kv, "lens,\n    uint16_t *__restrict__ dK,\n    uint16_t *__restrict__ "
+                           "dV,\n    unsigned long long seed)"))
       << kv;
   p.keyPadding = false;
   std::string q = emitAttentionSource(p, defaultTiles(p, AttentionKernelKind::GradQ),
@@ -394,8 +394,8 @@ TEST(AttentionSource, KeepBitsParametersAndConfig) {
   EXPECT_EQ(kernelOutputs(p, K::GradQ), (std::vector<std::string>{"dQ", "drow"}));
 
   std::string fwd = emitAttentionSource(p, defaultTiles(p, K::Forward), K::Forward, "f");
-  EXPECT_TRUE(mentions(fwd, "float *__restrict__ lse, unsigned *__restrict__ bits, unsigned "
-                            "long long seed)"))
+  EXPECT_TRUE(mentions(fwd, "float *__restrict__ lse,\n    unsigned *__restrict__ bits,\n    "
+                            "unsigned long long seed)"))
       << fwd;
   EXPECT_TRUE(mentions(fwd, "(q, k, v, lens, o, lse, bits, seed, smem)")) << fwd;
   EXPECT_TRUE(mentions(fwd, "kKeepBits = true"));
@@ -405,15 +405,15 @@ TEST(AttentionSource, KeepBitsParametersAndConfig) {
   EXPECT_TRUE(mentions(fwd, "kBitsW = 1ll"));
   EXPECT_TRUE(mentions(fwd, "kBitsWords = 4;"));
   std::string kv = emitAttentionSource(p, defaultTiles(p, K::GradKV), K::GradKV, "kv");
-  EXPECT_TRUE(mentions(kv, "const float *__restrict__ lse, const float *__restrict__ drow, "
-                           "const unsigned *__restrict__ bits,\n    const int32_t *__restrict__ "
-                           "lens, uint16_t *__restrict__ dK"))
+  EXPECT_TRUE(mentions(kv, "const float *__restrict__ lse,\n    const float *__restrict__ "
+                           "drow,\n    const unsigned *__restrict__ bits,\n    const int32_t "
+                           "*__restrict__ lens,\n    uint16_t *__restrict__ dK"))
       << kv;
   EXPECT_TRUE(mentions(kv, "(q, k, v, dO, lse, drow, bits, lens, dK, dV, seed, smem)")) << kv;
   p.keyPadding = false;
   std::string q = emitAttentionSource(p, defaultTiles(p, K::GradQ), K::GradQ, "q");
-  EXPECT_TRUE(mentions(q, "const unsigned *__restrict__ bits,\n    uint16_t *__restrict__ dQ, "
-                          "float *__restrict__ drow, unsigned long long seed)"))
+  EXPECT_TRUE(mentions(q, "const unsigned *__restrict__ bits,\n    uint16_t *__restrict__ "
+                          "dQ,\n    float *__restrict__ drow,\n    unsigned long long seed)"))
       << q;
   EXPECT_TRUE(mentions(q, "(q, k, v, o, dO, lse, bits, nullptr, dQ, drow, seed, smem)")) << q;
 
