@@ -33,7 +33,9 @@
 // (cuGraphExecKernelNodeSetParams), and new bound pointers or a new arena
 // make the next run capture again, updating the executable graph in place
 // (cudaGraphExecUpdate: no instantiation) when the capture has its topology,
-// as it does unless the plan or graph mode changed. A caller stream that is itself being
+// as it does unless the plan or graph mode changed. Each capture's memset
+// nodes (cuBLASLt's) become fill kernels first (GraphFills.h), unless
+// ExecutorOptions::graphFills is off. A caller stream that is itself being
 // captured gets plain launches (they join the caller's graph).
 //
 // Every method that touches the device (open, run, timeSteps, setArena,
