@@ -2,8 +2,9 @@
 //
 // Replaces each matched attention (AttentionMatch.h) by one dm.kernel for the
 // forward, which also yields the per-row log-sum-exp, and, in a training
-// graph, two for the backward (dk/dv by key block, dq by query block) that
-// recompute the scores and probabilities instead of reading saved ones. The
+// graph, two for the backward (dq by query block, which also yields Drow =
+// dO . o, then dk/dv by key block, which reads it) that recompute the scores
+// and probabilities instead of reading saved ones. The
 // regions hold the same ops the graph had, plus dm.logsumexp, dm.softmax_lse
 // and dm.softmax_grad_rowsum, so the interpreter evaluates them as before;
 // codegen gives a kernel whose `dm.fused` attribute is set its own emitter.
@@ -177,11 +178,13 @@ struct Rewriter {
     OpBuilder bb(first);
     // grad-q: q, k, v, o, dO, lse[, bits][, lengths] -> dQ, Drow;
     // grad-kv: q, k, v, dO, lse, Drow[, bits][, lengths] -> dK, dV.
-    SmallVector<Value> gin = {g->savedQ, g->savedK, g->savedV, savedO, g->gradOutput, savedLse};
-    if (savedBits)
-      gin.push_back(savedBits);
-    if (f.lengths)
-      gin.push_back(f.lengths);
+    auto withOptional = [&](SmallVector<Value> in) {
+      if (savedBits)
+        in.push_back(savedBits);
+      if (f.lengths)
+        in.push_back(f.lengths);
+      return in;
+    };
     auto recompute = [&](OpBuilder &in, IRMapping &map) {
       // The forward ops read q, k, v; here they read the saved ones.
       map.map(f.q, map.lookup(g->savedQ));
@@ -195,7 +198,9 @@ struct Rewriter {
     // grad-q first: it computes Drow for its query tile anyway and yields it
     // (f32); grad-kv reads it instead of an o tile and a dot product per
     // query tile and key block.
-    auto q = buildKernel(bb, loc, "attention_grad_q", "attention_grad_q", gin,
+    auto q = buildKernel(bb, loc, "attention_grad_q", "attention_grad_q",
+                         withOptional({g->savedQ, g->savedK, g->savedV, savedO, g->gradOutput,
+                                       savedLse}),
                          {g->gradQ.getType(), lseType(f.softmax.getX())},
                          [&](OpBuilder &in, IRMapping &map) -> SmallVector<Value> {
                            Value p = recompute(in, map);
@@ -207,13 +212,9 @@ struct Rewriter {
                            return {map.lookup(g->gradQ.getResult()), drow};
                          });
     Value drow = q.getResult(1);
-    SmallVector<Value> kvIn = {g->savedQ, g->savedK, g->savedV, g->gradOutput, savedLse, drow};
-    if (savedBits)
-      kvIn.push_back(savedBits);
-    if (f.lengths)
-      kvIn.push_back(f.lengths);
     auto kv = buildKernel(
-        bb, loc, "attention_grad_kv", "attention_grad_kv", kvIn,
+        bb, loc, "attention_grad_kv", "attention_grad_kv",
+        withOptional({g->savedQ, g->savedK, g->savedV, g->gradOutput, savedLse, drow}),
         {g->gradK.getType(), g->gradV.getType()},
         [&](OpBuilder &in, IRMapping &map) -> SmallVector<Value> {
           Value p = recompute(in, map);

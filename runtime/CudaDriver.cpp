@@ -60,6 +60,17 @@ bool CudaDriver::check(CUresult r, const char *call, std::string &error) const {
   return false;
 }
 
+bool cudaCheck(cudaError_t e, const char *what, std::string &error) {
+  if (e == cudaSuccess)
+    return true;
+  error = std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+  return false;
+}
+
+bool cudaCheck(cudaError_t e, const std::string &what, std::string &error) {
+  return cudaCheck(e, what.c_str(), error);
+}
+
 CUresult CudaDriver::status(CUresult r, const char *call, std::string &error) const {
   check(r, call, error);
   return r;

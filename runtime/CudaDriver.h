@@ -38,6 +38,11 @@ bool cuInitMeansNoDevice(CUresult r);
 bool cudaErrorMeansNoDevice(cudaError_t e, bool driverLibraryLoads);
 /// Whether the driver library libcuda.so.1 can be loaded (dlopen).
 bool cudaDriverLibraryLoads();
+/// "what: cudaErrorX (description)" into `error` unless e == cudaSuccess
+/// (the const char * form builds no string on success).
+bool cudaCheck(cudaError_t e, const char *what, std::string &error);
+bool cudaCheck(cudaError_t e, const std::string &what, std::string &error);
+
 /// The exit status of a GPU test or tool whose device check failed:
 /// kExitNoDevice (skip) when `noDevice`, else 1 (fail).
 inline int deviceFailureExitCode(bool noDevice) { return noDevice ? kExitNoDevice : 1; }

@@ -11,17 +11,6 @@
 
 namespace dmrt {
 
-bool cudaCheck(cudaError_t e, const char *what, std::string &error) {
-  if (e == cudaSuccess)
-    return true;
-  error = std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
-  return false;
-}
-
-bool cudaCheck(cudaError_t e, const std::string &what, std::string &error) {
-  return cudaCheck(e, what.c_str(), error);
-}
-
 Executor::Executor(const Bundle &b, const LayerPlan &p, const LayerBindings &bindings)
     : b_(b), p_(p), bindings_(bindings) {}
 

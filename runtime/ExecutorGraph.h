@@ -13,13 +13,6 @@
 
 namespace dmrt {
 
-/// "what: cudaErrorX (description)" into `error` unless e == cudaSuccess.
-bool cudaCheck(cudaError_t e, const std::string &what, std::string &error);
-
-/// "what: cudaErrorX (description)" into `error` unless e == cudaSuccess
-/// (the const char * form builds no string on success).
-bool cudaCheck(cudaError_t e, const char *what, std::string &error);
-
 /// A captured kernel launch: its graph node. Its parameters are the
 /// executor's KernelLaunch of the kernel (the graph is captured again when
 /// they change), through which a new seed is set.

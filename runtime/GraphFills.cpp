@@ -143,27 +143,25 @@ void GraphFills::unload(CudaDriver &driver) {
 bool GraphFills::replaceMemsets(CudaDriver &driver, cudaGraph_t graph, int &replaced,
                                 int &kept, std::string &error) const {
   replaced = kept = 0;
-  auto failed = [&](cudaError_t e, const char *call) {
-    error = std::string("replacing a graph's memset nodes: ") + call + " failed: " +
-            cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
-    return false;
+  // Each graph call's error names it: "replacing a graph's memset nodes: cudaX: ...".
+  auto ok = [&](cudaError_t e, const char *call) {
+    return cudaCheck(e, std::string("replacing a graph's memset nodes: ") + call, error);
   };
   size_t n = 0;
-  cudaError_t e = cudaGraphGetNodes(graph, nullptr, &n);
-  if (e != cudaSuccess)
-    return failed(e, "cudaGraphGetNodes");
+  if (!ok(cudaGraphGetNodes(graph, nullptr, &n), "cudaGraphGetNodes"))
+    return false;
   std::vector<cudaGraphNode_t> nodes(n);
-  if (n && (e = cudaGraphGetNodes(graph, nodes.data(), &n)) != cudaSuccess)
-    return failed(e, "cudaGraphGetNodes");
+  if (n && !ok(cudaGraphGetNodes(graph, nodes.data(), &n), "cudaGraphGetNodes"))
+    return false;
   for (cudaGraphNode_t node : nodes) {
     cudaGraphNodeType type;
-    if ((e = cudaGraphNodeGetType(node, &type)) != cudaSuccess)
-      return failed(e, "cudaGraphNodeGetType");
+    if (!ok(cudaGraphNodeGetType(node, &type), "cudaGraphNodeGetType"))
+      return false;
     if (type != cudaGraphNodeTypeMemset)
       continue;
     cudaMemsetParams m{};
-    if ((e = cudaGraphMemsetNodeGetParams(node, &m)) != cudaSuccess)
-      return failed(e, "cudaGraphMemsetNodeGetParams");
+    if (!ok(cudaGraphMemsetNodeGetParams(node, &m), "cudaGraphMemsetNodeGetParams"))
+      return false;
     FillPlan plan = planFill(reinterpret_cast<uint64_t>(m.dst), m.pitch, m.value,
                              m.elementSize, m.width, m.height);
     if (!plan.ok || !module_) {
@@ -173,17 +171,20 @@ bool GraphFills::replaceMemsets(CudaDriver &driver, cudaGraph_t graph, int &repl
     // Its edges: dependencies and dependents (captured edges are all default
     // ones, so the edge data is not asked for).
     size_t nd = 0, ns = 0;
-    if ((e = cudaGraphNodeGetDependencies(node, nullptr, nullptr, &nd)) != cudaSuccess)
-      return failed(e, "cudaGraphNodeGetDependencies");
+    if (!ok(cudaGraphNodeGetDependencies(node, nullptr, nullptr, &nd),
+            "cudaGraphNodeGetDependencies"))
+      return false;
     std::vector<cudaGraphNode_t> deps(nd);
-    if (nd && (e = cudaGraphNodeGetDependencies(node, deps.data(), nullptr, &nd)) != cudaSuccess)
-      return failed(e, "cudaGraphNodeGetDependencies");
-    if ((e = cudaGraphNodeGetDependentNodes(node, nullptr, nullptr, &ns)) != cudaSuccess)
-      return failed(e, "cudaGraphNodeGetDependentNodes");
+    if (nd && !ok(cudaGraphNodeGetDependencies(node, deps.data(), nullptr, &nd),
+                  "cudaGraphNodeGetDependencies"))
+      return false;
+    if (!ok(cudaGraphNodeGetDependentNodes(node, nullptr, nullptr, &ns),
+            "cudaGraphNodeGetDependentNodes"))
+      return false;
     std::vector<cudaGraphNode_t> next(ns);
-    if (ns &&
-        (e = cudaGraphNodeGetDependentNodes(node, next.data(), nullptr, &ns)) != cudaSuccess)
-      return failed(e, "cudaGraphNodeGetDependentNodes");
+    if (ns && !ok(cudaGraphNodeGetDependentNodes(node, next.data(), nullptr, &ns),
+                  "cudaGraphNodeGetDependentNodes"))
+      return false;
     void *dst = m.dst;
     uint64_t pitch = plan.pitch, count = plan.count;
     uint32_t value = plan.value;
@@ -198,10 +199,10 @@ bool GraphFills::replaceMemsets(CudaDriver &driver, cudaGraph_t graph, int &repl
     }
     cudaGraphNode_t from = reinterpret_cast<cudaGraphNode_t>(fill);
     for (cudaGraphNode_t to : next)
-      if ((e = cudaGraphAddDependencies(graph, &from, &to, nullptr, 1)) != cudaSuccess)
-        return failed(e, "cudaGraphAddDependencies");
-    if ((e = cudaGraphDestroyNode(node)) != cudaSuccess)
-      return failed(e, "cudaGraphDestroyNode");
+      if (!ok(cudaGraphAddDependencies(graph, &from, &to, nullptr, 1), "cudaGraphAddDependencies"))
+        return false;
+    if (!ok(cudaGraphDestroyNode(node), "cudaGraphDestroyNode"))
+      return false;
     ++replaced;
   }
   return true;
